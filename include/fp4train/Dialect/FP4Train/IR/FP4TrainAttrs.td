@@ -1,0 +1,199 @@
+//===- FP4TrainAttrs.td - fp4train attributes --------------*- tablegen -*-===//
+
+#ifndef FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINATTRS_TD
+#define FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINATTRS_TD
+
+include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.td"
+include "fp4train/Dialect/FP4Train/IR/FP4TrainEnums.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class FP4Train_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<FP4Train_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class FP4Train_EnumAttr<EnumAttrInfo info, string name>
+    : EnumAttr<FP4Train_Dialect, info, name> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Enum attributes
+//===----------------------------------------------------------------------===//
+
+def FP4Train_RoundingModeAttr : FP4Train_EnumAttr<FP4Train_RoundingMode, "rounding"> {
+  let summary = "rounding mode: `nearest_even` or `stochastic` [SR1]";
+}
+def FP4Train_ScaleModeAttr : FP4Train_EnumAttr<FP4Train_ScaleMode, "scale_mode"> {
+  let summary = "MX scale derivation: `floor` [MX1] or `rceil` [MX2]";
+}
+def FP4Train_FormatAttr : FP4Train_EnumAttr<FP4Train_Format, "format"> {
+  let summary = "block-scaled format preset";
+  let description = [{
+    Names one row of the format table of the design document:
+
+    | preset       | element   | scale     | block                 | global |
+    |--------------|-----------|-----------|-----------------------|--------|
+    | `mxfp4`      | f4E2M1FN  | f8E8M0FNU | 32                    | no     |
+    | `nvfp4`      | f4E2M1FN  | f8E4M3FN  | 16, or 16x16 (2-D)    | f32    |
+    | `mxfp8_e4m3` | f8E4M3FN  | f8E8M0FNU | 32                    | no     |
+    | `mxfp8_e5m2` | f8E5M2    | f8E8M0FNU | 32                    | no     |
+  }];
+}
+def FP4Train_RoleAttr : FP4Train_EnumAttr<FP4Train_Role, "role"> {
+  let summary = "role of a contraction: `fprop`, `dgrad` or `wgrad`";
+}
+
+//===----------------------------------------------------------------------===//
+// HadamardAttr
+//===----------------------------------------------------------------------===//
+
+def FP4Train_HadamardAttr : FP4Train_Attr<"Hadamard", "hadamard"> {
+  let summary = "a block Hadamard rotation [H1]";
+  let description = [{
+    A rotation by `diag(s) . H_n / sqrt(n)` applied to consecutive blocks of
+    `size` elements along one dimension, where `H_n` is the Sylvester-ordered
+    Hadamard matrix and `size` is a power of two in [16, 256].
+
+    The sign vector `s` is one of:
+    - `none`: all +1;
+    - `fixed`: a constant vector. Without `signs = [...]` it is the default
+      fixed vector for `size` (for 16, TransformerEngine's
+      `+ + + - + - - - - - - + - + - -`; for other sizes the vector drawn once
+      from the documented seed of the numerics library). With
+      `signs = [...]` it is the given vector of `size` entries, each +1 or -1.
+      This is the "deterministic" rotation of the AMD MXFP4 recipe;
+    - `random`: re-drawn from Philox(seed, step) at each application, so ops
+      using it take a seed and a step operand.
+
+    Example:
+
+    ```mlir
+    #fp4train.hadamard<16, fixed>
+    #fp4train.hadamard<32, random>
+    #fp4train.hadamard<16, fixed, signs = [1, -1, 1, -1, 1, -1, 1, -1,
+                                           1, -1, 1, -1, 1, -1, 1, -1]>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$size,
+    EnumParameter<FP4Train_HadamardSigns>:$signs,
+    OptionalArrayRefParameter<"int32_t">:$sign_vector
+  );
+  let assemblyFormat =
+      "`<` $size `,` $signs (`,` `signs` `=` `[` $sign_vector^ `]`)? `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Returns true when the signs change at each application, so users
+    /// need a seed and a step.
+    bool isRandom() const { return getSigns() == HadamardSigns::random; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// QuantSpecAttr
+//===----------------------------------------------------------------------===//
+
+def FP4Train_QuantSpecAttr : FP4Train_Attr<"QuantSpec", "quant"> {
+  let summary = "how one GEMM operand is quantized";
+  let description = [{
+    A format preset with the rounding and (for MX formats) the scale mode
+    used to quantize one operand of a block-scaled GEMM.
+
+    Stochastic rounding [SR1] is defined for E2M1 elements only; `rceil`
+    [MX2] applies to E8M0-scaled (MX) formats only.
+
+    Example:
+
+    ```mlir
+    #fp4train.quant<format = mxfp4>
+    #fp4train.quant<format = nvfp4, rounding = stochastic>
+    #fp4train.quant<format = mxfp8_e5m2, scale_mode = rceil>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<FP4Train_Format>:$format,
+    DefaultValuedParameter<"RoundingMode", "RoundingMode::nearest_even">:$rounding,
+    DefaultValuedParameter<"ScaleMode", "ScaleMode::floor">:$scale_mode
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// GemmRecipeAttr
+//===----------------------------------------------------------------------===//
+
+def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
+  let summary = "how the GEMM of one role is quantized";
+  let description = [{
+    The quantization of both operands of the GEMM of one role, and the
+    Hadamard rotation (if any) applied to both operands along the
+    contraction dimension [H1].
+
+    `lhs` is the operand whose rows index the result's rows: the activation
+    `X` for Fprop, the output gradient `dY` for Dgrad and Wgrad. `rhs` is the
+    other one: the weight for Fprop and Dgrad, the activation `X` for Wgrad.
+
+    Example:
+
+    ```mlir
+    #fp4train.gemm<lhs = <format = nvfp4, rounding = stochastic>,
+                   rhs = <format = nvfp4>, hadamard = <16, random>>
+    ```
+  }];
+  let parameters = (ins
+    "QuantSpecAttr":$lhs,
+    "QuantSpecAttr":$rhs,
+    OptionalParameter<"HadamardAttr">:$hadamard
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// RecipeAttr
+//===----------------------------------------------------------------------===//
+
+def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
+  let summary = "a training recipe: the quantization of each role's GEMM";
+  let description = [{
+    Everything the quantize pass needs to rewrite a training step: one
+    `#fp4train.gemm` per role (a missing role stays in high precision),
+    whether weights use 16x16 blocks (quantized once, the same value feeding
+    Fprop and, transposed, Dgrad), and how many linear layers at the start
+    and end of the network keep all three GEMMs in high precision.
+
+    Recipes are data: a new paper's recipe needs no code change. The named
+    presets of the design document (`nvfp4`, `mxfp4`, `mxfp4-hadamard`, ...)
+    are instances of this attribute.
+
+    Example:
+
+    ```mlir
+    #fp4train.recipe<name = "mxfp4-hadamard",
+      fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,
+      dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,
+      wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>,
+               hadamard = <32, fixed>>>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"recipe name", "\"\"">:$name,
+    OptionalParameter<"GemmRecipeAttr">:$fprop,
+    OptionalParameter<"GemmRecipeAttr">:$dgrad,
+    OptionalParameter<"GemmRecipeAttr">:$wgrad,
+    DefaultValuedParameter<"bool", "false">:$weights_2d,
+    DefaultValuedParameter<"unsigned", "0">:$keep_first,
+    DefaultValuedParameter<"unsigned", "0">:$keep_last
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Returns the GEMM recipe of `role`, or null when that role stays in
+    /// high precision.
+    GemmRecipeAttr getForRole(Role role) const;
+  }];
+}
+
+#endif // FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINATTRS_TD

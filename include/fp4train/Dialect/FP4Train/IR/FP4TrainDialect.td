@@ -1,0 +1,52 @@
+//===- FP4TrainDialect.td - fp4train dialect definition ----*- tablegen -*-===//
+
+#ifndef FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINDIALECT_TD
+#define FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINDIALECT_TD
+
+include "mlir/IR/DialectBase.td"
+
+def FP4Train_Dialect : Dialect {
+  let name = "fp4train";
+  let cppNamespace = "::mlir::fp4train";
+  let summary = "Block-scaled low-precision types and ops for 4-bit training";
+  let description = [{
+    The `fp4train` dialect models the numerics of block-scaled training:
+    block-scaled tensors (MXFP4, NVFP4, MXFP8), their quantization with
+    round-to-nearest-even or stochastic rounding, Hadamard rotations, and the
+    block-scaled matrix product that consumes them.
+
+    The semantics of every op are the normative rules of the project's design
+    document (labels such as `[MX1]`, `[NV1]`, `[SR1]`, `[H1]` and `[GEMM1]`
+    are cited in op descriptions). Each op has exactly one meaning, shared by
+    the CPU expansion, the GPU lowerings and the numerics library; lowerings
+    may choose *how* to compute it, never *what* it computes.
+
+    The dialect also defines two discardable attributes used on upstream IR:
+
+    - `fp4train.param` (unit) on a function argument marks a trainable
+      parameter;
+    - `fp4train.role` (`#fp4train.role<...>`) on a contraction states its
+      role in the training step (Fprop, Dgrad or Wgrad) and wins over
+      inference.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasConstantMaterializer = 0;
+  let extraClassDeclaration = [{
+    /// Name of the unit attribute that marks a function argument as a
+    /// trainable parameter.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "fp4train.param";
+    /// Name of the discardable attribute that pins a contraction's role.
+    static constexpr ::llvm::StringLiteral kRoleAttrName = "fp4train.role";
+
+  private:
+    void registerAttributes();
+    void registerTypes();
+
+  public:
+  }];
+}
+
+#endif // FP4TRAIN_DIALECT_FP4TRAIN_IR_FP4TRAINDIALECT_TD

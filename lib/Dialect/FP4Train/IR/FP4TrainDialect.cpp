@@ -1,0 +1,65 @@
+//===- FP4TrainDialect.cpp - fp4train dialect -----------------------------===//
+//
+// Dialect registration and verification of the dialect's discardable
+// attributes (`fp4train.param`, `fp4train.role`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.cpp.inc"
+
+void FP4TrainDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "fp4train/Dialect/FP4Train/IR/FP4Train.cpp.inc"
+      >();
+  registerAttributes();
+  registerTypes();
+}
+
+LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
+                                                        NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kRoleAttrName) {
+    if (!isa<RoleAttr>(attr.getValue()))
+      return op->emitError() << "'" << kRoleAttrName
+                             << "' must be a #fp4train.role attribute, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kParamAttrName)
+    return op->emitError() << "'" << kParamAttrName
+                           << "' is only valid on function arguments";
+  return op->emitError() << "unknown fp4train attribute '" << name << "'";
+}
+
+LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
+                                                        unsigned regionIndex,
+                                                        unsigned argIndex,
+                                                        NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kParamAttrName)
+    return op->emitError() << "unknown fp4train argument attribute '" << name
+                           << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "'" << kParamAttrName
+                           << "' must be a unit attribute";
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return op->emitError() << "'" << kParamAttrName
+                           << "' is only valid on function arguments";
+  // Read the signature, not the entry block: declarations have no body.
+  Type type = function.getArgumentTypes()[argIndex];
+  if (!isa<RankedTensorType>(type))
+    return op->emitError() << "'" << kParamAttrName << "' on argument #"
+                           << argIndex << " needs a ranked tensor, got "
+                           << type;
+  return success();
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+#===- scripts/setup.sh - Install fp4train's build dependencies -----------===#
+#
+# Installs every Debian package the build and the tests need. Idempotent: it
+# asks dpkg what is already present and only touches apt when something is
+# missing, so a second run is a no-op that takes well under a second.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain and the MLIR 22 SDK (headers, CMake config, mlir-opt, FileCheck, lit).
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
+  cmake ninja-build ccache python3
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Philox4x32-10 reference implementation for stochastic rounding [SR1].
+  librandom123-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  SUDO=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,46 @@
+# -*- Python -*-
+# lit configuration for the fp4train regression tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FP4TRAIN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fp4train_obj_root, "test")
+# Unit/ has its own config (GoogleTest format); Inputs/ hold data, not tests.
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%fp4train_src", config.fp4train_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+tool_dirs = [config.fp4train_tools_dir, config.llvm_tools_dir]
+tools = [
+    "fp4-opt",
+    "fp4-quant",
+    ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Optional CUDA assembler: tests that need it say `REQUIRES: ptxas` and are
+# skipped (never failed) on machines without it.
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None
+)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+if config.enable_execution_engine:
+    config.available_features.add("execution-engine")
