@@ -3,6 +3,7 @@
 #include "fp4train/InitFP4Train.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+#include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -115,6 +116,9 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
 }
 
 void mlir::fp4train::registerAllPasses() {
+  // Ours.
+  fp4train::registerFP4TrainPasses();
+
   // Generic transformations (canonicalize, cse, inline, ...).
   registerTransformsPasses();
 

@@ -1,0 +1,392 @@
+//===- RoleAnalysis.cpp - Roles of the contractions of a training step ----===//
+//
+// DESIGN.md §4. Two walks over use-def chains do the work:
+//
+// - backward from a contraction operand through layout and cast ops to a
+//   function argument, remembering which argument dimension each operand
+//   dimension comes from, so that "which dimension of W is contracted" is
+//   answered from the indexing maps, not from shapes (square weights stay
+//   unambiguous);
+// - forward from a contraction result through layout and elementwise ops to
+//   a returned weight-shaped tensor or an elementwise update of a weight
+//   (Wgrad).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
+
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+std::optional<WeightLayout> mlir::fp4train::parseWeightLayout(StringRef text) {
+  if (text == "out-in")
+    return WeightLayout::OutIn;
+  if (text == "in-out")
+    return WeightLayout::InOut;
+  return std::nullopt;
+}
+
+StringRef mlir::fp4train::stringifyRoleOrOther(std::optional<Role> role) {
+  return role ? stringifyRole(*role) : StringRef("other");
+}
+
+//===----------------------------------------------------------------------===//
+// Layout steps
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One layout or cast op seen from its result: the input it reads and, for
+/// each result dimension, the input dimension it comes from (-1: none, e.g.
+/// a broadcast dimension or a fusion of several input dimensions).
+struct LayoutStep {
+  Value input;
+  SmallVector<int64_t> inputDim;
+};
+
+/// A value seen as a view of a function argument: `argDim[j]` is the
+/// argument dimension that dimension j of the value comes from, or -1.
+struct ArgumentView {
+  BlockArgument argument;
+  SmallVector<int64_t> argDim;
+};
+} // namespace
+
+static SmallVector<int64_t> identityDims(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+/// Returns true for a linalg op that only copies (and possibly truncates or
+/// extends) its single input, permuting dimensions at most: the generic form
+/// of `arith.truncf` that bf16 graphs use.
+static bool isCastLikeLinalgOp(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.hasPureTensorSemantics())
+    return false;
+  if (!op.getIndexingMapsArray()[1].isIdentity() ||
+      !op.getIndexingMapsArray()[0].isPermutation())
+    return false;
+  return llvm::all_of(op.getBlock()->without_terminator(), [](Operation &op) {
+    return isa<arith::TruncFOp, arith::ExtFOp>(op);
+  });
+}
+
+/// The layout step that produces `result`, if its defining op is one.
+static std::optional<LayoutStep> getLayoutStep(Value result) {
+  Operation *op = result.getDefiningOp();
+  if (!op || !isa<RankedTensorType>(result.getType()))
+    return std::nullopt;
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+
+  if (isa<tensor::CastOp, arith::TruncFOp, arith::ExtFOp>(op))
+    return LayoutStep{op->getOperand(0), identityDims(rank)};
+
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+    return LayoutStep{transpose.getInput(),
+                      llvm::to_vector(transpose.getPermutation())};
+
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(op)) {
+    SmallVector<int64_t> dims;
+    int64_t next = 0;
+    for (int64_t j = 0; j < rank; ++j)
+      dims.push_back(llvm::is_contained(broadcast.getDimensions(), j) ? -1
+                                                                      : next++);
+    return LayoutStep{broadcast.getInput(), dims};
+  }
+
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    SmallVector<int64_t> dims(rank, -1);
+    for (auto [src, group] :
+         llvm::enumerate(expand.getReassociationIndices()))
+      for (int64_t r : group)
+        dims[r] = src;
+    return LayoutStep{expand.getSrc(), dims};
+  }
+
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
+    SmallVector<int64_t> dims;
+    for (ReassociationIndices group : collapse.getReassociationIndices()) {
+      // A result dimension is a view of one source dimension only when the
+      // others it fuses are unit dimensions.
+      SmallVector<int64_t> nonUnit;
+      for (int64_t s : group)
+        if (srcShape[s] != 1)
+          nonUnit.push_back(s);
+      dims.push_back(nonUnit.size() == 1 ? nonUnit.front()
+                     : nonUnit.empty()   ? group.front()
+                                         : -1);
+    }
+    return LayoutStep{collapse.getSrc(), dims};
+  }
+
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> dims;
+    for (int64_t s = 0, e = slice.getSourceType().getRank(); s < e; ++s)
+      if (!dropped.test(s))
+        dims.push_back(s);
+    return LayoutStep{slice.getSource(), dims};
+  }
+
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (linalgOp && isCastLikeLinalgOp(linalgOp)) {
+    AffineMap inputMap = linalgOp.getIndexingMapsArray()[0];
+    SmallVector<int64_t> dims(rank, -1);
+    for (unsigned i = 0, e = inputMap.getNumResults(); i < e; ++i)
+      dims[inputMap.getDimPosition(i)] = i;
+    return LayoutStep{linalgOp.getDpsInputs()[0], dims};
+  }
+  return std::nullopt;
+}
+
+/// Follows `value` back through layout steps to an argument of `function`.
+static std::optional<ArgumentView> traceToArgument(Value value,
+                                                   FunctionOpInterface function) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return std::nullopt;
+  SmallVector<int64_t> dims = identityDims(type.getRank());
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != &function.getFunctionBody().front())
+        return std::nullopt;
+      return ArgumentView{arg, dims};
+    }
+    std::optional<LayoutStep> step = getLayoutStep(value);
+    if (!step)
+      return std::nullopt;
+    for (int64_t &d : dims)
+      if (d >= 0)
+        d = step->inputDim[d];
+    value = step->input;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Wgrad: forward reach
+//===----------------------------------------------------------------------===//
+
+/// Returns true for an elementwise op whose `use` operand is read with an
+/// identity map: the arithmetic of optimizer updates (`W - lr * g`, Adam's
+/// moments, ...).
+static bool isElementwiseUse(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (op->getNumResults() != 1 ||
+      op->getResult(0).getType() != use.get().getType())
+    return false;
+  if (op->getDialect() && isa<arith::ArithDialect>(op->getDialect()))
+    return true;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
+    return false;
+  return linalgOp.getMatchingIndexingMap(&use).isIdentity() &&
+         linalgOp.getIndexingMapMatchingResult(linalgOp->getResult(0))
+             .isIdentity();
+}
+
+namespace {
+/// What a contraction result reaches.
+struct GradientReach {
+  bool reachesWeight = false;
+  /// The weight it updates or whose shape it is returned with, when unique.
+  std::optional<unsigned> param;
+};
+} // namespace
+
+static GradientReach
+findWeightGradientUse(Value result, FunctionOpInterface function,
+                      const llvm::SetVector<unsigned> &weights) {
+  auto weightsOfShape = [&](Type type) {
+    SmallVector<unsigned> matches;
+    for (unsigned w : weights)
+      if (function.getArgumentTypes()[w] == type)
+        matches.push_back(w);
+    return matches;
+  };
+
+  SmallVector<Value> worklist = {result};
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  GradientReach reach;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (!visited.insert(user).second)
+        continue;
+
+      // A returned gradient of a weight's shape.
+      if (user->hasTrait<OpTrait::ReturnLike>() &&
+          user->getParentOp() == function.getOperation()) {
+        SmallVector<unsigned> matches = weightsOfShape(value.getType());
+        if (!matches.empty()) {
+          reach.reachesWeight = true;
+          if (matches.size() == 1 && !reach.param)
+            reach.param = matches.front();
+        }
+        continue;
+      }
+
+      // Layout ops keep it the same gradient.
+      if (user->getNumResults() == 1) {
+        std::optional<LayoutStep> step = getLayoutStep(user->getResult(0));
+        if (step && step->input == value) {
+          worklist.push_back(user->getResult(0));
+          continue;
+        }
+      }
+
+      // Elementwise arithmetic: an update of a weight when another operand
+      // is that weight, else more optimizer arithmetic to look through.
+      if (!isElementwiseUse(use))
+        continue;
+      for (OpOperand &other : user->getOpOperands()) {
+        if (&other == &use)
+          continue;
+        std::optional<ArgumentView> view = traceToArgument(other.get(), function);
+        if (view && weights.contains(view->argument.getArgNumber())) {
+          reach.reachesWeight = true;
+          reach.param = view->argument.getArgNumber();
+          return reach;
+        }
+      }
+      worklist.push_back(user->getResult(0));
+    }
+  }
+  return reach;
+}
+
+//===----------------------------------------------------------------------===//
+// The analysis
+//===----------------------------------------------------------------------===//
+
+/// Product of the static loop ranges of `dims`, or kDynamic.
+static int64_t productOfLoops(ArrayRef<int64_t> ranges,
+                              ArrayRef<unsigned> dims) {
+  int64_t product = 1;
+  for (unsigned d : dims) {
+    if (ShapedType::isDynamic(ranges[d]))
+      return ShapedType::kDynamic;
+    product *= ranges[d];
+  }
+  return product;
+}
+
+/// Returns the role implied by which weight dimensions `op` contracts on
+/// operand `operand`, a view of a weight: Fprop for the `in` dimension,
+/// Dgrad for the `out` dimension.
+static std::optional<Role>
+roleFromContractedDims(linalg::LinalgOp op, OpOperand &operand,
+                       const ArgumentView &view,
+                       const linalg::ContractionDimensions &dims,
+                       WeightLayout layout) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  llvm::SmallSetVector<int64_t, 2> contracted;
+  for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    if (!dim || !llvm::is_contained(dims.k, dim.getPosition()))
+      continue;
+    contracted.insert(view.argDim[r]);
+  }
+  if (contracted.size() != 1)
+    return std::nullopt;
+  int64_t inDim = layout == WeightLayout::OutIn ? 1 : 0;
+  if (contracted.front() == inDim)
+    return Role::fprop;
+  if (contracted.front() == 1 - inDim)
+    return Role::dgrad;
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<ContractionRole>>
+mlir::fp4train::analyzeRoles(FunctionOpInterface function,
+                             ArrayRef<unsigned> extraParams,
+                             WeightLayout layout) {
+  ArrayRef<Type> argTypes = function.getArgumentTypes();
+  llvm::SetVector<unsigned> params;
+  for (unsigned i = 0, e = argTypes.size(); i < e; ++i)
+    if (function.getArgAttr(i, FP4TrainDialect::kParamAttrName))
+      params.insert(i);
+  for (unsigned i : extraParams) {
+    if (i >= argTypes.size())
+      return function.emitError("params option names argument #")
+             << i << ", but the function has " << argTypes.size()
+             << " arguments";
+    if (!isa<RankedTensorType>(argTypes[i]))
+      return function.emitError("params option names argument #")
+             << i << " of type " << argTypes[i]
+             << ", but parameters must be ranked tensors";
+    params.insert(i);
+  }
+
+  // Contractions in program order, and the weights among the parameters:
+  // matrices used (through layout ops) as a contraction operand.
+  SmallVector<linalg::LinalgOp> contractions;
+  function.getFunctionBody().walk([&](linalg::LinalgOp op) {
+    if (linalg::isaContractionOpInterface(op) && op.hasPureTensorSemantics())
+      contractions.push_back(op);
+  });
+  llvm::SetVector<unsigned> weights;
+  for (linalg::LinalgOp op : contractions)
+    for (Value input : op.getDpsInputs())
+      if (std::optional<ArgumentView> view = traceToArgument(input, function))
+        if (params.contains(view->argument.getArgNumber()) &&
+            view->argDim.size() >= 2 &&
+            cast<RankedTensorType>(view->argument.getType()).getRank() == 2)
+          weights.insert(view->argument.getArgNumber());
+
+  SmallVector<ContractionRole> roles;
+  for (linalg::LinalgOp op : contractions) {
+    ContractionRole &info = roles.emplace_back();
+    info.op = op;
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (succeeded(dims)) {
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      info.m = productOfLoops(ranges, dims->m);
+      info.n = productOfLoops(ranges, dims->n);
+      info.k = productOfLoops(ranges, dims->k);
+      info.batch = productOfLoops(ranges, dims->batch);
+    }
+
+    // Fprop / Dgrad: an operand is a view of a weight.
+    bool readsWeight = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      std::optional<ArgumentView> view = traceToArgument(input->get(), function);
+      if (!view || !weights.contains(view->argument.getArgNumber()))
+        continue;
+      readsWeight = true;
+      if (info.param)
+        continue;
+      info.param = view->argument.getArgNumber();
+      info.weightOperand = input->getOperandNumber();
+      if (succeeded(dims))
+        info.role = roleFromContractedDims(op, *input, *view, *dims, layout);
+    }
+    // Wgrad: no weight operand, and the result becomes a weight gradient.
+    if (!readsWeight) {
+      GradientReach reach =
+          findWeightGradientUse(op->getResult(0), function, weights);
+      if (reach.reachesWeight) {
+        info.role = Role::wgrad;
+        info.param = reach.param;
+      }
+    }
+
+    if (auto role = op->getAttrOfType<RoleAttr>(FP4TrainDialect::kRoleAttrName)) {
+      info.role = role.getValue();
+      info.isExplicit = true;
+    }
+  }
+  return roles;
+}
