@@ -13,8 +13,9 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fp4train_obj_root, "test")
-# Unit/ has its own config (GoogleTest format); Inputs/ hold data, not tests.
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# Inputs/ hold data, not tests. Unit/ is a suite of its own (its own
+# lit.site.cfg.py, GoogleTest format) that lit enters from here.
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
