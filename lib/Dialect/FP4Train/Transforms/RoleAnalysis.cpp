@@ -201,8 +201,32 @@ struct GradientReach {
   bool reachesWeight = false;
   /// The weight it updates or whose shape it is returned with, when unique.
   std::optional<unsigned> param;
+  /// For each result dimension, the weight dimension it becomes (-1 when
+  /// the layout ops on the way do not say).
+  SmallVector<int64_t> weightDim;
+};
+
+/// A value on the way from a contraction result to a weight gradient, with
+/// the value dimension each result dimension has become (-1: unknown).
+struct ReachedValue {
+  Value value;
+  SmallVector<int64_t> dimOfResult;
 };
 } // namespace
+
+/// Maps `dims` (value dimensions of a step's input) to dimensions of the
+/// step's result.
+static SmallVector<int64_t> forwardThroughStep(const LayoutStep &step,
+                                               ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> result;
+  for (int64_t d : dims) {
+    const auto *it = llvm::find(step.inputDim, d);
+    bool unique = d >= 0 && it != step.inputDim.end() &&
+                  llvm::count(step.inputDim, d) == 1;
+    result.push_back(unique ? it - step.inputDim.begin() : -1);
+  }
+  return result;
+}
 
 static GradientReach
 findWeightGradientUse(Value result, FunctionOpInterface function,
@@ -215,12 +239,13 @@ findWeightGradientUse(Value result, FunctionOpInterface function,
     return matches;
   };
 
-  SmallVector<Value> worklist = {result};
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  SmallVector<ReachedValue> worklist = {{result, identityDims(rank)}};
   llvm::SmallPtrSet<Operation *, 16> visited;
   GradientReach reach;
   while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    for (OpOperand &use : value.getUses()) {
+    ReachedValue current = worklist.pop_back_val();
+    for (OpOperand &use : current.value.getUses()) {
       Operation *user = use.getOwner();
       if (!visited.insert(user).second)
         continue;
@@ -228,10 +253,11 @@ findWeightGradientUse(Value result, FunctionOpInterface function,
       // A returned gradient of a weight's shape.
       if (user->hasTrait<OpTrait::ReturnLike>() &&
           user->getParentOp() == function.getOperation()) {
-        SmallVector<unsigned> matches = weightsOfShape(value.getType());
-        if (!matches.empty()) {
+        SmallVector<unsigned> matches = weightsOfShape(current.value.getType());
+        if (!matches.empty() && !reach.reachesWeight) {
           reach.reachesWeight = true;
-          if (matches.size() == 1 && !reach.param)
+          reach.weightDim = current.dimOfResult;
+          if (matches.size() == 1)
             reach.param = matches.front();
         }
         continue;
@@ -240,8 +266,9 @@ findWeightGradientUse(Value result, FunctionOpInterface function,
       // Layout ops keep it the same gradient.
       if (user->getNumResults() == 1) {
         std::optional<LayoutStep> step = getLayoutStep(user->getResult(0));
-        if (step && step->input == value) {
-          worklist.push_back(user->getResult(0));
+        if (step && step->input == current.value) {
+          worklist.push_back({user->getResult(0),
+                              forwardThroughStep(*step, current.dimOfResult)});
           continue;
         }
       }
@@ -254,16 +281,44 @@ findWeightGradientUse(Value result, FunctionOpInterface function,
         if (&other == &use)
           continue;
         std::optional<ArgumentView> view = traceToArgument(other.get(), function);
-        if (view && weights.contains(view->argument.getArgNumber())) {
-          reach.reachesWeight = true;
-          reach.param = view->argument.getArgNumber();
-          return reach;
-        }
+        if (!view || !weights.contains(view->argument.getArgNumber()))
+          continue;
+        reach.reachesWeight = true;
+        reach.param = view->argument.getArgNumber();
+        reach.weightDim.clear();
+        for (int64_t d : current.dimOfResult)
+          reach.weightDim.push_back(d >= 0 ? view->argDim[d] : -1);
+        return reach;
       }
-      worklist.push_back(user->getResult(0));
+      worklist.push_back({user->getResult(0), current.dimOfResult});
     }
   }
   return reach;
+}
+
+/// For a Wgrad contraction, the input operand that supplies the weight's
+/// `out` dimension of the gradient, i.e. dY. Falls back to the textbook
+/// orientation (dW = dY^T . X, or X^T . dY in JAX layout) when the layout
+/// ops between the result and the weight hide the dimension.
+static unsigned findGradOperand(linalg::LinalgOp op,
+                                const linalg::ContractionDimensions &dims,
+                                const GradientReach &reach,
+                                WeightLayout layout) {
+  int64_t outDim = layout == WeightLayout::OutIn ? 0 : 1;
+  unsigned fallback = layout == WeightLayout::OutIn ? 0 : 1;
+  const auto *it = llvm::find(reach.weightDim, outDim);
+  if (it == reach.weightDim.end())
+    return fallback;
+  AffineMap resultMap = op.getIndexingMapMatchingResult(op->getResult(0));
+  auto dim = dyn_cast<AffineDimExpr>(
+      resultMap.getResult(it - reach.weightDim.begin()));
+  if (!dim)
+    return fallback;
+  if (llvm::is_contained(dims.m, dim.getPosition()))
+    return 0;
+  if (llvm::is_contained(dims.n, dim.getPosition()))
+    return 1;
+  return fallback;
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,6 +435,8 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
       if (reach.reachesWeight) {
         info.role = Role::wgrad;
         info.param = reach.param;
+        if (succeeded(dims))
+          info.gradOperand = findGradOperand(op, *dims, reach, layout);
       }
     }
 

@@ -43,6 +43,9 @@ struct ContractionRole {
   std::optional<unsigned> param;
   /// Which input operand (0 or 1) is the weight, for Fprop and Dgrad.
   std::optional<unsigned> weightOperand;
+  /// Which input operand (0 or 1) is the output gradient dY, for Wgrad: the
+  /// one that supplies the weight's `out` dimension of the gradient.
+  std::optional<unsigned> gradOperand;
   /// Sizes of the contraction's m, n, k and batch dimensions (products over
   /// each group); ShapedType::kDynamic when not static.
   int64_t m = 1, n = 1, k = 1, batch = 1;
