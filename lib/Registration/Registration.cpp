@@ -4,6 +4,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
+#include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -118,6 +119,7 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
 void mlir::fp4train::registerAllPasses() {
   // Ours.
   fp4train::registerFP4TrainPasses();
+  fp4train::registerPipelines();
 
   // Generic transformations (canonicalize, cse, inline, ...).
   registerTransformsPasses();

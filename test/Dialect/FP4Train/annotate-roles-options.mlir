@@ -10,7 +10,7 @@
 // RANGE: error: params option names argument #7, but the function has 3 arguments
 // SCALAR: error: params option names argument #2 of type 'f32', but parameters must be ranked tensors
 // MALFORMED: for the --params option: 'x' value invalid for uint argument
-// REPORT: error: cannot write the role report:
+// REPORT: error: cannot write the report:
 
 // A JAX Dense layer, W : [in, out] = [64, 16], passed by index, not by
 // attribute: Y = X . W, dX = dY . W^T, dW = X^T . dY.

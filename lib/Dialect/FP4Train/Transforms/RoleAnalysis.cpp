@@ -23,6 +23,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -446,4 +449,55 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
     }
   }
   return roles;
+}
+
+//===----------------------------------------------------------------------===//
+// Reports
+//===----------------------------------------------------------------------===//
+
+/// `file:line:col` of the first file location in `loc`, else its text.
+static std::string formatLocation(Location loc) {
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
+    return llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
+                         fileLoc.getLine(), fileLoc.getColumn());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+static llvm::json::Value sizeOrNull(int64_t size) {
+  if (ShapedType::isDynamic(size))
+    return nullptr;
+  return size;
+}
+
+llvm::json::Object mlir::fp4train::describeRole(const ContractionRole &info) {
+  llvm::json::Value param = nullptr;
+  if (info.param)
+    param = *info.param;
+  return llvm::json::Object{
+      {"loc", formatLocation(info.op->getLoc())},
+      {"op", info.op->getName().getStringRef()},
+      {"role", stringifyRoleOrOther(info.role)},
+      {"param", std::move(param)},
+      {"m", sizeOrNull(info.m)},
+      {"n", sizeOrNull(info.n)},
+      {"k", sizeOrNull(info.k)},
+      {"batch", sizeOrNull(info.batch)},
+  };
+}
+
+LogicalResult mlir::fp4train::writeReport(Operation *anchor, StringRef path,
+                                          llvm::json::Array report) {
+  if (path.empty())
+    return success();
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file)
+    return anchor->emitError("cannot write the report: ") << error;
+  file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
+             << "\n";
+  file->keep();
+  return success();
 }

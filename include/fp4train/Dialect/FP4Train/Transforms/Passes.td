@@ -58,4 +58,95 @@ def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
   let dependentDialects = ["::mlir::fp4train::FP4TrainDialect"];
 }
 
+def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
+  let summary = "Rewrite Fprop, Dgrad and Wgrad contractions into block-scaled GEMMs";
+  let description = [{
+    Rewrites every contraction that role inference (DESIGN.md §4, the same
+    analysis as `fp4train-annotate-roles`) classifies as Fprop, Dgrad or
+    Wgrad into the quantized sequence that `recipe` prescribes for its role
+    (DESIGN.md §3):
+
+    1. both operands are brought to the K-major layout `[batch..., rows, K]`
+       (`linalg.transpose`, `tensor.collapse_shape`), zero-padded along K to
+       a whole number of blocks (and of Hadamard blocks);
+    2. an optional Hadamard rotation with the same matrix on both operands
+       along K [H1] (for Wgrad, K is the token dimension);
+    3. `fp4train.quantize` of each operand with the format, rounding and
+       scale mode of its recipe entry; with 2-D weight blocks the weight is
+       quantized in its own `[out, in]` layout in 16x16 tiles and Dgrad
+       reads it through `fp4train.transpose`, so Fprop and Dgrad share one
+       quantized weight after CSE;
+    4. `fp4train.scaled_matmul` [GEMM1] with the contraction's init as the
+       f32 accumulator, then the result is brought back to the original
+       layout and element type.
+
+    `recipe` is a preset name (`nvfp4`, `mxfp4`, `mxfp4-hadamard`,
+    `mxfp4-random-hadamard`, `mxfp4-sr`, `mxfp8`, `none`) or a
+    `#fp4train.recipe<...>` attribute. The other options override one
+    choice of the recipe each (`-1` or empty: keep the recipe's):
+
+    - `stochastic-rounding=0|1`: stochastic rounding of the output-gradient
+      operand (dY) of Dgrad and Wgrad (E2M1 formats only);
+    - `hadamard=0|16|32|...` and `hadamard-signs=none|fixed|random`: the
+      Wgrad rotation;
+    - `scale-mode=floor|rceil`: the scale mode of every MX operand;
+    - `weights-2d=0|1`, `keep-first=N`, `keep-last=N`: as in the recipe.
+      Linear layers are counted in the program order of their Fprop; a kept
+      layer keeps its Fprop, Dgrad and Wgrad in high precision.
+
+    Random bits are deterministic: with `step-arg=N` the training step is
+    read from function argument N, otherwise the step is the constant 0.
+    Contraction `i` (program order within its function) uses, for
+    stochastic rounding of operand `o`, the seed `(step << 32) + 2*i + o`,
+    and for a random Hadamard the seed `i` with the step. So two runs give
+    the same IR and the same numbers.
+
+    A K (or, for 16x16 weight blocks, weight row count) that is not a
+    multiple of the block is zero-padded, which leaves the product
+    unchanged; `pad=0` turns that into an error. Contractions with dynamic
+    shapes are rejected. Running the pass twice quantizes nothing twice:
+    rewritten contractions are gone.
+
+    `report=FILE` writes the role report of `fp4train-annotate-roles`
+    extended, per contraction, with whether it was quantized, why it was
+    kept, and each operand's format, block, rounding and scale mode and
+    the Hadamard rotation.
+  }];
+  let options = [
+    Option<"recipe", "recipe", "std::string", "\"\"",
+           "recipe preset name or #fp4train.recipe attribute">,
+    ListOption<"params", "params", "unsigned",
+               "argument indices of the parameters, in addition to those "
+               "marked {fp4train.param}">,
+    Option<"weightLayout", "weight-layout", "std::string", "\"out-in\"",
+           "layout of weight matrices: out-in (PyTorch) or in-out (JAX)">,
+    Option<"stochasticRounding", "stochastic-rounding", "int", "-1",
+           "1: round dY stochastically, 0: round to nearest even">,
+    Option<"hadamard", "hadamard", "int", "-1",
+           "Wgrad Hadamard size (0 disables it)">,
+    Option<"hadamardSigns", "hadamard-signs", "std::string", "\"\"",
+           "Wgrad Hadamard signs: none, fixed or random">,
+    Option<"scaleMode", "scale-mode", "std::string", "\"\"",
+           "scale mode of MX operands: floor or rceil">,
+    Option<"weights2d", "weights-2d", "int", "-1",
+           "1: 16x16 weight blocks shared by Fprop and Dgrad">,
+    Option<"keepFirst", "keep-first", "int", "-1",
+           "number of leading linear layers kept in high precision">,
+    Option<"keepLast", "keep-last", "int", "-1",
+           "number of trailing linear layers kept in high precision">,
+    Option<"stepArg", "step-arg", "int", "-1",
+           "index of the function argument holding the training step">,
+    Option<"pad", "pad", "bool", "true",
+           "zero-pad dimensions that are not a multiple of the block">,
+    Option<"report", "report", "std::string", "\"\"",
+           "write the JSON quantization report to this file ('-' for stdout)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::fp4train::FP4TrainDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // FP4TRAIN_DIALECT_FP4TRAIN_TRANSFORMS_PASSES_TD

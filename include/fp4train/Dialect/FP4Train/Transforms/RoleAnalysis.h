@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/JSON.h"
 
 #include <optional>
 
@@ -59,6 +60,16 @@ analyzeRoles(FunctionOpInterface function,
 
 /// Returns the name used for `role` in reports, `other` for nullopt.
 llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
+
+/// The role-report entry of one contraction:
+/// `{"loc", "op", "role", "param", "m", "n", "k", "batch"}`, sizes null when
+/// dynamic.
+llvm::json::Object describeRole(const ContractionRole &info);
+
+/// Writes `report` as indented JSON to `path` (`-` for stdout); a no-op for
+/// an empty path. Errors are emitted on `anchor`.
+LogicalResult writeReport(Operation *anchor, llvm::StringRef path,
+                          llvm::json::Array report);
 
 } // namespace fp4train
 } // namespace mlir

@@ -1,0 +1,648 @@
+//===- QuantizeMatmuls.cpp - Recipe-driven block-scaled GEMMs -------------===//
+//
+// Rewrites the Fprop, Dgrad and Wgrad contractions of a training step into
+// hadamard? -> quantize -> scaled_matmul sequences chosen by a recipe
+// (DESIGN.md §3). Roles come from the shared RoleAnalysis (§4).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
+#include "fp4train/Dialect/FP4Train/Transforms/ContractionLayout.h"
+#include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
+#include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir {
+namespace fp4train {
+#define GEN_PASS_DEF_FP4TRAINQUANTIZEMATMULS
+#include "fp4train/Dialect/FP4Train/Transforms/Passes.h.inc"
+} // namespace fp4train
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+//===----------------------------------------------------------------------===//
+// Recipe and overrides
+//===----------------------------------------------------------------------===//
+
+/// Block size along K of `format`: 16 for NVFP4, 32 for the MX formats.
+static int64_t getKBlock(Format format) {
+  return format == Format::nvfp4 ? 16 : 32;
+}
+
+static bool isE2M1(Format format) {
+  return format == Format::mxfp4 || format == Format::nvfp4;
+}
+
+namespace {
+/// The pass options that override one recipe choice each.
+struct RecipeOverrides {
+  int stochasticRounding = -1;
+  int hadamardSize = -1;
+  StringRef hadamardSigns;
+  StringRef scaleMode;
+  int weights2d = -1;
+  int keepFirst = -1;
+  int keepLast = -1;
+};
+} // namespace
+
+/// Parses `text`: a preset name or a `#fp4train.recipe<...>` attribute.
+static RecipeAttr parseRecipe(Location loc, StringRef text) {
+  MLIRContext *context = loc.getContext();
+  std::string presets = llvm::join(getRecipePresetNames(), ", ");
+  if (text.empty()) {
+    emitError(loc, "the recipe option is required: one of ")
+        << presets << ", or a #fp4train.recipe attribute";
+    return {};
+  }
+  if (!text.starts_with("#")) {
+    RecipeAttr recipe = getRecipePreset(context, text);
+    if (!recipe)
+      emitError(loc, "unknown recipe '")
+          << text << "'; expected one of " << presets
+          << ", or a #fp4train.recipe attribute";
+    return recipe;
+  }
+  Attribute attr = parseAttribute(text, context);
+  auto recipe = dyn_cast_or_null<RecipeAttr>(attr);
+  if (!recipe)
+    emitError(loc, "recipe '") << text << "' is not a #fp4train.recipe";
+  return recipe;
+}
+
+/// Applies `overrides` to `recipe`; the result goes through the recipe's
+/// verifier, so an inconsistent combination is reported, not built.
+static RecipeAttr applyOverrides(Location loc, RecipeAttr recipe,
+                                 const RecipeOverrides &overrides) {
+  MLIRContext *context = loc.getContext();
+  auto diag = [&]() { return mlir::emitError(loc); };
+
+  std::optional<ScaleMode> scaleMode;
+  if (!overrides.scaleMode.empty()) {
+    scaleMode = symbolizeScaleMode(overrides.scaleMode);
+    if (!scaleMode) {
+      emitError(loc, "unknown scale-mode '")
+          << overrides.scaleMode << "'; expected 'floor' or 'rceil'";
+      return {};
+    }
+  }
+  std::optional<HadamardSigns> signs;
+  if (!overrides.hadamardSigns.empty()) {
+    signs = symbolizeHadamardSigns(overrides.hadamardSigns);
+    if (!signs) {
+      emitError(loc, "unknown hadamard-signs '")
+          << overrides.hadamardSigns
+          << "'; expected 'none', 'fixed' or 'random'";
+      return {};
+    }
+  }
+  for (auto [name, value] :
+       {std::pair<StringRef, int>{"stochastic-rounding",
+                                  overrides.stochasticRounding},
+        {"weights-2d", overrides.weights2d}})
+    if (value < -1 || value > 1) {
+      emitError(loc) << name << "=" << value << " must be 0 or 1";
+      return {};
+    }
+  for (auto [name, value] :
+       {std::pair<StringRef, int>{"hadamard", overrides.hadamardSize},
+        {"keep-first", overrides.keepFirst},
+        {"keep-last", overrides.keepLast}})
+    if (value < -1) {
+      emitError(loc) << name << "=" << value << " must not be negative";
+      return {};
+    }
+
+  // Rewrites one operand's quantization.
+  auto overrideQuant = [&](QuantSpecAttr spec, bool isGradient,
+                           Role role) -> QuantSpecAttr {
+    RoundingMode rounding = spec.getRounding();
+    if (overrides.stochasticRounding == 0)
+      rounding = RoundingMode::nearest_even;
+    if (overrides.stochasticRounding == 1 && isGradient) {
+      if (!isE2M1(spec.getFormat())) {
+        emitError(loc, "stochastic-rounding=1 needs E2M1 gradients, but "
+                         "the ")
+            << stringifyRole(role) << " dY format is "
+            << stringifyFormat(spec.getFormat());
+        return {};
+      }
+      rounding = RoundingMode::stochastic;
+    }
+    ScaleMode mode = spec.getScaleMode();
+    if (scaleMode && spec.getFormat() != Format::nvfp4)
+      mode = *scaleMode;
+    return QuantSpecAttr::getChecked(diag, context, spec.getFormat(),
+                                     rounding, mode);
+  };
+
+  auto overrideGemm = [&](GemmRecipeAttr gemm, Role role) -> GemmRecipeAttr {
+    if (!gemm)
+      return {};
+    // lhs is dY for Dgrad and Wgrad: the operand stochastic rounding is for.
+    bool lhsIsGradient = role != Role::fprop;
+    QuantSpecAttr lhs = overrideQuant(gemm.getLhs(), lhsIsGradient, role);
+    QuantSpecAttr rhs = overrideQuant(gemm.getRhs(), false, role);
+    if (!lhs || !rhs)
+      return {};
+    HadamardAttr hadamard = gemm.getHadamard();
+    if (role == Role::wgrad) {
+      if (overrides.hadamardSize == 0) {
+        hadamard = {};
+      } else if (overrides.hadamardSize > 0 || signs) {
+        if (!hadamard && overrides.hadamardSize <= 0) {
+          emitError(loc, "hadamard-signs needs a Wgrad Hadamard rotation; "
+                           "set hadamard=N");
+          return {};
+        }
+        int64_t size = overrides.hadamardSize > 0 ? overrides.hadamardSize
+                                                  : hadamard.getSize();
+        // A new rotation without signs gets the deterministic rotation of
+        // the AMD MXFP4 recipe.
+        HadamardSigns newSigns = signs       ? *signs
+                                 : hadamard ? hadamard.getSigns()
+                                            : HadamardSigns::fixed;
+        hadamard =
+            HadamardAttr::getChecked(diag, context, size, newSigns, {});
+        if (!hadamard)
+          return {};
+      }
+    }
+    if (getKBlock(lhs.getFormat()) != getKBlock(rhs.getFormat())) {
+      emitError(loc, "the ")
+          << stringifyRole(role) << " GEMM mixes K blocks of "
+          << getKBlock(lhs.getFormat()) << " and "
+          << getKBlock(rhs.getFormat()) << " (formats "
+          << stringifyFormat(lhs.getFormat()) << " and "
+          << stringifyFormat(rhs.getFormat()) << ")";
+      return {};
+    }
+    return GemmRecipeAttr::get(context, lhs, rhs, hadamard);
+  };
+
+  GemmRecipeAttr fprop = overrideGemm(recipe.getFprop(), Role::fprop);
+  GemmRecipeAttr dgrad = overrideGemm(recipe.getDgrad(), Role::dgrad);
+  GemmRecipeAttr wgrad = overrideGemm(recipe.getWgrad(), Role::wgrad);
+  if ((recipe.getFprop() && !fprop) || (recipe.getDgrad() && !dgrad) ||
+      (recipe.getWgrad() && !wgrad))
+    return {};
+  bool weights2d = overrides.weights2d >= 0 ? overrides.weights2d == 1
+                                            : recipe.getWeights_2d();
+  unsigned keepFirst = overrides.keepFirst >= 0 ? overrides.keepFirst
+                                                : recipe.getKeepFirst();
+  unsigned keepLast = overrides.keepLast >= 0 ? overrides.keepLast
+                                              : recipe.getKeepLast();
+  return RecipeAttr::getChecked(diag, context, recipe.getName(), fprop,
+                                dgrad, wgrad, weights2d, keepFirst, keepLast);
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How one input operand of a contraction is quantized.
+struct OperandPlan {
+  QuantSpecAttr spec;
+  /// Which recipe operand this is: "lhs" (X or dY) or "rhs".
+  StringRef recipeOperand;
+  /// 16x16 blocks: the weight of Fprop/Dgrad under `weights_2d`.
+  bool twoD = false;
+  /// For a 2-D weight: the operand's K-major layout is `[in, out]` (Dgrad),
+  /// so the weight is quantized as `[out, in]` and read transposed.
+  bool transposedWeight = false;
+};
+
+/// What happens to one contraction.
+struct ContractionPlan {
+  ContractionRole info;
+  /// The recipe for its role; null when it stays in high precision.
+  GemmRecipeAttr gemm;
+  /// Why it stays in high precision (empty when quantized).
+  std::string keptReason;
+  OperandPlan operands[2];
+  /// K is padded to a multiple of this: the K block, or the Hadamard size.
+  int64_t kAlign = 1;
+  /// K after zero padding.
+  int64_t paddedK = 0;
+};
+} // namespace
+
+/// Parameters of the linear layers kept in high precision: the first
+/// `keepFirst` and last `keepLast` weights in the program order of their
+/// Fprop.
+static llvm::DenseMap<unsigned, StringRef>
+findKeptLayers(ArrayRef<ContractionRole> roles, unsigned keepFirst,
+               unsigned keepLast) {
+  llvm::SetVector<unsigned> layers;
+  for (const ContractionRole &info : roles)
+    if (info.role == Role::fprop && info.param)
+      layers.insert(*info.param);
+  llvm::DenseMap<unsigned, StringRef> kept;
+  for (auto [index, param] : llvm::enumerate(layers)) {
+    if (index < keepFirst)
+      kept[param] = "keep-first";
+    else if (index + keepLast >= layers.size())
+      kept[param] = "keep-last";
+  }
+  return kept;
+}
+
+static ContractionPlan planContraction(const ContractionRole &info,
+                                       RecipeAttr recipe,
+                                       const llvm::DenseMap<unsigned, StringRef> &kept,
+                                       WeightLayout layout) {
+  ContractionPlan plan;
+  plan.info = info;
+  if (!info.role) {
+    plan.keptReason = "role other";
+    return plan;
+  }
+  Role role = *info.role;
+  GemmRecipeAttr gemm = recipe.getForRole(role);
+  if (!gemm) {
+    plan.keptReason = ("recipe keeps " + stringifyRole(role) +
+                       " in high precision")
+                          .str();
+    return plan;
+  }
+  if (info.param && kept.count(*info.param)) {
+    plan.keptReason = kept.lookup(*info.param).str();
+    return plan;
+  }
+  linalg::LinalgOp op = info.op;
+  for (Value input : op.getDpsInputs()) {
+    Type element = cast<RankedTensorType>(input.getType()).getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(element)) {
+      std::string reason;
+      llvm::raw_string_ostream os(reason);
+      os << "operand element type " << element << " is not f32, bf16 or f16";
+      plan.keptReason = reason;
+      return plan;
+    }
+  }
+  if (info.m == 1 && info.n == 1) {
+    plan.keptReason = "no M or N dimension";
+    return plan;
+  }
+
+  plan.gemm = gemm;
+  // Recipe `lhs` is X (Fprop) or dY (Dgrad, Wgrad); `rhs` is the weight
+  // (Fprop, Dgrad) or X (Wgrad). Map them onto the IR's operands.
+  unsigned lhsOperand;
+  if (role == Role::wgrad) {
+    lhsOperand = info.gradOperand.value_or(layout == WeightLayout::OutIn ? 0 : 1);
+  } else {
+    lhsOperand = 1 - info.weightOperand.value_or(1);
+    OperandPlan &weight = plan.operands[1 - lhsOperand];
+    weight.twoD = recipe.getWeights_2d();
+    // K is `in` for Fprop and `out` for Dgrad; the K-major layout of the
+    // weight is [out, in] exactly when K is `in`.
+    weight.transposedWeight = role == Role::dgrad;
+  }
+  plan.operands[lhsOperand].spec = gemm.getLhs();
+  plan.operands[lhsOperand].recipeOperand = "lhs";
+  plan.operands[1 - lhsOperand].spec = gemm.getRhs();
+  plan.operands[1 - lhsOperand].recipeOperand = "rhs";
+
+  plan.kAlign = getKBlock(gemm.getLhs().getFormat());
+  if (HadamardAttr hadamard = gemm.getHadamard())
+    plan.kAlign = std::max(plan.kAlign, hadamard.getSize());
+  plan.paddedK = llvm::alignTo(info.k, plan.kAlign);
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the quantized sequence of the contractions of one function.
+class ContractionRewriter {
+public:
+  ContractionRewriter(FunctionOpInterface function, Value step)
+      : function(function), step(step) {}
+
+  /// Rewrites the contraction of `plan`, the `index`-th of its function.
+  LogicalResult rewrite(const ContractionPlan &plan, unsigned index);
+
+private:
+  /// `(step << 32) + 2 * index + operand`: the [SR1] seed of one operand.
+  Value stochasticSeed(OpBuilder &b, Location loc, unsigned index,
+                       unsigned operand);
+  Value constantI64(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  }
+  /// Quantizes the K-major operand `value` as `plan` says, returning a
+  /// `[batch..., rows', K']` block-scaled tensor (rows' padded for 16x16
+  /// blocks, K' padded to `paddedK`).
+  Value quantizeOperand(OpBuilder &b, Location loc, Value value,
+                        const OperandPlan &plan, int64_t paddedK, Value seed);
+
+  FunctionOpInterface function;
+  Value step;
+};
+} // namespace
+
+Value ContractionRewriter::stochasticSeed(OpBuilder &b, Location loc,
+                                          unsigned index, unsigned operand) {
+  Value shifted =
+      arith::ShLIOp::create(b, loc, step, constantI64(b, loc, 32));
+  return arith::AddIOp::create(b, loc, shifted,
+                               constantI64(b, loc, 2 * index + operand));
+}
+
+Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
+                                           Value value,
+                                           const OperandPlan &plan,
+                                           int64_t paddedK, Value seed) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  Format format = plan.spec.getFormat();
+  bool global = format == Format::nvfp4;
+  auto quantize = [&](Value input, std::optional<int64_t> dim2) -> Value {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto resultType = ScaledTensorType::getForFormat(
+        b.getContext(), format, inputType.getShape(), rank - 1, dim2, global);
+    bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
+    return QuantizeOp::create(b, loc, resultType, input,
+                              stochastic ? seed : Value(), /*amax=*/Value(),
+                              plan.spec.getRounding(),
+                              plan.spec.getScaleMode());
+  };
+
+  if (!plan.twoD)
+    return quantize(padDimWithZeros(b, loc, value, rank - 1, paddedK),
+                    std::nullopt);
+
+  // [NV1] 2-D weight blocks: quantize the weight in its own [out, in]
+  // layout, padded to whole 16x16 tiles, so Fprop and Dgrad quantize the
+  // same value (CSE merges them); Dgrad reads it through a transposed view.
+  Value weight = plan.transposedWeight ? transposeLastTwo(b, loc, value) : value;
+  int64_t paddedRows = llvm::alignTo(type.getDimSize(rank - 2), 16);
+  int64_t paddedOut = plan.transposedWeight ? paddedK : paddedRows;
+  int64_t paddedIn = plan.transposedWeight ? paddedRows : paddedK;
+  weight = padDimWithZeros(b, loc, weight, rank - 2, paddedOut);
+  weight = padDimWithZeros(b, loc, weight, rank - 1, paddedIn);
+  Value quantized = quantize(weight, rank - 2);
+  if (!plan.transposedWeight)
+    return quantized;
+  auto quantizedType = cast<ScaledTensorType>(quantized.getType());
+  SmallVector<int64_t> shape(quantizedType.getShape());
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  auto viewType = ScaledTensorType::get(
+      b.getContext(), shape, quantizedType.getElementType(),
+      quantizedType.getBlockShape(), quantizedType.getScaleType(),
+      quantizedType.getHasGlobalScale());
+  return TransposeOp::create(b, loc, viewType, quantized);
+}
+
+LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
+                                           unsigned index) {
+  linalg::LinalgOp op = plan.info.op;
+  Location loc = op.getLoc();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return op.emitError("cannot infer the contraction dimensions");
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+
+  OpBuilder b(op);
+  OpOperand *inputs[2] = {op.getDpsInputOperand(0), op.getDpsInputOperand(1)};
+  OpOperand *init = op.getDpsInitOperand(0);
+  DimGroups groups[2] = {{dims->batch, dims->m, dims->k},
+                         {dims->batch, dims->n, dims->k}};
+  DimGroups resultGroups = {dims->batch, dims->m, dims->n};
+
+  Value operands[2];
+  for (unsigned i = 0; i < 2; ++i)
+    operands[i] = toGroupedLayout(b, loc, inputs[i]->get(),
+                                  op.getMatchingIndexingMap(inputs[i]), ranges,
+                                  groups[i]);
+
+  // [H1] The same rotation on both operands along K keeps the product.
+  if (HadamardAttr hadamard = plan.gemm.getHadamard()) {
+    Value seed, hadamardStep;
+    if (hadamard.isRandom()) {
+      seed = constantI64(b, loc, index);
+      hadamardStep = step;
+    }
+    for (Value &operand : operands) {
+      int64_t rank = cast<RankedTensorType>(operand.getType()).getRank();
+      operand = castElements(b, loc, operand, b.getF32Type());
+      operand = padDimWithZeros(b, loc, operand, rank - 1, plan.paddedK);
+      operand = HadamardOp::create(b, loc, operand, rank - 1, hadamard, seed,
+                                   hadamardStep);
+    }
+  }
+
+  for (unsigned i = 0; i < 2; ++i) {
+    Value seed;
+    if (plan.operands[i].spec.getRounding() == RoundingMode::stochastic)
+      seed = stochasticSeed(b, loc, index, i);
+    operands[i] = quantizeOperand(b, loc, operands[i], plan.operands[i],
+                                  plan.paddedK, seed);
+  }
+
+  // [GEMM1] accumulates onto the contraction's init, in f32.
+  Value acc = toGroupedLayout(b, loc, init->get(),
+                              op.getMatchingIndexingMap(init), ranges,
+                              resultGroups);
+  auto accType = cast<RankedTensorType>(acc.getType());
+  acc = castElements(b, loc, acc, b.getF32Type());
+  int64_t rank = accType.getRank();
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t rows =
+        cast<ScaledTensorType>(operands[i].getType()).getShape()[rank - 2];
+    acc = padDimWithZeros(b, loc, acc, rank - 2 + i, rows);
+  }
+  Value result = ScaledMatmulOp::create(b, loc, acc.getType(), operands[0],
+                                        operands[1], acc);
+  result = sliceToShape(b, loc, result, accType.getShape());
+  result = castElements(b, loc, result, accType.getElementType());
+  result = fromGroupedLayout(b, loc, result,
+                             op.getIndexingMapMatchingResult(op->getResult(0)),
+                             ranges, resultGroups);
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Object describeOperand(const OperandPlan &plan) {
+  Format format = plan.spec.getFormat();
+  llvm::json::Array block;
+  if (plan.twoD)
+    block.push_back(16);
+  block.push_back(plan.twoD ? 16 : getKBlock(format));
+  llvm::json::Object object{
+      {"recipe_operand", plan.recipeOperand},
+      {"format", stringifyFormat(format)},
+      {"block", std::move(block)},
+      {"rounding", stringifyRoundingMode(plan.spec.getRounding())},
+  };
+  if (format != Format::nvfp4)
+    object["scale_mode"] = stringifyScaleMode(plan.spec.getScaleMode());
+  return object;
+}
+
+static llvm::json::Object describePlan(const ContractionPlan &plan) {
+  llvm::json::Object object = describeRole(plan.info);
+  object["quantized"] = plan.keptReason.empty();
+  if (!plan.keptReason.empty()) {
+    object["kept"] = plan.keptReason;
+    return object;
+  }
+  object["kept"] = nullptr;
+  llvm::json::Array operands;
+  for (const OperandPlan &operand : plan.operands)
+    operands.push_back(describeOperand(operand));
+  object["operands"] = std::move(operands);
+  if (HadamardAttr hadamard = plan.gemm.getHadamard())
+    object["hadamard"] = llvm::json::Object{
+        {"size", hadamard.getSize()},
+        {"signs", stringifyHadamardSigns(hadamard.getSigns())}};
+  else
+    object["hadamard"] = nullptr;
+  object["padded_k"] = plan.paddedK;
+  return object;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct QuantizeMatmulsPass
+    : public fp4train::impl::FP4TrainQuantizeMatmulsBase<QuantizeMatmulsPass> {
+  using Base::Base;
+
+  /// Options are checked once, before any IR is touched.
+  LogicalResult initialize(MLIRContext *context) override {
+    Location loc = UnknownLoc::get(context);
+    std::optional<WeightLayout> layout = parseWeightLayout(weightLayout);
+    if (!layout)
+      return emitError(loc, "unknown weight-layout '")
+             << weightLayout << "'; expected 'out-in' or 'in-out'";
+    resolvedLayout = *layout;
+    resolvedRecipe = parseRecipe(loc, recipe);
+    if (resolvedRecipe)
+      resolvedRecipe = applyOverrides(
+          loc, resolvedRecipe,
+          RecipeOverrides{stochasticRounding, hadamard, hadamardSigns,
+                          scaleMode, weights2d, keepFirst, keepLast});
+    return success(resolvedRecipe != nullptr);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::json::Array report;
+    for (auto function : module.getOps<FunctionOpInterface>()) {
+      if (function.isExternal())
+        continue;
+      if (failed(runOnFunction(function, resolvedRecipe, resolvedLayout,
+                               report)))
+        return signalPassFailure();
+    }
+    if (failed(writeReport(module, this->report, std::move(report))))
+      return signalPassFailure();
+  }
+
+  LogicalResult runOnFunction(FunctionOpInterface function, RecipeAttr recipe,
+                              WeightLayout layout, llvm::json::Array &report) {
+    FailureOr<SmallVector<ContractionRole>> roles =
+        analyzeRoles(function, params, layout);
+    if (failed(roles))
+      return failure();
+    llvm::DenseMap<unsigned, StringRef> kept = findKeptLayers(
+        *roles, recipe.getKeepFirst(), recipe.getKeepLast());
+
+    SmallVector<ContractionPlan> plans;
+    for (const ContractionRole &info : *roles) {
+      ContractionPlan &plan =
+          plans.emplace_back(planContraction(info, recipe, kept, layout));
+      if (!plan.gemm)
+        continue;
+      linalg::LinalgOp op = info.op;
+      if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+        return op.emitError("cannot quantize a ")
+               << stringifyRole(*info.role)
+               << " contraction with dynamic shapes: block scales need "
+                  "static dimensions";
+      if (!pad && plan.paddedK != info.k)
+        return op.emitError("K = ")
+               << info.k << " is not a multiple of " << plan.kAlign
+               << " (the K block or Hadamard size of the "
+               << stringifyRole(*info.role)
+               << " recipe), and pad=0 forbids zero padding";
+      if (!pad && llvm::any_of(plan.operands, [&](const OperandPlan &p) {
+            return p.twoD && (p.recipeOperand == "rhs") &&
+                   (info.weightOperand == 0 ? info.m : info.n) % 16 != 0;
+          }))
+        return op.emitError("the weight's ")
+               << (info.weightOperand == 0 ? info.m : info.n)
+               << " rows are not a multiple of the 16x16 block, and pad=0 "
+                  "forbids zero padding";
+    }
+
+    Value step;
+    if (llvm::any_of(plans, [](const ContractionPlan &p) { return p.gemm; })) {
+      FailureOr<Value> stepValue = getStep(function);
+      if (failed(stepValue))
+        return failure();
+      step = *stepValue;
+    }
+    ContractionRewriter rewriter(function, step);
+    for (auto [index, plan] : llvm::enumerate(plans)) {
+      report.push_back(describePlan(plan));
+      if (plan.gemm && failed(rewriter.rewrite(plan, index)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The training step as an i64 at the function entry: argument `step-arg`
+  /// or the constant 0.
+  FailureOr<Value> getStep(FunctionOpInterface function) {
+    Block &entry = function.getFunctionBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Location loc = function.getLoc();
+    if (stepArg < 0)
+      return Value(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+    if (static_cast<unsigned>(stepArg) >= entry.getNumArguments())
+      return function.emitError("step-arg=")
+             << static_cast<int>(stepArg)
+             << " names no argument: the function has "
+             << entry.getNumArguments();
+    Value arg = entry.getArgument(stepArg);
+    auto type = dyn_cast<IntegerType>(arg.getType());
+    if (!type && !arg.getType().isIndex())
+      return function.emitError("step-arg=")
+             << static_cast<int>(stepArg) << " names an argument of type "
+             << arg.getType()
+             << "; expected an integer";
+    if (!type)
+      return Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), arg));
+    if (type.getWidth() < 64)
+      return Value(arith::ExtUIOp::create(b, loc, b.getI64Type(), arg));
+    if (type.getWidth() > 64)
+      return Value(arith::TruncIOp::create(b, loc, b.getI64Type(), arg));
+    return arg;
+  }
+
+  RecipeAttr resolvedRecipe;
+  WeightLayout resolvedLayout = WeightLayout::OutIn;
+};
+} // namespace
