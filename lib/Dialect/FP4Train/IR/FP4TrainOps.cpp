@@ -23,18 +23,25 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return result;
 }
 
+/// Quantize and dequantize change the representation, never the shape.
+static LogicalResult verifySameShape(Operation *op, ArrayRef<int64_t> input,
+                                     ArrayRef<int64_t> result) {
+  if (input == result)
+    return success();
+  return op->emitOpError("result shape ")
+         << formatShape(result) << " does not match input shape "
+         << formatShape(input);
+}
+
 //===----------------------------------------------------------------------===//
 // QuantizeOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult QuantizeOp::verify() {
-  auto inputType = getInput().getType();
   ScaledTensorType resultType = getResult().getType();
-  if (inputType.getShape() != resultType.getShape())
-    return emitOpError("result shape ")
-           << formatShape(resultType.getShape())
-           << " does not match input shape "
-           << formatShape(inputType.getShape());
+  if (failed(verifySameShape(*this, getInput().getType().getShape(),
+                             resultType.getShape())))
+    return failure();
 
   // [SR1]: the random stream is keyed by the seed, so a stochastic rounding
   // without one is undefined and a seed without stochastic rounding is a
@@ -67,14 +74,8 @@ LogicalResult QuantizeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DequantizeOp::verify() {
-  ScaledTensorType inputType = getInput().getType();
-  auto resultType = getResult().getType();
-  if (inputType.getShape() != resultType.getShape())
-    return emitOpError("result shape ")
-           << formatShape(resultType.getShape())
-           << " does not match input shape "
-           << formatShape(inputType.getShape());
-  return success();
+  return verifySameShape(*this, getInput().getType().getShape(),
+                         getResult().getType().getShape());
 }
 
 //===----------------------------------------------------------------------===//
