@@ -180,7 +180,7 @@ func.func private @param_not_unit(tensor<4x4xf32> {fp4train.param = 1 : i32})
 
 // -----
 
-// expected-error @below {{'fp4train.param' on argument #1 needs a ranked tensor, got 'i64'}}
+// expected-error @below {{'fp4train.param' on argument #1 needs a ranked tensor or memref, got 'i64'}}
 func.func private @param_scalar(tensor<4x4xf32> {fp4train.param}, i64 {fp4train.param})
 
 // -----

@@ -56,10 +56,12 @@ LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "'" << kParamAttrName
                            << "' is only valid on function arguments";
   // Read the signature, not the entry block: declarations have no body.
+  // Parameters stay marked through bufferization, so later stages can still
+  // find them.
   Type type = function.getArgumentTypes()[argIndex];
-  if (!isa<RankedTensorType>(type))
+  if (!isa<RankedTensorType, MemRefType>(type))
     return op->emitError() << "'" << kParamAttrName << "' on argument #"
-                           << argIndex << " needs a ranked tensor, got "
+                           << argIndex << " needs a ranked tensor or memref, got "
                            << type;
   return success();
 }

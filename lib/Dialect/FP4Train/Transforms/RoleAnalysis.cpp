@@ -366,6 +366,44 @@ roleFromContractedDims(linalg::LinalgOp op, OpOperand &operand,
   return std::nullopt;
 }
 
+/// `value` with layout steps stripped: the tensor it is a view of.
+static Value stripLayout(Value value) {
+  while (std::optional<LayoutStep> step = getLayoutStep(value))
+    value = step->input;
+  return value;
+}
+
+/// Names the weight of each Wgrad that its uses could not name (a gradient
+/// returned with a shape several weights share): the layer's other GEMMs
+/// can, since its dY is the layer's Dgrad dY and its X the layer's Fprop
+/// input.
+static void matchWgradsToLayers(MutableArrayRef<ContractionRole> roles) {
+  auto activationOf = [](const ContractionRole &info) {
+    linalg::LinalgOp op = info.op;
+    return stripLayout(op.getDpsInputs()[1 - *info.weightOperand]);
+  };
+  for (ContractionRole &wgrad : roles) {
+    if (wgrad.role != Role::wgrad || wgrad.param || !wgrad.gradOperand)
+      continue;
+    linalg::LinalgOp op = wgrad.op;
+    Value dy = stripLayout(op.getDpsInputs()[*wgrad.gradOperand]);
+    Value x = stripLayout(op.getDpsInputs()[1 - *wgrad.gradOperand]);
+    llvm::SmallSetVector<unsigned, 2> byGradient, byInput;
+    for (const ContractionRole &other : roles) {
+      if (!other.param || !other.weightOperand)
+        continue;
+      if (other.role == Role::dgrad && activationOf(other) == dy)
+        byGradient.insert(*other.param);
+      if (other.role == Role::fprop && activationOf(other) == x)
+        byInput.insert(*other.param);
+    }
+    if (byGradient.size() == 1)
+      wgrad.param = byGradient.front();
+    else if (byInput.size() == 1)
+      wgrad.param = byInput.front();
+  }
+}
+
 FailureOr<SmallVector<ContractionRole>>
 mlir::fp4train::analyzeRoles(FunctionOpInterface function,
                              ArrayRef<unsigned> extraParams,
@@ -448,6 +486,7 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
       info.isExplicit = true;
     }
   }
+  matchWgradsToLayers(roles);
   return roles;
 }
 

@@ -1,0 +1,30 @@
+"""Prints a role or quantization report one contraction per line.
+
+    <role> param=<index|-> <op> m=<m> n=<n> k=<k> batch=<batch> [<quantization>]
+
+followed by `end`, so that lit tests can check a whole training step's roles
+with one CHECK line per contraction. Reads the JSON report on stdin.
+"""
+import json
+import sys
+
+
+def operand(entry):
+    block = "x".join(str(b) for b in entry["block"])
+    return "%s/%s/%s" % (entry["format"], block, entry["rounding"])
+
+
+for entry in json.load(sys.stdin):
+    param = "-" if entry["param"] is None else entry["param"]
+    line = "%s param=%s %s m=%s n=%s k=%s batch=%s" % (
+        entry["role"], param, entry["op"], entry["m"], entry["n"], entry["k"],
+        entry["batch"])
+    if entry.get("quantized"):
+        line += " " + " ".join(operand(o) for o in entry["operands"])
+        hadamard = entry.get("hadamard")
+        if hadamard:
+            line += " hadamard=%s/%s" % (hadamard["size"], hadamard["signs"])
+    elif "kept" in entry:
+        line += " kept=%s" % entry["kept"]
+    print(line)
+print("end")
