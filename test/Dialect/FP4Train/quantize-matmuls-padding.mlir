@@ -52,3 +52,40 @@ func.func @batched_tokens(%x: tensor<2x8x32xbf16>, %w: tensor<16x32xbf16> {fp4tr
   } -> tensor<2x8x16xf32>
   return %y : tensor<2x8x16xf32>
 }
+
+// A Wgrad over [B, T] activations contracts two dimensions: both become the
+// K dimension of the block-scaled GEMM (K = B*T = 32). W is a weight because
+// the layer's Fprop reads it.
+#dy3 = affine_map<(o, i, b, t) -> (b, t, o)>
+#xk3 = affine_map<(o, i, b, t) -> (b, t, i)>
+#dw2 = affine_map<(o, i, b, t) -> (o, i)>
+// CHECK-LABEL: func @wgrad_over_tokens
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%arg0 : tensor<2x16x32xf32>) outs(%{{.*}} : tensor<32x2x16xf32>) permutation = [2, 0, 1]
+// CHECK: %[[DYK:.*]] = tensor.collapse_shape %[[DYT]] {{\[}}[0], [1, 2]] : tensor<32x2x16xf32> into tensor<32x32xf32>
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%arg1 : tensor<2x16x48xf32>) outs(%{{.*}} : tensor<48x2x16xf32>) permutation = [2, 0, 1]
+// CHECK: %[[XK:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<48x2x16xf32> into tensor<48x32xf32>
+// CHECK-DAG: fp4train.hadamard %[[DYK]] with #fp4train.hadamard<16, random> along 1
+// CHECK-DAG: fp4train.hadamard %[[XK]] with #fp4train.hadamard<16, random> along 1
+// CHECK: fp4train.scaled_matmul {{.*}}, tensor<32x48xf32>
+func.func @wgrad_over_tokens(%dy: tensor<2x16x32xf32>, %x: tensor<2x16x48xf32>,
+                             %w: tensor<32x48xf32> {fp4train.param},
+                             %init: tensor<32x48xf32>, %y0: tensor<2x16x32xf32>)
+    -> (tensor<32x48xf32>, tensor<2x16x32xf32>) {
+  %dw = linalg.generic {indexing_maps = [#dy3, #xk3, #dw2],
+                        iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x : tensor<2x16x32xf32>, tensor<2x16x48xf32>) outs(%init : tensor<32x48xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<32x48xf32>
+  %y = linalg.generic {indexing_maps = [#x3, #w2, #y3],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<2x16x48xf32>, tensor<32x48xf32>) outs(%y0 : tensor<2x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  return %dw, %y : tensor<32x48xf32>, tensor<2x16x32xf32>
+}
