@@ -2,6 +2,7 @@
 
 #include "fp4train/InitFP4Train.h"
 
+#include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 #include "fp4train/Pipelines/Pipelines.h"
@@ -26,6 +27,7 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
@@ -119,6 +121,7 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
 void mlir::fp4train::registerAllPasses() {
   // Ours.
   fp4train::registerFP4TrainPasses();
+  fp4train::registerFP4TrainConversionPasses();
   fp4train::registerPipelines();
 
   // Generic transformations (canonicalize, cse, inline, ...).
@@ -144,6 +147,7 @@ void mlir::fp4train::registerAllPasses() {
   registerArithToLLVMConversionPass();
   registerConvertAMDGPUToROCDLPass();
   registerConvertBufferizationToMemRefPass();
+  bufferization::registerBufferizationPipelines();
   registerConvertControlFlowToLLVMPass();
   registerConvertFuncToLLVMPass();
   registerConvertGpuOpsToNVVMOps();

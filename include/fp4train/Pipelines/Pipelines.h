@@ -81,6 +81,27 @@ struct QuantizePipelineOptions
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 
+/// Options of fp4train-cpu-pipeline: every option of
+/// fp4train-quantize-pipeline, and how results are returned.
+struct CPUPipelineOptions : public QuantizePipelineOptions {
+  Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("return results through caller-allocated memref "
+                     "arguments (buffer-results-to-out-params), the "
+                     "convention of C callers and ExecutionEngine tests"),
+      llvm::cl::init(false)};
+};
+
+/// The quantize pipeline, then the exact CPU expansion (fp4train-expand),
+/// one-shot bufferization, buffer deallocation and lowering to the LLVM
+/// dialect: the result runs under mlir-runner and MLIR's ExecutionEngine.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// The part of the CPU pipeline after quantization: expansion,
+/// bufferization and lowering to the LLVM dialect, for modules that already
+/// hold fp4train ops.
+void buildCPULoweringPipeline(OpPassManager &pm, bool outParams);
+
 /// Registers the fp4train pipelines with the global pass registry.
 void registerPipelines();
 

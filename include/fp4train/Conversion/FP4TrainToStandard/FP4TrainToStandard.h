@@ -1,0 +1,49 @@
+//===- FP4TrainToStandard.h - Expand fp4train to upstream ops ---*- C++ -*-===//
+//
+// The exact CPU expansion of DESIGN.md §6: every fp4train op and type becomes
+// arith/math/linalg/tensor ops on tensors, bit-identical to the numerics
+// library (§2, §7.2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_FP4TRAINTOSTANDARD_H
+#define FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_FP4TRAINTOSTANDARD_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace fp4train {
+
+/// The type conversion of the expansion:
+///  - `!fp4train.scaled<...>` becomes, 1:N, the element codes
+///    (`tensor<shape x i8>`), the block scale codes (`tensor<shape/block x
+///    i8>`) and, when the type has one, the f32 global decode scale;
+///  - a tensor of f4E2M1FN, f8E4M3FN, f8E5M2 or f8E8M0FNU (what `unpack`
+///    returns and `pack` takes) becomes the i8 tensor of its codes, in the
+///    low bits (E2M1: bits 3..0, sign in bit 3), the layout of the numerics
+///    library;
+///  - every other type is left unchanged.
+class FP4TrainToStandardTypeConverter : public TypeConverter {
+public:
+  FP4TrainToStandardTypeConverter();
+};
+
+/// Patterns lowering every fp4train op (quantize, dequantize, hadamard,
+/// scaled_matmul, transpose, pack, unpack) to arith, math, linalg and tensor.
+void populateFP4TrainToStandardConversionPatterns(TypeConverter &converter,
+                                                  RewritePatternSet &patterns);
+
+// One entry point per op family (one file each).
+void populateQuantizeOpLoweringPatterns(TypeConverter &converter,
+                                        RewritePatternSet &patterns);
+void populateHadamardOpLoweringPatterns(TypeConverter &converter,
+                                        RewritePatternSet &patterns);
+void populateScaledMatmulOpLoweringPatterns(TypeConverter &converter,
+                                            RewritePatternSet &patterns);
+void populateLayoutOpLoweringPatterns(TypeConverter &converter,
+                                      RewritePatternSet &patterns);
+
+} // namespace fp4train
+} // namespace mlir
+
+#endif // FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_FP4TRAINTOSTANDARD_H
