@@ -1,10 +1,11 @@
 //===- QuantizeBenchmark.cpp - Quantization throughput --------------------===//
 //
 // Quantizes an 8192×8192 f32 tensor to MXFP4 and NVFP4, RNE and SR, with and
-// without a 16-point Hadamard rotation, and copies the same bytes with memcpy
-// on the same threads, so run.sh can report each throughput as a fraction of
-// the machine's copy bandwidth measured in the same run. Throughput counts
-// the f32 input bytes.
+// without a 16-point Hadamard rotation (and NVFP4 RNE once more with the
+// amax supplied, which shows the cost of its amax pass), and copies the same
+// bytes with memcpy on the same threads, so run.sh can report each throughput
+// as a fraction of the machine's copy bandwidth measured in the same run.
+// Throughput counts the f32 input bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,7 +57,8 @@ void BM_Memcpy(benchmark::State &state) {
 }
 
 /// Arguments: format (0 mxfp4, 1 nvfp4), rounding (0 rne, 1 sr), Hadamard
-/// size (0 or 16). The output buffers are reused across iterations, as a
+/// size (0 or 16), NVFP4 amax supplied (1, delayed scaling: no amax pass) or
+/// computed (0). The output buffers are reused across iterations, as a
 /// training loop would.
 void BM_Quantize(benchmark::State &state) {
   Format format = state.range(0) ? Format::NVFP4 : Format::MXFP4;
@@ -66,6 +68,8 @@ void BM_Quantize(benchmark::State &state) {
   config.rounding =
       state.range(1) ? Rounding::Stochastic : Rounding::NearestEven;
   config.seed = 1;
+  if (state.range(3))
+    config.amax = 4.0f;
   HadamardConfig rotation;
   rotation.size = state.range(2);
   rotation.signs = HadamardSigns::Fixed;
@@ -84,14 +88,16 @@ void BM_Quantize(benchmark::State &state) {
   setThroughput(state);
   state.SetLabel(std::string(getFormatName(format)) + "/" +
                  std::string(getRoundingName(config.rounding)) +
-                 (rotation.size ? "/hadamard16" : ""));
+                 (rotation.size ? "/hadamard16" : "") +
+                 (config.amax ? "/amax-given" : ""));
 }
 
 } // namespace
 
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Quantize)
-    ->ArgsProduct({{0, 1}, {0, 1}, {0, 16}})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 16}, {0}})
+    ->Args({1, 0, 0, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

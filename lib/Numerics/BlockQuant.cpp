@@ -11,6 +11,7 @@
 #include "fp4train/Numerics/BlockQuant.h"
 
 #include "BlockLayout.h"
+#include "Simd.h"
 #include "fp4train/Numerics/Parallel.h"
 #include "fp4train/Numerics/Philox.h"
 
@@ -19,21 +20,6 @@
 #include <cfloat>
 #include <cmath>
 #include <string>
-
-// The contiguous driver is cloned for AVX2 and selected at load time, so the
-// portable build still vectorizes the encoders with 8-wide integer compares
-// and variable shifts where the CPU has them.
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-#define FP4TRAIN_HOT_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FP4TRAIN_HOT_CLONES
-#endif
-#define FP4TRAIN_ALWAYS_INLINE __attribute__((always_inline))
-#if defined(__clang__)
-#define FP4TRAIN_NO_VECTORIZE _Pragma("clang loop vectorize(disable)")
-#else
-#define FP4TRAIN_NO_VECTORIZE
-#endif
 
 namespace fp4train::numerics {
 
@@ -272,20 +258,26 @@ static inline FP4TRAIN_ALWAYS_INLINE float blockAbsMax(const float *x,
   return bitsToFloat(amaxBits);
 }
 
-/// The scale code of a block and the f32 factor that maps its elements into
-/// the element range: 2^-e ([MX1]/[MX2]) or enc ([NV1]).
+/// The scale code of a block: [MX1]/[MX2] or [NV1] s_blk. Branch free, so a
+/// loop over blocks vectorizes.
 template <typename Kind>
 static inline FP4TRAIN_ALWAYS_INLINE uint8_t
-blockScale(float amax, const KernelParams &params, float &multiplier) {
-  if constexpr (Kind::isNV) {
-    uint8_t scale = nvfp4BlockScaleCode(amax, params.global.encode);
-    multiplier = params.elementScales[scale];
-    return scale;
-  } else {
-    uint8_t scale = mxScaleCode(amax, Kind::element, params.scaleMode);
-    multiplier = inverseE8M0(scale);
-    return scale;
-  }
+blockScaleCode(float amax, const KernelParams &params) {
+  if constexpr (Kind::isNV)
+    return nvfp4BlockScaleCode(amax, params.global.encode);
+  else
+    return mxScaleCode(amax, Kind::element, params.scaleMode);
+}
+
+/// The f32 factor that maps a block's elements into the element range:
+/// 2^-e ([MX1]/[MX2]) or enc ([NV1], precomputed per tensor).
+template <typename Kind>
+static inline FP4TRAIN_ALWAYS_INLINE float
+blockMultiplier(uint8_t scale, const KernelParams &params) {
+  if constexpr (Kind::isNV)
+    return params.elementScales[scale];
+  else
+    return inverseE8M0(scale);
 }
 
 /// Encodes the elements of one block given its scale and multiplier.
@@ -311,35 +303,78 @@ encodeBlock(const float *x, const uint32_t *randomWords, uint8_t scale,
   }
 }
 
+/// Largest magnitudes of 8 consecutive contiguous blocks, as sign-cleared
+/// bits, lane b for block b. Each block is first reduced to one vector of 8
+/// partial maxima, then the 8 vectors are reduced together by a transpose in
+/// three shuffle-and-max steps, instead of 8 separate horizontal reductions.
+/// Integer max is exact and order independent, so this equals blockAbsMax.
+template <int64_t BlockSize>
+static inline FP4TRAIN_ALWAYS_INLINE simd::U32x8 blockAbsMax8(const float *x) {
+  using simd::U32x8;
+  const U32x8 magnitudeMask = U32x8{} + 0x7FFFFFFFu;
+  U32x8 m[8];
+  for (int64_t b = 0; b < 8; ++b) {
+    m[b] = simd::load<U32x8>(x + b * BlockSize) & magnitudeMask;
+    for (int64_t v = 8; v < BlockSize; v += 8)
+      m[b] = simd::max(m[b], simd::load<U32x8>(x + b * BlockSize + v) &
+                                 magnitudeMask);
+  }
+  // Each step halves the partial maxima per block and doubles the blocks per
+  // vector; the first two shuffle within 128-bit halves (cheap on AVX2).
+  U32x8 pairs[4], quads[2];
+  for (int64_t p = 0; p < 4; ++p)
+    pairs[p] = simd::max(__builtin_shufflevector(m[2 * p], m[2 * p + 1], 0, 1,
+                                                 8, 9, 4, 5, 12, 13),
+                         __builtin_shufflevector(m[2 * p], m[2 * p + 1], 2, 3,
+                                                 10, 11, 6, 7, 14, 15));
+  for (int64_t q = 0; q < 2; ++q)
+    quads[q] = simd::max(__builtin_shufflevector(pairs[2 * q], pairs[2 * q + 1],
+                                                 0, 2, 8, 10, 4, 6, 12, 14),
+                         __builtin_shufflevector(pairs[2 * q], pairs[2 * q + 1],
+                                                 1, 3, 9, 11, 5, 7, 13, 15));
+  return simd::max(
+      __builtin_shufflevector(quads[0], quads[1], 0, 1, 2, 3, 8, 9, 10, 11),
+      __builtin_shufflevector(quads[0], quads[1], 4, 5, 6, 7, 12, 13, 14, 15));
+}
+
 template <typename Kind, int64_t BlockSize>
 static inline FP4TRAIN_ALWAYS_INLINE void
 quantizeContiguousBlocks(const float *data, int64_t begin, int64_t end,
                          const KernelParams &params, uint8_t *codes,
                          uint8_t *scales) {
-  // Scales are computed for a group of blocks before their elements are
-  // encoded: the scale computations are short dependent chains (a division
-  // for NVFP4), and grouping lets independent chains overlap instead of
-  // serializing with the vector encode loop.
+  // A group of blocks goes through three loops, each vectorized its own way:
+  // block amaxes (8 blocks per transposed reduction), scale codes (one lane
+  // per block: the [NV1] s_blk chain is long, and this overlaps 8 of them),
+  // then the elements of each block.
   constexpr int64_t Group = 16;
   uint32_t randomWords[Group * BlockSize];
-  float multipliers[Group];
+  uint32_t amaxBits[Group];
   for (int64_t first = begin; first < end; first += Group) {
     int64_t count = std::min(Group, end - first);
     const float *x = data + first * BlockSize;
-    // Vectorize each block's amax (contiguous) rather than this loop (which
-    // would gather one element per block).
+    int64_t g = 0;
+    for (; g + 8 <= count; g += 8)
+      simd::store(amaxBits + g, blockAbsMax8<BlockSize>(x + g * BlockSize));
+    // Vectorize each remaining block's amax (contiguous) rather than this
+    // loop (which would gather one element per block).
     FP4TRAIN_NO_VECTORIZE
-    for (int64_t g = 0; g < count; ++g)
-      scales[first + g] = blockScale<Kind>(
-          blockAbsMax<BlockSize>(x + g * BlockSize), params, multipliers[g]);
+    for (; g < count; ++g)
+      amaxBits[g] = floatToBits(blockAbsMax<BlockSize>(x + g * BlockSize));
+    for (g = 0; g < count; ++g)
+      scales[first + g] =
+          blockScaleCode<Kind>(bitsToFloat(amaxBits[g]), params);
     if constexpr (Kind::isSR)
       fillStochasticRoundingWords(params.seed, uint64_t(first * BlockSize),
                                   count * BlockSize, randomWords);
-    for (int64_t g = 0; g < count; ++g)
+    // The multiplier is a table lookup for NVFP4, cheaper as a scalar load
+    // per block than as a gather in the vectorized scale loop.
+    for (g = 0; g < count; ++g) {
+      uint8_t scale = scales[first + g];
       encodeBlock<Kind, BlockSize>(x + g * BlockSize,
-                                   randomWords + g * BlockSize,
-                                   scales[first + g], multipliers[g],
+                                   randomWords + g * BlockSize, scale,
+                                   blockMultiplier<Kind>(scale, params),
                                    codes + (first + g) * BlockSize);
+    }
   }
 }
 
@@ -380,11 +415,11 @@ static void quantizeGathered(const float *data, const BlockLayout &layout,
     });
     visitKernelKind(config.format, config.rounding, [&](auto kind) {
       using Kind = decltype(kind);
-      float multiplier;
-      scales[block] = blockScale<Kind>(blockAbsMax(x.data(), size), params,
-                                       multiplier);
-      encodeBlock<Kind>(x.data(), randomWords.data(), scales[block],
-                        multiplier, blockCodes.data(), size);
+      uint8_t scale = blockScaleCode<Kind>(blockAbsMax(x.data(), size), params);
+      scales[block] = scale;
+      encodeBlock<Kind>(x.data(), randomWords.data(), scale,
+                        blockMultiplier<Kind>(scale, params), blockCodes.data(),
+                        size);
     });
     layout.forEachElement(block, [&](int64_t k, int64_t offset) {
       codes[offset] = blockCodes[k];
@@ -396,7 +431,16 @@ static void quantizeGathered(const float *data, const BlockLayout &layout,
 static float parallelAbsMax(const float *data, int64_t count) {
   std::atomic<uint32_t> maxBits{0};
   parallelFor(count, 1 << 16, [&](int64_t begin, int64_t end) {
-    uint32_t bits = floatToBits(absMax(data + begin, end - begin));
+    // The encoding pass splits the blocks the same way and walks each range
+    // forward, so walking it backward here leaves the data it reads first in
+    // the cache. The integer max does not depend on the order.
+    constexpr int64_t Chunk = 1 << 14;
+    uint32_t bits = 0;
+    for (int64_t chunkEnd = end; chunkEnd > begin; chunkEnd -= Chunk) {
+      int64_t chunkBegin = std::max(begin, chunkEnd - Chunk);
+      bits = std::max(
+          bits, floatToBits(absMax(data + chunkBegin, chunkEnd - chunkBegin)));
+    }
     uint32_t seen = maxBits.load();
     while (bits > seen && !maxBits.compare_exchange_weak(seen, bits)) {
     }

@@ -30,12 +30,13 @@ using namespace fp4train::numerics;
 
 static const char kUsage[] =
     "usage: fp4-quant quantize --format mxfp4|nvfp4|mxfp8-e4m3|mxfp8-e5m2\n"
-    "                          [--scale-mode floor|rceil] [--block 16|32|16x16]\n"
-    "                          [--axis N] [--rounding rne|sr [--seed N]]\n"
+    "                          [--scale-mode floor|rceil] [--block "
+    "16|32|16x16]\n"
+    "                          [--axis N] [--rounding rne|sr]\n"
     "                          [--hadamard 16|32|64|128|256\n"
     "                           [--signs none|fixed|random [--step S]]\n"
     "                           [--unrotate]]\n"
-    "                          [--amax A] [--bf16] IN.npy OUT\n"
+    "                          [--seed N] [--amax A] [--bf16] IN.npy OUT\n"
     "       fp4-quant stats [--bf16] IN.npy\n"
     "\n"
     "quantize reads a float32 .npy (bfloat16 bits as uint16 with --bf16) and\n"
@@ -43,6 +44,8 @@ static const char kUsage[] =
     "(uint8 scale codes), OUT.deq.npy (float32; rotated back only with\n"
     "--unrotate) and for nvfp4 OUT.global.npy (float32 [amax, S_dec]).\n"
     "Blocks run along the last axis unless --axis says otherwise.\n"
+    "--seed (default 0) keys stochastic rounding and random Hadamard signs;\n"
+    "it needs --rounding sr or --signs random.\n"
     "\n"
     "stats prints MSE, SNR, max abs error, the share of elements larger than\n"
     "their block can represent (clipped) and of blocks that quantize to all\n"
@@ -208,8 +211,11 @@ static std::string makeConfigs(const CommandLine &cl, QuantConfig &quant,
       return error;
   }
   if (cl.has("seed")) {
-    if (quant.rounding != Rounding::Stochastic)
-      return "--seed requires --rounding sr";
+    // One seed keys both random streams: [SR1] words and [H1] random signs
+    // (whose --signs value is checked with the other rotation options).
+    bool randomSigns = cl.has("signs") && cl.options.at("signs") == "random";
+    if (quant.rounding != Rounding::Stochastic && !randomSigns)
+      return "--seed requires --rounding sr or --signs random";
     if (!parseUnsigned64(cl.options.at("seed"), quant.seed))
       return "invalid --seed '" + cl.options.at("seed") + "'";
   }

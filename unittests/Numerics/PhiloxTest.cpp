@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 
+#include <vector>
+
 using namespace fp4train::numerics;
 
 namespace {
@@ -43,6 +45,41 @@ TEST(Philox, StochasticRoundingWordLayout) {
     for (uint64_t j = 0; j < 11; ++j)
       EXPECT_EQ(words[j], stochasticRoundingWord(seed, first + j));
   }
+}
+
+// The bulk generator runs Philox on many counters at once in its own code;
+// it must agree word for word with Random123 at every alignment and length,
+// for keys with both words busy, and across carries of the 64-bit counter
+// from its low word into its high word.
+TEST(Philox, BulkFillMatchesReference) {
+  const uint64_t seeds[] = {
+      0, 1, 0xffffffffull, 0x100000000ull, 0x0123456789abcdefull, ~0ull};
+  const uint64_t counters[] = {0,
+                               1,
+                               0xfffffff0ull,  // low word carries
+                               0x1fffffffaull, // second carry
+                               0x00000001ffffffffull,
+                               0x7ffffffffffffff0ull,
+                               0x3ffffffffffffff0ull};
+  std::vector<uint32_t> words(300);
+  for (uint64_t seed : seeds)
+    for (uint64_t counter : counters)
+      for (uint64_t offset : {0ull, 1ull, 2ull, 3ull})
+        for (int64_t count : {0, 1, 7, 63, 64, 65, 130, 300}) {
+          uint64_t first = counter * 4 + offset;
+          // Stay below 2^64 elements, where indices would wrap.
+          if (first + uint64_t(count) < first)
+            continue;
+          fillStochasticRoundingWords(seed, first, count, words.data());
+          for (int64_t j = 0; j < count; ++j) {
+            uint64_t index = first + uint64_t(j);
+            ASSERT_EQ(words[j],
+                      philox4x32_10(
+                          {uint32_t(index >> 2), uint32_t(index >> 34), 0u, 0u},
+                          {uint32_t(seed), uint32_t(seed >> 32)})[index & 3])
+                << "seed " << seed << " index " << index;
+          }
+        }
 }
 
 } // namespace

@@ -83,7 +83,8 @@ struct HadamardConfig {
 };
 
 /// Rotates every block of `config.size` consecutive elements along
-/// `config.axis` of a row-major tensor in place (or applies the inverse).
+/// `config.axis` of a row-major tensor in place (or applies the inverse),
+/// with vectorized kernels that give hadamardRotateBlock's bits on each block.
 /// Fails when the size is unsupported, the axis is out of range or the
 /// dimension is not divisible by the size.
 Status hadamardRotate(float *data, const std::vector<int64_t> &shape,

@@ -32,7 +32,9 @@ std::array<uint32_t, 4> philox4x32_10(uint64_t counter, uint64_t key);
 uint32_t stochasticRoundingWord(uint64_t seed, uint64_t index);
 
 /// Fills out[0..count) with stochasticRoundingWord(seed, firstIndex + j),
-/// calling Philox once per four elements.
+/// one Philox call per four elements, computed for 16 counters at a time
+/// (vectorized; bit-identical to the Random123 reference). firstIndex + count
+/// must not exceed 2^64.
 void fillStochasticRoundingWords(uint64_t seed, uint64_t firstIndex,
                                  int64_t count, uint32_t *out);
 
