@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Runs the numerics benchmarks of BUILD_DIR and prints each quantization
-# throughput with its ratio to the memcpy bandwidth measured in the same run.
+# Runs the numerics benchmarks of BUILD_DIR and prints
+#  - each quantization throughput with its ratio to the memcpy bandwidth
+#    measured in the same run;
+#  - the emulated FP4 linear layer (quantize both operands + [GEMM1] matmul)
+#    and the matmul alone, with their time ratios to the fastest OpenBLAS
+#    SGEMM of the same shape and the f32 FMA peak, all measured in this run.
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
-# The thread count is FP4TRAIN_NUM_THREADS (default 2, the issue's target).
+# The thread count is FP4TRAIN_NUM_THREADS (default 2, the issue's target);
+# OpenBLAS gets the same. OpenBLAS picks its kernel once, when it loads, from
+# OPENBLAS_CORETYPE when that is set (and sizes its blocking from
+# OPENBLAS_L2_SIZE), so the SGEMM baseline is measured twice: in the main run
+# with the environment as given, whose kernel is reported, and in a child
+# process with both variables removed, where OpenBLAS detects the CPU itself.
+# The faster of the two is the baseline.
 set -euo pipefail
 
 build=${1:?usage: benchmarks/run.sh BUILD_DIR}
 shift
 bench="$build/benchmarks/fp4train-bench-quantize"
+gemm="$build/benchmarks/fp4train-bench-gemm"
 if [[ ! -x "$bench" ]]; then
   echo "run.sh: $bench not found; build the fp4train-benchmarks target" >&2
   exit 1
 fi
 export FP4TRAIN_NUM_THREADS=${FP4TRAIN_NUM_THREADS:-2}
+export OPENBLAS_NUM_THREADS=$FP4TRAIN_NUM_THREADS
 json=$(mktemp)
-trap 'rm -f "$json"' EXIT
+gemm_json=$(mktemp)
+sgemm_json=$(mktemp)
+trap 'rm -f "$json" "$gemm_json" "$sgemm_json" "$sgemm_json.before"' EXIT
 "$bench" --benchmark_out="$json" --benchmark_out_format=json \
   --benchmark_min_time=1 "$@"
 
@@ -35,4 +49,74 @@ for b in runs:
         continue
     rate = b["bytes_per_second"]
     print("%-28s %10.2f %12.2f" % (b.get("label", b["name"]), rate / 1e9, rate / copy))
+PY
+
+if [[ ! -x "$gemm" ]]; then
+  echo "run.sh: $gemm not found (OpenBLAS missing? run scripts/setup.sh);" \
+    "no linear-layer table" >&2
+  exit 1
+fi
+
+# Five short repetitions each, of which the table takes the fastest, and the
+# child's SGEMM both before and after the main run: the figures are meant to
+# survive machines shared with other work.
+child_sgemm() {
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$gemm" \
+    --benchmark_filter='^BM_Sgemm' --benchmark_out="$1" \
+    --benchmark_out_format=json --benchmark_min_time=0.5 \
+    --benchmark_repetitions=5 --benchmark_display_aggregates_only=true \
+    "${@:2}" >/dev/null
+}
+child_sgemm "$sgemm_json.before" "$@"
+"$gemm" --benchmark_out="$gemm_json" --benchmark_out_format=json \
+  --benchmark_min_time=0.5 --benchmark_repetitions=5 \
+  --benchmark_display_aggregates_only=true "$@"
+child_sgemm "$sgemm_json" "$@"
+
+python3 - "$gemm_json" "$sgemm_json" "$sgemm_json.before" <<'PY'
+import json, os, sys
+main, child, before = (json.load(open(path)) for path in sys.argv[1:4])
+child["benchmarks"] += before["benchmarks"]
+def iterations(result):
+    """The fastest repetition of each benchmark, in order."""
+    fastest = {}
+    for b in result["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        name = b.get("run_name", b["name"])
+        if name not in fastest or b["real_time"] < fastest[name]["real_time"]:
+            fastest[name] = b
+    return list(fastest.values())
+runs = iterations(main)
+children = iterations(child)
+for b in children:
+    b["label"] = b.get("label", "") + ", child process"
+sgemms = [b for b in runs + children if b["name"].startswith("BM_Sgemm")]
+best = min(sgemms, key=lambda b: b["real_time"])
+peak = next(b for b in runs if b["name"].startswith("BM_FmaPeak"))
+ctx = main["context"]
+print()
+print("Emulated linear layer Y = X.W^T, M=N=K=2048, on %s thread(s); load "
+      "average %s" % (os.environ["FP4TRAIN_NUM_THREADS"],
+                      ", ".join("%.2f" % x for x in ctx.get("load_avg", []))))
+print("OpenBLAS: %s" % ctx.get("openblas_config", "?"))
+def gflops(b):
+    return b["GFLOP/s"]
+print("f32 FMA peak (%s, register-resident): %.1f GFLOP/s"
+      % (peak.get("label", "?"), gflops(peak)))
+print("%-56s %8s %9s %7s %8s" % ("configuration", "ms", "GFLOP/s", "x peak",
+                                 "x SGEMM"))
+for b in sgemms:
+    print("%-56s %8.1f %9.1f %7.2f %8.2f%s"
+          % ("sgemm " + b.get("label", ""), b["real_time"], gflops(b),
+             gflops(b) / gflops(peak), b["real_time"] / best["real_time"],
+             "  <- baseline" if b is best else ""))
+for b in runs:
+    if b["name"].startswith(("BM_ScaledMatmul", "BM_LinearLayer")):
+        what = "matmul" if b["name"].startswith("BM_ScaledMatmul") else "linear"
+        print("%-56s %8.1f %9.1f %7.2f %8.2f"
+              % (what + " " + b.get("label", ""), b["real_time"], gflops(b),
+                 gflops(b) / gflops(peak), b["real_time"] / best["real_time"]))
+print("x SGEMM is the time ratio to the baseline; targets: linear <= 1.0, "
+      "matmul <= 0.5.")
 PY

@@ -14,6 +14,7 @@ PACKAGES=(
   cmake ninja-build ccache python3
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev pkg-config
   # Philox4x32-10 reference implementation for stochastic rounding [SR1].
   librandom123-dev
 )

@@ -7,10 +7,17 @@
 // with at least one E4M3 side, 128-bit for E5M2 pairs. It is rounded to f32
 // exactly once.
 //
+// This is the semantic reference. blockScaledGemm hands the E2M1 pairs that
+// the packed kernels handle to them (BlockGemmKernels.cpp), which give the
+// same bits much faster.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Numerics/BlockGemm.h"
 
+#include "PackedGemm.h"
+
+#include "fp4train/Numerics/BlockGemmKernels.h"
 #include "fp4train/Numerics/Parallel.h"
 
 #include <cmath>
@@ -201,6 +208,11 @@ void gemmRows(const DecodedOperand &a, const DecodedOperand &b,
 
 Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
                        const float *acc, float *c) {
+  return blockScaledGemm(a, b, acc, c, getDefaultGemmKernel());
+}
+
+Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
+                       const float *acc, float *c, GemmKernel kernel) {
   if (a.k != b.k)
     return makeError("operands disagree on K: " + std::to_string(a.k) +
                      " vs " + std::to_string(b.k));
@@ -212,6 +224,12 @@ Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
     return makeError("K (" + std::to_string(a.k) +
                      ") is not divisible by the block size " +
                      std::to_string(a.blockSize));
+  if (!isGemmKernelAvailable(kernel))
+    return makeError("this CPU cannot run the " +
+                     std::string(getGemmKernelName(kernel)) + " gemm kernel");
+  if (kernel != GemmKernel::Reference && isPackedGemmSupported(a, b))
+    return packed::runPackedGemm(a, b, acc, c, kernel);
+
   DecodedOperand decodedA(a), decodedB(b);
   bool wide = a.elementType == ElementType::E5M2 &&
               b.elementType == ElementType::E5M2;

@@ -52,8 +52,11 @@ float roundScaledIntegerToFloat(__int128 value, int exponent);
 /// Each term is rounded once from its exact value. A block pair holding a NaN
 /// or Inf (element or scale) contributes the IEEE double evaluation of its
 /// term, so NaN and Inf propagate as in a float dot product. `acc` may be
-/// null (zeros) and may alias `c`. Multithreaded over rows of A; the result
-/// does not depend on the thread count.
+/// null (zeros) and may alias `c`. E2M1 x E2M1 products run on the packed
+/// int8 kernels of BlockGemmKernels.h (chosen for this CPU), everything else
+/// on the reference; both are multithreaded over output tiles, each output is
+/// computed by one thread, and the result does not depend on the kernel or
+/// the thread count.
 Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
                        const float *acc, float *c);
 
