@@ -29,6 +29,7 @@ tool_dirs = [config.fp4train_tools_dir, config.llvm_tools_dir]
 tools = [
     "fp4-opt",
     "fp4-quant",
+    "fp4-train",
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -2,6 +2,7 @@
 
 #include "fp4train/InitFP4Train.h"
 
+#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
@@ -66,6 +67,10 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVM/ROCDL/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -116,6 +121,13 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
   // `#rocdl.target` / `#nvvm.target` serialization for gpu-module-to-binary.
   ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // What those targets translate device code with.
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerROCDLDialectTranslation(registry);
+  // Lets buffer deallocation run on host code that launches kernels.
+  fp4train::registerGPULaunchFuncMemoryEffectsModel(registry);
 }
 
 void mlir::fp4train::registerAllPasses() {

@@ -54,4 +54,121 @@ def FP4TrainExpand : Pass<"fp4train-expand", "ModuleOp"> {
   ];
 }
 
+def FP4TrainToRuntime : Pass<"fp4train-to-runtime", "ModuleOp"> {
+  let summary = "Lower fp4train ops to calls of the CPU runtime library";
+  let description = [{
+    The fast alternative to `fp4train-expand` on the CPU: `quantize`,
+    `dequantize`, `hadamard` and `scaled_matmul` become calls to the C entry
+    points of `fp4train/Runtime/Runtime.h`, which run the numerics library
+    (the single source of truth, DESIGN.md §7.2). Both lowerings use the same
+    1:N type conversion (i8 codes, i8 scales, f32 global decode scale), so a
+    module lowered either way computes the same bits.
+
+    Operands cross to the calls as unranked memrefs
+    (`bufferization.to_buffer`, any strides), results are fresh
+    `memref.alloc` buffers returned to tensors with
+    `bufferization.to_tensor restrict writable`, so one-shot bufferization
+    takes the module on unchanged. Static attributes (format, block, scale
+    mode, rounding, Hadamard signs) become scalar arguments. `pack`, `unpack`
+    and `transpose` lower as in `fp4train-expand`.
+
+    Each configuration is checked against the numerics library at compile
+    time; one it rejects is an error on the op.
+
+    Example:
+
+    ```mlir
+    // Before
+    %q = fp4train.quantize %x : tensor<4x64xf32>
+        -> !fp4train.scaled<4x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+    // After
+    %xb = bufferization.to_buffer %x read_only : tensor<4x64xf32>
+        to memref<4x64xf32, strided<[?, ?], offset: ?>>
+    %codes = memref.alloc() : memref<4x64xi8>
+    %scales = memref.alloc() : memref<4x2xi8>
+    %g = func.call @fp4train_rt_quantize(%x_unranked, %codes_unranked,
+        %scales_unranked, %c0_i32, %c32, %c1, %c0_i32, %seed, %amax)
+        : (memref<*xf32>, memref<*xi8>, memref<*xi8>, i32, i64, i64, i32,
+           i64, f32) -> f32
+    %ct = bufferization.to_tensor %codes restrict writable : ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
+  let summary = "Lower fp4train.scaled_matmul to gfx950 scaled-MFMA GPU kernels";
+  let description = [{
+    Rewrites every `fp4train.scaled_matmul` whose operands are MX formats
+    (E2M1, E4M3 or E5M2 elements with E8M0 scales of 32-element blocks) into
+    a `gpu.launch` of a tiled GEMM kernel on `amdgpu.scaled_mfma`
+    (`v_mfma_scale_f32_32x32x64_f8f6f4` or `_16x16x128_f8f6f4`), with the
+    operand tiles staged through double-buffered LDS and f32 accumulation;
+    the epilogue writes `acc + A.B^T` in f32 ([GEMM1]). docs/amdgpu.md gives
+    the tiling, the instruction choice and the fragment layouts.
+
+    The kernel reads and writes buffers made with `bufferization.to_buffer`
+    / `memref.alloc` + `bufferization.to_tensor restrict writable`, so the
+    module stays on tensors and one-shot bufferization applies unchanged.
+    Types follow the 1:N conversion of `fp4train-expand` (i8 codes, i8 scale
+    codes), through function signatures too. The fp4train ops without a GPU
+    lowering yet (quantize, dequantize, hadamard, pack, unpack, transpose)
+    are lowered in the same conversion by `fp4train-expand`'s exact
+    patterns, so they run on the host; afterwards no fp4train op or type is
+    left.
+
+    `chip` must have the block-scaled MFMA (gfx950); any other chip, and
+    NVFP4 operands (E4M3 scales of 16-element blocks, which gfx950 cannot
+    consume), are errors naming the chip and the format.
+
+    Example:
+
+    ```mlir
+    // Before
+    %c = fp4train.scaled_matmul %a, %b, %acc
+        : !fp4train.scaled<256x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+          !fp4train.scaled<128x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+          tensor<256x128xf32>
+    // After
+    %out = memref.alloc() {alignment = 64 : i64} : memref<1x256x128xf32>
+    gpu.launch blocks(...) in (%x = %c2, %y = %c4, %z = %c1)
+               threads(...) in (%tx = %c256, ...)
+               workgroup(%lds : memref<...xi8, #gpu.address_space<workgroup>>) {
+      ...
+      %d = amdgpu.scaled_mfma 16x16x128 (%sa[0] * %fa) * (%sb[0] * %fb) + %acc
+          : f8E8M0FNU, vector<32xf4E2M1FN>, f8E8M0FNU, vector<32xf4E2M1FN>,
+            vector<4xf32>
+      ...
+    }
+    %t = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
+           "AMDGPU chip to generate code for (needs gfx950)">,
+    Option<"mfma", "mfma", "std::string", /*default=*/"\"auto\"",
+           "scaled MFMA form: auto (docs/amdgpu.md rule), 32x32x64 or "
+           "16x16x128">
+  ];
+  let dependentDialects = [
+    "::mlir::amdgpu::AMDGPUDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // FP4TRAIN_CONVERSION_PASSES_TD

@@ -81,9 +81,30 @@ struct QuantizePipelineOptions
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 
+/// How the CPU pipeline executes the fp4train ops.
+enum class CPUNumerics {
+  /// fp4train-expand: exact upstream IR, no run-time dependency.
+  IR,
+  /// fp4train-to-runtime: calls into the numerics library through the
+  /// runtime entry points of fp4train/Runtime/Runtime.h (faster; the host
+  /// must provide those symbols). Bit-identical to IR.
+  Runtime,
+};
+
 /// Options of fp4train-cpu-pipeline: every option of
-/// fp4train-quantize-pipeline, and how results are returned.
+/// fp4train-quantize-pipeline, how results are returned, and which numerics
+/// path runs the fp4train ops.
 struct CPUPipelineOptions : public QuantizePipelineOptions {
+  Option<CPUNumerics> numerics{
+      *this, "numerics",
+      llvm::cl::desc("how fp4train ops execute: exact IR expansion or calls "
+                     "to the runtime library"),
+      llvm::cl::init(CPUNumerics::IR),
+      llvm::cl::values(
+          clEnumValN(CPUNumerics::IR, "ir",
+                     "fp4train-expand (upstream ops only)"),
+          clEnumValN(CPUNumerics::Runtime, "runtime",
+                     "fp4train-to-runtime (numerics library calls)"))};
   Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("return results through caller-allocated memref "
@@ -92,15 +113,53 @@ struct CPUPipelineOptions : public QuantizePipelineOptions {
       llvm::cl::init(false)};
 };
 
-/// The quantize pipeline, then the exact CPU expansion (fp4train-expand),
-/// one-shot bufferization, buffer deallocation and lowering to the LLVM
+/// The quantize pipeline, then the exact CPU expansion (fp4train-expand) or
+/// the runtime calls (fp4train-to-runtime), one-shot bufferization, buffer deallocation and lowering to the LLVM
 /// dialect: the result runs under mlir-runner and MLIR's ExecutionEngine.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
-/// The part of the CPU pipeline after quantization: expansion,
-/// bufferization and lowering to the LLVM dialect, for modules that already
-/// hold fp4train ops.
-void buildCPULoweringPipeline(OpPassManager &pm, bool outParams);
+/// The part of the CPU pipeline after quantization: expansion (or runtime
+/// calls), bufferization and lowering to the LLVM dialect, for modules that
+/// already hold fp4train ops.
+void buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
+                              CPUNumerics numerics = CPUNumerics::IR);
+
+/// What gpu-module-to-binary produces for the device code of
+/// fp4train-rocm-pipeline.
+enum class ROCmFormat {
+  /// gfx950 assembly text.
+  ISA,
+  /// An HSA code object (needs ROCm's ld.lld under $ROCM_PATH/llvm/bin).
+  Binary,
+  /// LLVM IR of the device module (offload format).
+  LLVM,
+};
+
+/// Options of fp4train-rocm-pipeline: every option of
+/// fp4train-quantize-pipeline, the chip, the device code format and the
+/// scaled MFMA choice.
+struct ROCmPipelineOptions : public QuantizePipelineOptions {
+  Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("AMDGPU chip (needs gfx950)"),
+      llvm::cl::init("gfx950")};
+  Option<ROCmFormat> format{
+      *this, "format", llvm::cl::desc("device code format"),
+      llvm::cl::init(ROCmFormat::ISA),
+      llvm::cl::values(
+          clEnumValN(ROCmFormat::ISA, "isa", "assembly text"),
+          clEnumValN(ROCmFormat::Binary, "bin", "HSA code object (HSACO)"),
+          clEnumValN(ROCmFormat::LLVM, "llvm", "LLVM IR"))};
+  Option<std::string> mfma{
+      *this, "mfma",
+      llvm::cl::desc("scaled MFMA form: auto, 32x32x64 or 16x16x128"),
+      llvm::cl::init("auto")};
+};
+
+/// The quantize pipeline, then fp4train-to-amdgpu (scaled_matmul as gfx950
+/// kernels), fp4train-expand for the fp4train ops that stay on the host,
+/// bufferization, kernel outlining, device lowering to ROCDL and host
+/// lowering to the LLVM dialect, and gpu-module-to-binary.
+void buildROCmPipeline(OpPassManager &pm, const ROCmPipelineOptions &options);
 
 /// Registers the fp4train pipelines with the global pass registry.
 void registerPipelines();

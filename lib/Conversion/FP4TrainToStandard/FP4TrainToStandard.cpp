@@ -93,6 +93,24 @@ void mlir::fp4train::populateFP4TrainToStandardConversionPatterns(
   populateLayoutOpLoweringPatterns(converter, patterns);
 }
 
+void mlir::fp4train::populateFP4TrainTypeConversionBoundaries(
+    TypeConverter &converter, ConversionTarget &target,
+    RewritePatternSet &patterns) {
+  target.addIllegalDialect<FP4TrainDialect>();
+  target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+    return converter.isSignatureLegal(op.getFunctionType()) &&
+           converter.isLegal(&op.getBody());
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+      [&](Operation *op) { return converter.isLegal(op); });
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       target);
+}
+
 namespace {
 
 struct FP4TrainExpandPass
@@ -103,24 +121,11 @@ struct FP4TrainExpandPass
     MLIRContext *ctx = &getContext();
     FP4TrainToStandardTypeConverter converter;
     ConversionTarget target(*ctx);
-    target.addIllegalDialect<FP4TrainDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
-    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
-      return converter.isSignatureLegal(op.getFunctionType()) &&
-             converter.isLegal(&op.getBody());
-    });
-    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
-        [&](Operation *op) { return converter.isLegal(op); });
-
     RewritePatternSet patterns(ctx);
     populateFP4TrainToStandardConversionPatterns(converter, patterns);
-    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
-                                                                   converter);
-    populateCallOpTypeConversionPattern(patterns, converter);
-    populateReturnOpTypeConversionPattern(patterns, converter);
-    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
-                                                         target);
+    populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

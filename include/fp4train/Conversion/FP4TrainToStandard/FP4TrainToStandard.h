@@ -28,6 +28,14 @@ public:
   FP4TrainToStandardTypeConverter();
 };
 
+/// Makes the fp4train dialect illegal in `target` and adds the patterns and
+/// legality rules that carry `converter` through function signatures, calls,
+/// returns and scf regions. Shared by every lowering that uses the type
+/// conversion above (fp4train-expand, fp4train-to-runtime).
+void populateFP4TrainTypeConversionBoundaries(TypeConverter &converter,
+                                              ConversionTarget &target,
+                                              RewritePatternSet &patterns);
+
 /// Patterns lowering every fp4train op (quantize, dequantize, hadamard,
 /// scaled_matmul, transpose, pack, unpack) to arith, math, linalg and tensor.
 void populateFP4TrainToStandardConversionPatterns(TypeConverter &converter,

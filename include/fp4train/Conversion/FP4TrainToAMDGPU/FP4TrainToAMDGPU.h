@@ -1,0 +1,71 @@
+//===- FP4TrainToAMDGPU.h - Lower fp4train to AMD CDNA4 ---------*- C++ -*-===//
+//
+// Lowers fp4train.scaled_matmul to a gpu.launch of a block-scaled GEMM kernel
+// built on amdgpu.scaled_mfma (gfx950). See docs/amdgpu.md for the tiling,
+// the LDS layout and the fragment layouts the kernel relies on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H
+#define FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H
+
+#include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <optional>
+
+namespace mlir {
+class DialectRegistry;
+
+namespace fp4train {
+
+/// The scaled MFMA instruction a GEMM kernel is built on.
+enum class ScaledMFMAKind {
+  /// v_mfma_scale_f32_32x32x64_f8f6f4: 128x128 workgroup tiles.
+  M32N32K64,
+  /// v_mfma_scale_f32_16x16x128_f8f6f4: 64x64 workgroup tiles.
+  M16N16K128,
+};
+
+/// Returns true when `chipset` has the block-scaled f8f6f4 MFMA and the
+/// scaled FP4 conversions (CDNA4, gfx950).
+bool hasScaledMFMA(const amdgpu::Chipset &chipset);
+
+/// The documented choice (docs/amdgpu.md) of the `auto` mode: 32x32x64 on
+/// 128x128 tiles when that grid alone has at least one workgroup per compute
+/// unit of an MI355X (256), 16x16x128 on 64x64 tiles otherwise.
+ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
+
+/// Adds the pattern lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
+/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`.
+/// `converter` is the 1:N type conversion of fp4train-expand
+/// (FP4TrainToStandardTypeConverter). `mfma` forces one instruction; by
+/// default selectScaledMFMAKind decides per op. The pattern has benefit 2, so
+/// it wins over fp4train-expand's scaled_matmul pattern when both are
+/// populated (as the pass does, for the ops without a GPU lowering). Ops the
+/// chip cannot run are left alone: run checkFP4TrainAMDGPUSupport first for
+/// the diagnostics.
+void populateFP4TrainToAMDGPUConversionPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    amdgpu::Chipset chipset, std::optional<ScaledMFMAKind> mfma = {});
+
+/// Emits an error naming the chip and the format on every op under `root`
+/// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `chipset`
+/// (any chip without scaled MFMA; NVFP4 operands, whose E4M3 block scales
+/// gfx950 cannot consume). `chipName` is the user's spelling of the chip.
+LogicalResult checkFP4TrainAMDGPUSupport(Operation *root,
+                                         const amdgpu::Chipset &chipset,
+                                         StringRef chipName);
+
+/// Declares the memory effects of gpu.launch_func (reads and writes of its
+/// memref operands, and of unknown memory), which upstream leaves undeclared.
+/// Ownership-based buffer deallocation refuses ops with unknown effects, and
+/// it must run after kernel outlining (it cannot look into gpu.launch
+/// bodies, whose gpu.barrier has no declared effects either); with this
+/// model it sees a launch as a use of its buffers.
+void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
+
+} // namespace fp4train
+} // namespace mlir
+
+#endif // FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H

@@ -1,0 +1,107 @@
+//===- FP4TrainToAMDGPU.cpp - The fp4train-to-amdgpu pass -----------------===//
+//
+// Parses the chip once, reports every op the chip cannot run with a message
+// naming chip and format, then runs one conversion with the 1:N type
+// conversion of fp4train-expand: scaled_matmul becomes a GPU kernel, and the
+// fp4train ops without a GPU lowering yet (quantize, dequantize, hadamard,
+// pack/unpack/transpose) get fp4train-expand's exact patterns, i.e. they run
+// on the host. One conversion keeps the i8 codes and scales flowing between
+// the two without casts back to the narrow float types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/Passes.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::fp4train {
+#define GEN_PASS_DEF_FP4TRAINTOAMDGPU
+#include "fp4train/Conversion/Passes.h.inc"
+} // namespace mlir::fp4train
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+namespace {
+
+struct LaunchFuncMemoryEffectsModel
+    : public MemoryEffectOpInterface::ExternalModel<
+          LaunchFuncMemoryEffectsModel, gpu::LaunchFuncOp> {
+  void getEffects(Operation *op,
+                  SmallVectorImpl<SideEffects::EffectInstance<
+                      MemoryEffects::Effect>> &effects) const {
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<BaseMemRefType>(operand.get().getType()))
+        continue;
+      effects.emplace_back(MemoryEffects::Read::get(), &operand);
+      effects.emplace_back(MemoryEffects::Write::get(), &operand);
+    }
+    // A kernel may also write memory it reaches otherwise (pointers in
+    // arguments, globals): never let a launch look removable.
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
+struct FP4TrainToAMDGPUPass
+    : public fp4train::impl::FP4TrainToAMDGPUBase<FP4TrainToAMDGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    FailureOr<amdgpu::Chipset> chipset = amdgpu::Chipset::parse(chip);
+    if (failed(chipset)) {
+      root->emitError("fp4train-to-amdgpu: invalid chip '")
+          << chip << "': expected an AMDGPU target name such as gfx950";
+      return signalPassFailure();
+    }
+    std::optional<ScaledMFMAKind> kind;
+    if (mfma == "32x32x64") {
+      kind = ScaledMFMAKind::M32N32K64;
+    } else if (mfma == "16x16x128") {
+      kind = ScaledMFMAKind::M16N16K128;
+    } else if (mfma != "auto") {
+      root->emitError("fp4train-to-amdgpu: invalid mfma '")
+          << mfma << "': expected auto, 32x32x64 or 16x16x128";
+      return signalPassFailure();
+    }
+    if (failed(checkFP4TrainAMDGPUSupport(root, *chipset, chip)))
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    FP4TrainToStandardTypeConverter converter;
+    ConversionTarget target(*ctx);
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    // The GPU pattern outranks fp4train-expand's scaled_matmul pattern; the
+    // support check above guarantees it applies to every scaled_matmul.
+    populateFP4TrainToAMDGPUConversionPatterns(converter, patterns, *chipset,
+                                               kind);
+    populateFP4TrainToStandardConversionPatterns(converter, patterns);
+    populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::fp4train::registerGPULaunchFuncMemoryEffectsModel(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+    gpu::LaunchFuncOp::attachInterface<LaunchFuncMemoryEffectsModel>(*ctx);
+  });
+}

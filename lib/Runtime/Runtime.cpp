@@ -1,0 +1,334 @@
+//===- Runtime.cpp - CPU runtime entry points of the fp4train ops ---------===//
+//
+// Each entry point turns its memref descriptors into dense row-major buffers
+// (a view when the memref already is one, a copy otherwise), calls the
+// numerics library and writes the result back. The lowering validates every
+// configuration at compile time, so a failure here is a misuse of the C ABI:
+// it is reported and aborts, as MLIR's own runtime libraries do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Runtime/Runtime.h"
+
+#include "fp4train/Numerics/BlockGemm.h"
+#include "fp4train/Numerics/BlockQuant.h"
+#include "fp4train/Numerics/Hadamard.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace num = ::fp4train::numerics;
+
+namespace {
+
+[[noreturn]] void fail(const char *entry, const std::string &message) {
+  std::fprintf(stderr, "fp4train runtime: %s: %s\n", entry, message.c_str());
+  std::abort();
+}
+
+/// A memref seen as a dense row-major array. Reading borrows the memref's
+/// data when it is already dense and copies otherwise; writing goes to the
+/// memref directly when dense and through `store` otherwise.
+template <typename T> class DenseView {
+public:
+  explicit DenseView(UnrankedMemRefType<T> *memref)
+      : ref(*memref),
+        shape(ref.sizes, ref.sizes + ref.rank) {
+    count = 1;
+    for (int64_t size : shape)
+      count *= size;
+    dense = true;
+    for (int64_t d = ref.rank - 1, stride = 1; d >= 0; --d) {
+      if (shape[d] != 1 && ref.strides[d] != stride)
+        dense = false;
+      stride *= shape[d];
+    }
+  }
+
+  const std::vector<int64_t> &getShape() const { return shape; }
+  int64_t size() const { return count; }
+
+  /// The elements in row-major order.
+  T *data() {
+    if (dense)
+      return ref.data + ref.offset;
+    if (copy.empty()) {
+      copy.resize(count);
+      forEachElement([&](int64_t linear, T *element) { copy[linear] = *element; });
+    }
+    return copy.data();
+  }
+
+  /// Writes back what was written through data() when the memref is strided.
+  void store() {
+    if (!dense)
+      forEachElement([&](int64_t linear, T *element) { *element = copy[linear]; });
+  }
+
+private:
+  template <typename Fn> void forEachElement(Fn fn) {
+    std::vector<int64_t> index(ref.rank, 0);
+    for (int64_t linear = 0; linear < count; ++linear) {
+      int64_t offset = ref.offset;
+      for (int64_t d = 0; d < ref.rank; ++d)
+        offset += index[d] * ref.strides[d];
+      fn(linear, ref.data + offset);
+      for (int64_t d = ref.rank - 1; d >= 0 && ++index[d] == shape[d]; --d)
+        index[d] = 0;
+    }
+  }
+
+  DynamicMemRefType<T> ref;
+  std::vector<int64_t> shape;
+  int64_t count;
+  bool dense;
+  std::vector<T> copy;
+};
+
+num::Format toFormat(const char *entry, int32_t format) {
+  switch (format) {
+  case FP4TRAIN_RT_MXFP4:
+    return num::Format::MXFP4;
+  case FP4TRAIN_RT_NVFP4:
+    return num::Format::NVFP4;
+  case FP4TRAIN_RT_MXFP8_E4M3:
+    return num::Format::MXFP8E4M3;
+  case FP4TRAIN_RT_MXFP8_E5M2:
+    return num::Format::MXFP8E5M2;
+  }
+  fail(entry, "unknown format " + std::to_string(format));
+}
+
+/// The configuration of the arguments, validated against `shape`.
+num::QuantConfig checkedConfig(const char *entry,
+                               const std::vector<int64_t> &shape,
+                               const num::QuantConfig &config) {
+  num::Expected<num::QuantConfig> checked = num::validateConfig(shape, config);
+  if (!checked)
+    fail(entry, checked.error().message);
+  return *checked;
+}
+
+void copyBytes(DenseView<int8_t> &to, const std::vector<uint8_t> &from,
+               const char *entry, const char *what) {
+  if (size_t(to.size()) != from.size())
+    fail(entry, std::string(what) + " has " + std::to_string(to.size()) +
+                    " elements, expected " + std::to_string(from.size()));
+  std::memcpy(to.data(), from.data(), from.size());
+  to.store();
+}
+
+} // namespace
+
+num::QuantConfig fp4train::runtime::makeQuantConfig(int32_t format,
+                                                    int64_t blockSize,
+                                                    int64_t axis, int32_t flags,
+                                                    int64_t seed, float amax) {
+  num::QuantConfig config;
+  config.format = toFormat("quantize", format);
+  config.blockSize = blockSize;
+  config.axis = axis;
+  config.twoDimensional = flags & FP4TRAIN_RT_TWO_D;
+  config.scaleMode =
+      flags & FP4TRAIN_RT_RCEIL ? num::ScaleMode::RCeil : num::ScaleMode::Floor;
+  config.rounding = flags & FP4TRAIN_RT_STOCHASTIC ? num::Rounding::Stochastic
+                                                   : num::Rounding::NearestEven;
+  config.seed = uint64_t(seed);
+  if (flags & FP4TRAIN_RT_SUPPLIED_AMAX)
+    config.amax = amax;
+  else if (flags & FP4TRAIN_RT_NO_GLOBAL)
+    // [NV1] with amax_tensor = 448·6 gives S_enc = S_dec = 1 exactly: the
+    // two-level rule without its global level.
+    config.amax = 448.0f * 6.0f;
+  return config;
+}
+
+float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
+                                        UnrankedMemRefType<int8_t> *codes,
+                                        UnrankedMemRefType<int8_t> *scales,
+                                        int32_t format, int64_t blockSize,
+                                        int64_t axis, int32_t flags,
+                                        int64_t seed, float amax) {
+  const char *entry = "quantize";
+  DenseView<float> x(input);
+  num::QuantConfig config = checkedConfig(
+      entry, x.getShape(),
+      fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, seed,
+                                         amax));
+  // Buffers are reused across calls (training steps quantize the same shapes
+  // over and over); one per thread keeps concurrent callers apart.
+  thread_local num::QuantizedTensor quantized;
+  num::Status status = num::quantizeInto(x.data(), x.getShape(), config, quantized);
+  if (!status)
+    fail(entry, status.error().message);
+  DenseView<int8_t> codeView(codes), scaleView(scales);
+  copyBytes(codeView, quantized.codes, entry, "codes");
+  copyBytes(scaleView, quantized.scales, entry, "scales");
+  bool hasGlobal = config.format == num::Format::NVFP4 &&
+                   !(flags & FP4TRAIN_RT_NO_GLOBAL);
+  return hasGlobal ? quantized.globalDecodeScale : 1.0f;
+}
+
+void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
+                                         UnrankedMemRefType<int8_t> *scales,
+                                         UnrankedMemRefType<float> *result,
+                                         int32_t format, int64_t blockSize,
+                                         int64_t axis, int32_t flags,
+                                         float globalDecode) {
+  const char *entry = "dequantize";
+  DenseView<int8_t> codeView(codes), scaleView(scales);
+  DenseView<float> out(result);
+  num::QuantizedTensor quantized;
+  quantized.shape = codeView.getShape();
+  quantized.config = checkedConfig(
+      entry, quantized.shape,
+      fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, 0,
+                                         0.0f));
+  quantized.scaleShape = scaleView.getShape();
+  auto bytes = [](DenseView<int8_t> &view) {
+    auto *data = reinterpret_cast<const uint8_t *>(view.data());
+    return std::vector<uint8_t>(data, data + view.size());
+  };
+  quantized.codes = bytes(codeView);
+  quantized.scales = bytes(scaleView);
+  quantized.globalDecodeScale = globalDecode;
+  std::vector<float> values = num::dequantize(quantized);
+  if (int64_t(values.size()) != out.size())
+    fail(entry, "result shape does not match the codes");
+  std::memcpy(out.data(), values.data(), values.size() * sizeof(float));
+  out.store();
+}
+
+void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
+                                       UnrankedMemRefType<float> *result,
+                                       UnrankedMemRefType<float> *signs,
+                                       int64_t size, int64_t dim,
+                                       int32_t signMode, int64_t seed,
+                                       int64_t step, int32_t inverse) {
+  const char *entry = "hadamard";
+  DenseView<float> x(input), y(result);
+  if (x.getShape() != y.getShape())
+    fail(entry, "input and result shapes differ");
+  float *data = y.data();
+  std::memcpy(data, x.data(), x.size() * sizeof(float));
+
+  num::HadamardConfig config;
+  config.size = size;
+  config.axis = dim;
+  config.seed = uint64_t(seed);
+  config.step = uint64_t(step);
+  switch (signMode) {
+  case FP4TRAIN_RT_SIGNS_NONE:
+  case FP4TRAIN_RT_SIGNS_EXPLICIT:
+    config.signs = num::HadamardSigns::None;
+    break;
+  case FP4TRAIN_RT_SIGNS_FIXED:
+    config.signs = num::HadamardSigns::Fixed;
+    break;
+  case FP4TRAIN_RT_SIGNS_RANDOM:
+    config.signs = num::HadamardSigns::Random;
+    break;
+  default:
+    fail(entry, "unknown sign mode " + std::to_string(signMode));
+  }
+
+  // [H1] applies the signs first (forward) or last (inverse), each an exact
+  // multiply by ±1, around the transform and the normalization; so an
+  // explicit vector is applied here around the library's unsigned rotation,
+  // giving the same bits as a rotation that carried it.
+  const std::vector<int64_t> &shape = x.getShape();
+  auto multiplySigns = [&] {
+    DenseView<float> signView(signs);
+    if (signView.size() != size)
+      fail(entry, "the sign vector must have " + std::to_string(size) +
+                      " elements");
+    const float *s = signView.data();
+    int64_t inner = 1;
+    for (size_t d = dim + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    for (int64_t i = 0; i < x.size(); ++i)
+      data[i] *= s[(i / inner) % size];
+  };
+  bool explicitSigns = signMode == FP4TRAIN_RT_SIGNS_EXPLICIT;
+  if (explicitSigns && !inverse)
+    multiplySigns();
+  num::Status status = num::hadamardRotate(data, shape, config, inverse);
+  if (!status)
+    fail(entry, status.error().message);
+  if (explicitSigns && inverse)
+    multiplySigns();
+  y.store();
+}
+
+void _mlir_ciface_fp4train_rt_scaled_matmul(
+    UnrankedMemRefType<int8_t> *lhsCodes, UnrankedMemRefType<int8_t> *lhsScales,
+    UnrankedMemRefType<int8_t> *rhsCodes, UnrankedMemRefType<int8_t> *rhsScales,
+    UnrankedMemRefType<float> *acc, UnrankedMemRefType<float> *result,
+    int32_t lhsFormat, int32_t lhsFlags, float lhsGlobalDecode,
+    int32_t rhsFormat, int32_t rhsFlags, float rhsGlobalDecode,
+    int64_t blockSize) {
+  const char *entry = "scaled_matmul";
+  DenseView<int8_t> a(lhsCodes), sa(lhsScales), b(rhsCodes), sb(rhsScales);
+  DenseView<float> c0(acc), c(result);
+  const std::vector<int64_t> &shape = c.getShape();
+  int64_t rank = int64_t(shape.size());
+  if (rank < 2 || a.getShape().size() != shape.size() ||
+      b.getShape().size() != shape.size() || c0.getShape() != shape)
+    fail(entry, "operand ranks do not match the result");
+  int64_t m = shape[rank - 2], n = shape[rank - 1];
+  int64_t k = a.getShape().back();
+  int64_t batches = c.size() / (m * n);
+
+  // One GEMM per batch; a 2-D-blocked operand's scale of (row, K block) is
+  // that of its 16x16 tile (scaleRowGroup = block).
+  auto operand = [&](DenseView<int8_t> &codes, DenseView<int8_t> &scales,
+                     int32_t format, int32_t flags, float globalDecode,
+                     int64_t rows) {
+    num::Format f = toFormat(entry, format);
+    bool twoD = flags & FP4TRAIN_RT_TWO_D;
+    num::GemmOperand op;
+    op.codes = reinterpret_cast<const uint8_t *>(codes.data());
+    op.rows = rows;
+    op.k = k;
+    op.elementType = num::getElementType(f);
+    op.scaleType = num::getScaleType(f);
+    op.blockSize = blockSize;
+    op.scales = reinterpret_cast<const uint8_t *>(scales.data());
+    op.scaleRowGroup = twoD ? blockSize : 1;
+    op.scaleRowStride = k / blockSize;
+    op.globalDecodeScale = globalDecode;
+    return op;
+  };
+  num::GemmOperand lhs = operand(a, sa, lhsFormat, lhsFlags, lhsGlobalDecode, m);
+  num::GemmOperand rhs = operand(b, sb, rhsFormat, rhsFlags, rhsGlobalDecode, n);
+  int64_t lhsScaleBatch = sa.size() / batches, rhsScaleBatch = sb.size() / batches;
+  const float *accData = c0.data();
+  float *out = c.data();
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    num::GemmOperand lhsBatch = lhs, rhsBatch = rhs;
+    lhsBatch.codes += batch * m * k;
+    lhsBatch.scales += batch * lhsScaleBatch;
+    rhsBatch.codes += batch * n * k;
+    rhsBatch.scales += batch * rhsScaleBatch;
+    num::Status status = num::blockScaledGemm(
+        lhsBatch, rhsBatch, accData + batch * m * n, out + batch * m * n);
+    if (!status)
+      fail(entry, status.error().message);
+  }
+  c.store();
+}
+
+std::vector<fp4train::runtime::Symbol> fp4train::runtime::getSymbols() {
+  return {
+      {"_mlir_ciface_fp4train_rt_quantize",
+       reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_quantize)},
+      {"_mlir_ciface_fp4train_rt_dequantize",
+       reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_dequantize)},
+      {"_mlir_ciface_fp4train_rt_hadamard",
+       reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_hadamard)},
+      {"_mlir_ciface_fp4train_rt_scaled_matmul",
+       reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_scaled_matmul)},
+  };
+}

@@ -1,0 +1,15 @@
+// RUN: fp4-opt %s --fp4train-to-amdgpu="chip=gfx950" --split-input-file --verify-diagnostics
+// RUN: not fp4-opt %s --fp4train-to-amdgpu="chip=gfx90a" --split-input-file 2>&1 | FileCheck %s --check-prefix=GFX90A
+// RUN: not fp4-opt %s --fp4train-to-amdgpu="chip=sm_100a" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: not fp4-opt %s --fp4train-to-amdgpu="mfma=8x8x32" 2>&1 | FileCheck %s --check-prefix=BADMFMA
+
+// BADCHIP: error: fp4train-to-amdgpu: invalid chip 'sm_100a': expected an AMDGPU target name such as gfx950
+// BADMFMA: error: fp4train-to-amdgpu: invalid mfma '8x8x32': expected auto, 32x32x64 or 16x16x128
+// GFX90A: error: 'fp4train.scaled_matmul' op needs gfx950 (CDNA4): chip gfx90a has no block-scaled MFMA (v_mfma_scale_f32_*_f8f6f4)
+
+!nv = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+func.func @nvfp4(%a: !nv, %b: !nv, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{'fp4train.scaled_matmul' op has an NVFP4 operand '!fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>', which gfx950 cannot run natively: its scaled MFMA takes E8M0 scales of 32-element blocks, not NVFP4's E4M3 scales of 16-element blocks; use an MX recipe (mxfp4, mxfp8) for gfx950}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !nv, !nv, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}

@@ -1,0 +1,3 @@
+func.func @train_step(%x: tensor<4xf32>) {
+  return 1
+}
