@@ -6,7 +6,11 @@
 # 1. Reads the bundled transformer-block training step (forward, backward),
 #    prints the role of every matmul (Fprop/Dgrad/Wgrad/other), and rewrites
 #    it with the NVFP4 recipe, printing what each GEMM became.
-# 2. Verifies and round-trips the hand-written quantized linear layer.
+# 2. Compiles the same step for gfx950 with the MXFP4 recipe (NVFP4 has no
+#    native gfx950 path) and reports each GEMM kernel's assembly.
+# 3. Trains the MLP example on the CPU under f32, mxfp4-hadamard and nvfp4
+#    and prints the comparison table.
+# 4. Verifies and round-trips the hand-written quantized linear layer.
 # Outputs land in BUILD_DIR/demo/.
 #
 #===----------------------------------------------------------------------===#
@@ -52,6 +56,17 @@ PY
 echo "ops in the quantized module:"
 grep -oE '= (fp4train|linalg)\.[a-z_]+' "$out/transformer_block_$recipe.mlir" | cut -c3- | sort | uniq -c
 echo "quantized IR: $out/transformer_block_$recipe.mlir"
+
+echo
+echo "== gfx950: $(basename "$block") with recipe=mxfp4 (assembly in $out/gfx950/)"
+"$opt" "$block" --fp4train-rocm-pipeline="recipe=mxfp4 chip=gfx950 format=isa step-arg=10" \
+  -o "$out/transformer_block_gfx950.mlir"
+python3 "$root/scripts/isa_report.py" "$out/transformer_block_gfx950.mlir" "$out/gfx950"
+
+echo
+echo "== Training the MLP example on the CPU (400 steps per recipe, same seed and data)"
+"$build/bin/fp4-train" "$root/examples/mlp_train_step.mlir" \
+  --compare f32,mxfp4-hadamard,nvfp4 --steps 400 --out "$out/train"
 
 echo
 example="$root/examples/quantized_linear.mlir"
