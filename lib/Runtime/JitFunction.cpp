@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -133,6 +134,12 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
       symbols[interner(symbol.name)] = {
           llvm::orc::ExecutorAddr::fromPtr(symbol.address),
           llvm::JITSymbolFlags::Exported};
+    // Bufferization lowers copies between buffers of different layouts
+    // (the zero padding and slicing around block-scaled GEMMs) to calls of
+    // this C runner utility.
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   auto entry = result->engine->lookupPacked("_mlir_ciface_" + name.str());
