@@ -87,6 +87,27 @@ void mlir::fp4train::buildQuantizePipeline(
   pm.addPass(createCSEPass());
 }
 
+/// Lowers bufferized host code (memref, arith, math, index, func, cf; and
+/// gpu.launch_func when `gpuLaunches`) to the LLVM dialect. Shared by the CPU
+/// and ROCm pipelines so both hosts lower the same way.
+static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(std::make_unique<DropParamMarkersPass>());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // math-to-llvm first: libm has no rsqrtf (STYLE.md, known traps).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  if (gpuLaunches)
+    pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
                                               bool outParams,
                                               CPUNumerics numerics) {
@@ -121,19 +142,7 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
   // K-block sum relies on.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
-  pm.addPass(std::make_unique<DropParamMarkersPass>());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // math-to-llvm first: libm has no rsqrtf (STYLE.md, known traps).
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addHostLoweringToLLVM(pm, /*gpuLaunches=*/false);
 }
 
 void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
@@ -189,19 +198,7 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   pm.addPass(createGpuROCDLAttachTarget(attach));
 
   // Host code, as in the CPU pipeline, plus gpu.launch_func -> runtime calls.
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
-  pm.addPass(std::make_unique<DropParamMarkersPass>());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
 
   GpuModuleToBinaryPassOptions binary;
   switch (options.format) {
