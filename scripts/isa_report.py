@@ -4,7 +4,8 @@
 Reads the output of `fp4-opt --fp4train-rocm-pipeline="... format=isa"`,
 writes each kernel's assembly to OUT_DIR/<kernel>.s, and prints one line per
 kernel: the block-scaled MFMAs in its main loop (the body between a loop
-label and the branch back to it), VGPRs, AGPRs, spills, scratch and LDS bytes
+label and the branch back to it; for quantize kernels, the scaled
+conversions), VGPRs, AGPRs, spills, scratch and LDS bytes
 from the code object metadata, and the occupancy those imply on gfx950 (waves
 per SIMD: 512 unified VGPR+AGPR registers per lane allocated in units of 8,
 at most 8 waves; 160 KiB of LDS per CU shared by workgroups whose waves
@@ -18,6 +19,7 @@ import sys
 
 BINARY = re.compile(r'gpu\.binary @(\w+)\s*\[#gpu\.object<#rocdl\.target<[^>]*>,\s*(?:\w+ = )?"((?:[^"\\]|\\.)*)"')
 MFMA = re.compile(r"v_mfma_scale_f32_(\w+)_f8f6f4")
+CONVERT = re.compile(r"v_cvt_scalef32_(?:sr_)?pk_\w+")
 
 
 def unescape(text):
@@ -63,18 +65,23 @@ def main():
     module, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(out_dir, exist_ok=True)
     text = open(module).read()
-    print("%-22s %-22s %5s %5s %6s %7s %6s %9s" % ("kernel", "MFMAs/loop iter", "VGPR", "AGPR", "spills", "scratch", "LDS", "waves/SIMD"))
+    print("%-22s %-36s %5s %5s %6s %7s %6s %9s" % ("kernel", "MFMAs/loop iter", "VGPR", "AGPR", "spills", "scratch", "LDS", "waves/SIMD"))
     for name, escaped in BINARY.findall(text):
         asm = unescape(escaped)
         with open(os.path.join(out_dir, name + ".s"), "w") as f:
             f.write(asm)
         loop = main_loop_mfmas(asm)
+        converts = CONVERT.findall(asm)
         if loop:
             mfmas = "%d x %s" % (loop[0], "/".join(loop[2]))
+        elif MFMA.search(asm):
+            mfmas = "no loop (%d total)" % len(MFMA.findall(asm))
+        elif converts:
+            # A quantize kernel: its scaled conversions instead.
+            mfmas = "quantize: %d x %s" % (len(converts), converts[0][6:])
         else:
-            total = len(MFMA.findall(asm))
-            mfmas = "no loop (%d total)" % total
-        print("%-22s %-22s %5d %5d %6d %7d %6d %9d" % (
+            mfmas = "-"
+        print("%-22s %-36s %5d %5d %6d %7d %6d %9d" % (
             name, mfmas, field(asm, "vgpr_count"), field(asm, "agpr_count"),
             field(asm, "vgpr_spill_count"),
             field(asm, "private_segment_fixed_size"),

@@ -2,8 +2,9 @@
 //
 // Parses the chip once, reports every op the chip cannot run with a message
 // naming chip and format, then runs one conversion with the 1:N type
-// conversion of fp4train-expand: scaled_matmul becomes a GPU kernel, and the
-// fp4train ops without a GPU lowering yet (quantize, dequantize, hadamard,
+// conversion of fp4train-expand: scaled_matmul and the RNE MX quantize ops
+// blocked along the last dimension (isQuantizeOnGPU) become GPU kernels, and
+// the other fp4train ops (other quantizes, dequantize, hadamard,
 // pack/unpack/transpose) get fp4train-expand's exact patterns, i.e. they run
 // on the host. One conversion keeps the i8 codes and scales flowing between
 // the two without casts back to the narrow float types.
@@ -86,8 +87,9 @@ struct FP4TrainToAMDGPUPass
     ConversionTarget target(*ctx);
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    // The GPU pattern outranks fp4train-expand's scaled_matmul pattern; the
-    // support check above guarantees it applies to every scaled_matmul.
+    // The GPU patterns outrank fp4train-expand's scaled_matmul and quantize
+    // patterns; the support check above guarantees the GEMM one applies to
+    // every scaled_matmul, the quantize one takes the ops of its rule.
     populateFP4TrainToAMDGPUConversionPatterns(converter, patterns, *chipset,
                                                kind);
     populateFP4TrainToStandardConversionPatterns(converter, patterns);

@@ -623,6 +623,7 @@ void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
     amdgpu::Chipset chipset, std::optional<ScaledMFMAKind> mfma) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
                                        chipset, mfma);
+  populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, chipset);
 }
 
 LogicalResult

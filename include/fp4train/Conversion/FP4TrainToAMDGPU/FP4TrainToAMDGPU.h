@@ -18,6 +18,7 @@ namespace mlir {
 class DialectRegistry;
 
 namespace fp4train {
+class QuantizeOp;
 
 /// The scaled MFMA instruction a GEMM kernel is built on.
 enum class ScaledMFMAKind {
@@ -36,8 +37,9 @@ bool hasScaledMFMA(const amdgpu::Chipset &chipset);
 /// unit of an MI355X (256), 16x16x128 on 64x64 tiles otherwise.
 ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
 
-/// Adds the pattern lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
-/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`.
+/// Adds the patterns lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
+/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, and the
+/// quantize ops of isQuantizeOnGPU to quantize kernels.
 /// `converter` is the 1:N type conversion of fp4train-expand
 /// (FP4TrainToStandardTypeConverter). `mfma` forces one instruction; by
 /// default selectScaledMFMAKind decides per op. The pattern has benefit 2, so
@@ -48,6 +50,22 @@ ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
 void populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     amdgpu::Chipset chipset, std::optional<ScaledMFMAKind> mfma = {});
+
+/// The rule for quantize kernels: true when `op` quantizes to an MX format
+/// (f4E2M1FN, f8E4M3FN or f8E5M2 elements, E8M0 scales, no global scale)
+/// with round-to-nearest-even, in 1-D blocks of 32 along the last dimension
+/// (block shape [1, ..., 1, 32]), from f32, bf16 or f16, on a chip with the
+/// scaled conversions (gfx950). Every other quantize (stochastic rounding,
+/// NVFP4, 2-D blocks, blocks along another dimension) stays on the host.
+bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
+
+/// Adds the pattern lowering the quantize ops of isQuantizeOnGPU to a
+/// gpu.launch of a kernel on amdgpu.packed_scaled_trunc (one lane per
+/// block); benefit 2, over fp4train-expand's quantize pattern.
+/// populateFP4TrainToAMDGPUConversionPatterns includes it.
+void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns,
+                                              amdgpu::Chipset chipset);
 
 /// Emits an error naming the chip and the format on every op under `root`
 /// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `chipset`

@@ -1,0 +1,136 @@
+// RUN: fp4-opt %s --fp4train-to-amdgpu --split-input-file | FileCheck %s
+// RUN: fp4-opt %s --fp4train-to-amdgpu="chip=gfx942" --split-input-file | FileCheck %s --check-prefix=GFX942
+
+// MXFP4, RNE, floor scales, blocks of 32 along the last dimension: a kernel
+// with one lane per block. 64x128 is 256 blocks, one workgroup of 256 lanes
+// and no bounds check. The codes and scales keep the host lowering's layout.
+// CHECK-LABEL: func.func @mxfp4
+// CHECK-SAME:    (%[[X:.*]]: tensor<64x128xf32>) -> (tensor<64x128xi8>, tensor<64x4xi8>)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<64x128xf32> into tensor<8192xf32>
+// CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<8192xf32> to memref<8192xf32>
+// CHECK:         %[[CODES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK:         %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256xi8>
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
+// CHECK-NOT:       scf.if
+// 32 elements per lane, as 16-byte loads.
+// CHECK-COUNT-8:   vector.load %[[IN]][%{{.*}}] {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// Block amax on the magnitude bits, then the host's [MX1] scale code.
+// CHECK:           arith.andi %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK:           arith.maxui %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK:           %[[AMAX:.*]] = vector.reduction <maxui>, %{{.*}} : vector<4xi32> into i32
+// CHECK:           arith.subi %{{.*}}, %c2_i32 : i32
+// CHECK:           %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK:           %[[CODE32:.*]] = arith.extui %[[CODE]] : i8 to i32
+// CHECK:           %[[NONFINITE:.*]] = arith.cmpi eq, %[[CODE32]], %c255_i32
+// The instruction's scale: an f32 whose exponent field is the code.
+// CHECK:           %[[SBITS:.*]] = arith.shli %[[CODE32]], %c23_i32
+// CHECK:           %[[SCALE:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
+// Floor scales: clamp to +-6 * 2^(code - 127) (0x01400000 = bits(6) - 127 << 23).
+// CHECK:           arith.addi %{{.*}}, %c20971520_i32 : i32
+// CHECK:           arith.minnumf %{{.*}} fastmath<nnan> : vector<4xf32>
+// CHECK:           arith.maxnumf %{{.*}} fastmath<nnan> : vector<4xf32>
+// Four pairs per 32-bit word of packed E2M1, then one code per byte.
+// CHECK:           %[[P0:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into undef[0], %[[SCALE]] : vector<2xf32> to vector<8xf4E2M1FN>
+// CHECK:           %[[P1:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P0]][1], %[[SCALE]]
+// CHECK:           %[[P2:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P1]][2], %[[SCALE]]
+// CHECK:           %[[P3:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P2]][3], %[[SCALE]]
+// CHECK:           vector.bitcast %[[P3]] : vector<8xf4E2M1FN> to vector<1xi32>
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [2, 6, 3, 7] : vector<4xi8>, vector<4xi8>
+// CHECK-COUNT-12:  amdgpu.packed_scaled_trunc
+// [MX3] a NaN/Inf block's codes are 0; two 16-byte stores and the scale.
+// CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
+// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<8192xi8>, vector<16xi8>
+// CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
+// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<8192xi8>, vector<16xi8>
+// CHECK:           memref.store %[[CODE]], %[[SCALES]][%{{.*}}] : memref<256xi8>
+// CHECK:           gpu.terminator
+// CHECK:         %[[TC:.*]] = bufferization.to_tensor %[[CODES]] restrict writable : memref<8192xi8> to tensor<8192xi8>
+// CHECK:         %[[C2:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1]] output_shape [64, 128] : tensor<8192xi8> into tensor<64x128xi8>
+// CHECK:         %[[TS:.*]] = bufferization.to_tensor %[[SCALES]] restrict writable : memref<256xi8> to tensor<256xi8>
+// CHECK:         %[[S2:.*]] = tensor.expand_shape %[[TS]] {{\[}}[0, 1]] output_shape [64, 4] : tensor<256xi8> into tensor<64x4xi8>
+// CHECK:         return %[[C2]], %[[S2]]
+// On a chip without the scaled conversions the op stays on the host.
+// GFX942-LABEL: func.func @mxfp4
+// GFX942-NOT:     gpu.launch
+// GFX942:         linalg.generic
+func.func @mxfp4(%x: tensor<64x128xf32>)
+    -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x : tensor<64x128xf32>
+      -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// MXFP8 from bf16 with rceil scales: 240 blocks need a bounds check, bf16
+// loads are extended to f32 (exact), rceil needs no clamp (the scaled block
+// never exceeds 448), two pairs per word of E4M3.
+// CHECK-LABEL: func.func @mxfp8_rceil
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<3x40x64xbf16> into tensor<7680xbf16>
+// CHECK:         gpu.launch
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c240
+// CHECK:           scf.if %[[IN]] {
+// CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<7680xbf16>, vector<8xbf16>
+// CHECK:             arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT:         arith.minnumf
+// CHECK:             %[[P0:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into undef[0], %{{.*}} : vector<2xf32> to vector<4xf8E4M3FN>
+// CHECK:             %[[P1:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P0]][1], %{{.*}} : vector<2xf32> to vector<4xf8E4M3FN> into vector<4xf8E4M3FN>
+// CHECK:             vector.bitcast %[[P1]] : vector<4xf8E4M3FN> to vector<4xi8>
+// CHECK-COUNT-14:    amdgpu.packed_scaled_trunc
+// CHECK:             vector.store %{{.*}} : memref<7680xi8>, vector<16xi8>
+// CHECK:             vector.store %{{.*}} : memref<7680xi8>, vector<16xi8>
+// CHECK:             memref.store %{{.*}} : memref<240xi8>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2]] output_shape [3, 40, 64] : tensor<7680xi8> into tensor<3x40x64xi8>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2]] output_shape [3, 40, 2] : tensor<240xi8> into tensor<3x40x2xi8>
+func.func @mxfp8_rceil(%x: tensor<3x40x64xbf16>)
+    -> !fp4train.scaled<3x40x64xf8E4M3FN, block = [1, 1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x scale_mode = rceil : tensor<3x40x64xbf16>
+      -> !fp4train.scaled<3x40x64xf8E4M3FN, block = [1, 1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<3x40x64xf8E4M3FN, block = [1, 1, 32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// E5M2, floor: clamped to +-57344 * 2^(code - 127) (0x07E00000), 1-D input.
+// CHECK-LABEL: func.func @mxfp8_e5m2
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         gpu.launch
+// CHECK:           arith.addi %{{.*}}, %c132120576_i32 : i32
+// CHECK:           arith.minnumf
+// CHECK:           amdgpu.packed_scaled_trunc %{{.*}} into undef[0], %{{.*}} : vector<2xf32> to vector<4xf8E5M2>
+func.func @mxfp8_e5m2(%x: tensor<64xf32>)
+    -> !fp4train.scaled<64xf8E5M2, block = [32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x : tensor<64xf32>
+      -> !fp4train.scaled<64xf8E5M2, block = [32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<64xf8E5M2, block = [32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// The rule (isQuantizeOnGPU): stochastic rounding, NVFP4, 2-D blocks and
+// blocks along another dimension stay on the host (fp4train-expand's
+// linalg.generic patterns in the same conversion).
+// CHECK-LABEL: func.func @host
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     fp4train.
+// CHECK:         return
+func.func @host(%x: tensor<64x64xf32>, %seed: i64)
+    -> (!fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>) {
+  %sr = fp4train.quantize %x rounding = stochastic seed(%seed) : tensor<64x64xf32>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  %nv = fp4train.quantize %x : tensor<64x64xf32>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>
+  %nv2d = fp4train.quantize %x : tensor<64x64xf32>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>
+  %cols = fp4train.quantize %x : tensor<64x64xf32>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>
+  return %sr, %nv, %nv2d, %cols
+      : !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>
+}
