@@ -31,9 +31,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../FP4TrainToStandard/Codecs.h"
-
 #include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+
+#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"

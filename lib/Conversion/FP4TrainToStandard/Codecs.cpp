@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Codecs.h"
+#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
 
 #include "fp4train/Numerics/Philox.h"
 

@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Codecs.h"
+#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
 #include "Utils.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"

@@ -1,15 +1,16 @@
 //===- Codecs.h - Scalar arith builders for the numerics recipes -*- C++ -*-===//
 //
-// Private to the FP4TrainToStandard conversion: builders that emit, on
-// scalars, the exact integer and f32 recipes of the numerics library
-// (include/fp4train/Numerics, docs/numerics.md), operation for operation, so
-// the expanded IR agrees with the library bit for bit. The linalg bodies of
-// the op lowerings are made of these.
+// Builders that emit, on scalars, the exact integer and f32 recipes of the
+// numerics library (include/fp4train/Numerics, docs/numerics.md), operation
+// for operation, so generated code agrees with the library bit for bit. The
+// linalg bodies of the CPU expansion are made of these, and GPU kernels reuse
+// them (e.g. the MX scale code of the gfx950 quantize kernel) so that the
+// two targets cannot drift apart.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
-#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
+#define FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
 
 #include "fp4train/Numerics/Formats.h"
 
@@ -88,4 +89,4 @@ Value roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
 
 } // namespace mlir::fp4train::codecs
 
-#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
+#endif // FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
