@@ -151,13 +151,13 @@ void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
   buildCPULoweringPipeline(pm, options.outParams, options.numerics);
 }
 
-void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
-                                       const ROCmPipelineOptions &options) {
+void mlir::fp4train::buildROCmKernelPipeline(
+    OpPassManager &pm, const ROCmPipelineOptions &options) {
   buildQuantizePipeline(pm, options);
 
-  // GEMMs become gfx950 kernels; every other fp4train op (quantize, hadamard,
-  // dequantize, ...) gets fp4train-expand's exact patterns in the same
-  // conversion and runs on the host for now.
+  // GEMMs and the quantize ops of isQuantizeOnGPU become gfx950 kernels;
+  // every other fp4train op gets fp4train-expand's exact patterns in the
+  // same conversion and runs on the host.
   FP4TrainToAMDGPUOptions amdgpu;
   amdgpu.chip = options.chip;
   amdgpu.mfma = options.mfma;
@@ -174,6 +174,18 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   // sink them back so that they do not become kernel arguments.
   pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+
+  // Device code: amdgpu -> rocdl; the rest of the kernel stays on
+  // arith/vector/memref/scf until buildROCmPipeline lowers it.
+  ConvertAMDGPUToROCDLPassOptions toROCDL;
+  toROCDL.chipset = options.chip;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertAMDGPUToROCDLPass(toROCDL));
+}
+
+void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
+                                       const ROCmPipelineOptions &options) {
+  buildROCmKernelPipeline(pm, options);
+
   // After outlining: deallocation cannot look into gpu.launch bodies, and
   // sees gpu.launch_func as a use of its buffers through the memory effects
   // model registered with the dialects
@@ -183,10 +195,7 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
 
-  // Device code: amdgpu -> rocdl, then gpu/arith/vector/memref -> LLVM.
-  ConvertAMDGPUToROCDLPassOptions toROCDL;
-  toROCDL.chipset = options.chip;
-  pm.addNestedPass<gpu::GPUModuleOp>(createConvertAMDGPUToROCDLPass(toROCDL));
+  // Device code: gpu/arith/vector/memref -> LLVM.
   ConvertGpuOpsToROCDLOpsOptions gpuToROCDL;
   gpuToROCDL.chipset = options.chip;
   gpuToROCDL.runtime = gpu::amd::Runtime::HIP;
@@ -222,6 +231,12 @@ void mlir::fp4train::registerPipelines() {
       "kernels (other fp4train ops expanded on the host), and serialize the "
       "device code (isa, bin or llvm) with host code in the LLVM dialect",
       buildROCmPipeline);
+  PassPipelineRegistration<ROCmPipelineOptions>(
+      "fp4train-rocm-kernel-pipeline",
+      "The first half of fp4train-rocm-pipeline: gfx950 kernels with "
+      "structured control flow and ROCDL scaled-MFMA/conversion intrinsics, "
+      "host code on memrefs (the form the gfx950 emulator executes)",
+      buildROCmKernelPipeline);
   PassPipelineRegistration<CPUPipelineOptions>(
       "fp4train-cpu-pipeline",
       "Quantize by a recipe, expand fp4train exactly (numerics=ir) or call "

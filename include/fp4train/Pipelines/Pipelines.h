@@ -161,6 +161,17 @@ struct ROCmPipelineOptions : public QuantizePipelineOptions {
 /// lowering to the LLVM dialect, and gpu-module-to-binary.
 void buildROCmPipeline(OpPassManager &pm, const ROCmPipelineOptions &options);
 
+/// The first half of buildROCmPipeline: the quantize pipeline,
+/// fp4train-to-amdgpu, bufferization, kernel outlining and, inside the GPU
+/// modules, amdgpu -> rocdl. Host code is on memrefs and kernels keep
+/// structured control flow, with the scaled MFMAs and conversions as the
+/// ROCDL intrinsics the hardware runs: the form the gfx950 emulator
+/// (fp4train/Emulation/GPUEmulator.h) executes. buildROCmPipeline continues
+/// from exactly this module, so the emulator runs the kernels llc compiles.
+/// The `format` option is ignored.
+void buildROCmKernelPipeline(OpPassManager &pm,
+                             const ROCmPipelineOptions &options);
+
 /// Registers the fp4train pipelines with the global pass registry.
 void registerPipelines();
 

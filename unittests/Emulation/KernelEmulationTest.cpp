@@ -1,0 +1,481 @@
+//===- KernelEmulationTest.cpp - gfx950 kernels, lane-exact, vs numerics --===//
+//
+// DESIGN.md §7.4: the kernels fp4train-to-amdgpu generates for gfx950 are
+// compiled by buildROCmKernelPipeline (the module llc would get next) and
+// executed by the lockstep emulator, whose scaled MFMA and conversion
+// instructions are the CDNA4 models; the results are compared with the
+// numerics library on the same inputs:
+//  - quantize kernels: codes and scales bit for bit, every MX element format,
+//    input type, scale mode, block count that is or is not a multiple of
+//    the workgroup, special values;
+//  - GEMM kernels ([GEMM1]), both MFMA shapes, tile-multiple and ragged M, N,
+//    K, batches, mixed operand formats: bit for bit on data whose every
+//    partial sum is exact in f32 (any misplaced fragment or scale changes the
+//    result), and within the f32 reassociation bound of the kernel's order on
+//    full-range data (the kernel rounds once per MFMA, [GEMM1] once per
+//    block):  |kernel - library| <= 2 (nb + 2) 2^-24 (Σ_b |term_b| + |acc|),
+//    nb the number of blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Emulation/GPUEmulator.h"
+#include "fp4train/InitFP4Train.h"
+#include "fp4train/Numerics/BlockGemm.h"
+#include "fp4train/Numerics/BlockQuant.h"
+#include "fp4train/Numerics/Formats.h"
+#include "fp4train/Pipelines/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::fp4train;
+namespace numerics = ::fp4train::numerics;
+
+namespace {
+
+std::string join(const std::vector<int64_t> &values, const char *separator) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? separator : "") + std::to_string(values[i]);
+  return s;
+}
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+/// Parses `source` and lowers it with buildROCmKernelPipeline for gfx950.
+OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &source,
+                              const std::string &mfma = "auto") {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module) {
+    ADD_FAILURE() << "cannot parse:\n" << source;
+    return nullptr;
+  }
+  ROCmPipelineOptions options;
+  options.recipe = "none";
+  options.chip = "gfx950";
+  options.mfma = mfma;
+  PassManager pm(&context);
+  buildROCmKernelPipeline(pm, options);
+  if (failed(pm.run(*module))) {
+    ADD_FAILURE() << "pipeline failed on:\n" << source;
+    return nullptr;
+  }
+  return module;
+}
+
+class KernelEmulationTest : public ::testing::Test {
+protected:
+  KernelEmulationTest() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+  }
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  /// Emulates @main of `module` on `arguments`.
+  std::vector<std::vector<uint8_t>>
+  run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+      emulation::EmulatorStats *stats = nullptr) {
+    auto results = emulation::emulate(module, "main", arguments, stats);
+    if (!results) {
+      ADD_FAILURE() << llvm::toString(results.takeError());
+      return {};
+    }
+    return std::move(*results);
+  }
+
+  MLIRContext context;
+};
+
+std::vector<uint8_t> asBytes(const std::vector<float> &values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize kernels
+//===----------------------------------------------------------------------===//
+
+struct QuantizeCase {
+  std::vector<int64_t> shape;
+  std::string element; // f4E2M1FN, f8E4M3FN, f8E5M2
+  std::string input;   // f32, bf16, f16
+  bool rceil;
+  bool specials;
+};
+
+numerics::Format getFormat(const std::string &element) {
+  if (element == "f4E2M1FN")
+    return numerics::Format::MXFP4;
+  if (element == "f8E4M3FN")
+    return numerics::Format::MXFP8E4M3;
+  return numerics::Format::MXFP8E5M2;
+}
+
+/// Values over many binades, rounded to `input`'s precision; with
+/// `specials`, a zero block, subnormals, ties, ±Inf and NaN, and values that
+/// floor scales push past the largest element.
+std::vector<float> makeQuantizeData(int64_t count, const std::string &input,
+                                    bool specials, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> exponent(-14, 14);
+  std::vector<float> data(count);
+  for (float &x : data)
+    x = std::ldexp(normal(rng), exponent(rng));
+  if (specials && count >= 256) {
+    std::fill(data.begin() + 32, data.begin() + 64, 0.0f);
+    data[70] = std::ldexp(1.0f, -140);
+    data[71] = -std::ldexp(1.0f, -130);
+    data[100] = 2.5f;
+    data[101] = -0.25f;
+    data[130] = INFINITY;
+    data[200] = NAN;
+    data[230] = -INFINITY;
+    // A block whose largest value floor scales map past maxFinite.
+    for (int i = 0; i < 32; ++i)
+      data[160 + i] = (i & 1 ? -1.0f : 1.0f) * (1.0f + i / 31.0f) * 7.9f;
+  }
+  if (input == "f32")
+    return data;
+  const llvm::fltSemantics &semantics = input == "bf16"
+                                            ? llvm::APFloat::BFloat()
+                                            : llvm::APFloat::IEEEhalf();
+  for (float &x : data) {
+    llvm::APFloat value(x);
+    bool lost;
+    value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    value.convert(llvm::APFloat::IEEEsingle(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+    x = value.convertToFloat();
+  }
+  return data;
+}
+
+std::vector<uint8_t> encodeInput(const std::vector<float> &data,
+                                 const std::string &input) {
+  if (input == "f32")
+    return asBytes(data);
+  const llvm::fltSemantics &semantics = input == "bf16"
+                                            ? llvm::APFloat::BFloat()
+                                            : llvm::APFloat::IEEEhalf();
+  std::vector<uint8_t> bytes(data.size() * 2);
+  for (size_t i = 0; i < data.size(); ++i) {
+    llvm::APFloat value(data[i]);
+    bool lost;
+    value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    const uint16_t bits =
+        static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  return bytes;
+}
+
+void PrintTo(const QuantizeCase &c, std::ostream *os) {
+  *os << c.element << " from " << c.input << " " << join(c.shape, "x")
+      << (c.rceil ? " rceil" : " floor");
+}
+
+class QuantizeKernelTest
+    : public KernelEmulationTest,
+      public ::testing::WithParamInterface<QuantizeCase> {};
+
+TEST_P(QuantizeKernelTest, MatchesLibrary) {
+  const QuantizeCase &c = GetParam();
+  std::vector<int64_t> scaleShape = c.shape;
+  scaleShape.back() /= 32;
+  std::vector<int64_t> block(c.shape.size(), 1);
+  block.back() = 32;
+  const std::string tensor =
+      "tensor<" + join(c.shape, "x") + "x" + c.input + ">";
+  const std::string scaled = "!fp4train.scaled<" + join(c.shape, "x") + "x" +
+                             c.element + ", block = [" + join(block, ", ") +
+                             "], scale = f8E8M0FNU>";
+  const std::string source =
+      "func.func @main(%x: " + tensor + ") -> " + scaled + " {\n" +
+      "  %q = fp4train.quantize %x" + (c.rceil ? " scale_mode = rceil" : "") +
+      " : " + tensor + " -> " + scaled + "\n  return %q : " + scaled + "\n}\n";
+  OwningOpRef<ModuleOp> module = compile(context, source);
+  ASSERT_TRUE(module);
+
+  const int64_t count = product(c.shape);
+  std::vector<float> data = makeQuantizeData(count, c.input, c.specials, 7);
+  emulation::EmulatorStats stats;
+  auto results = run(*module, {emulation::EmulatorArgument::buffer(
+                                  encodeInput(data, c.input))},
+                     &stats);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(stats.launches, 1u) << "the quantize op did not become a kernel";
+  EXPECT_GT(stats.conversions, 0u);
+
+  numerics::QuantConfig config;
+  config.format = getFormat(c.element);
+  config.scaleMode =
+      c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
+  auto expected = numerics::quantize(data.data(), c.shape, config);
+  ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
+  ASSERT_EQ(results[0].size(), expected->codes.size());
+  ASSERT_EQ(results[1].size(), expected->scales.size());
+  int bad = 0;
+  for (size_t i = 0; i < expected->codes.size(); ++i)
+    if (results[0][i] != expected->codes[i] && bad++ < 5)
+      ADD_FAILURE() << "code " << i << " of " << data[i] << ": kernel "
+                    << int(results[0][i]) << ", library "
+                    << int(expected->codes[i]);
+  for (size_t i = 0; i < expected->scales.size(); ++i)
+    if (results[1][i] != expected->scales[i] && bad++ < 10)
+      ADD_FAILURE() << "scale " << i << ": kernel " << int(results[1][i])
+                    << ", library " << int(expected->scales[i]);
+  EXPECT_EQ(bad, 0);
+}
+
+std::vector<QuantizeCase> quantizeCases() {
+  std::vector<QuantizeCase> cases;
+  for (std::string element : {"f4E2M1FN", "f8E4M3FN", "f8E5M2"})
+    for (bool rceil : {false, true}) {
+      // 256 blocks: one full workgroup; 8 x 40 x 96: 960 blocks, a ragged
+      // last workgroup.
+      cases.push_back({{64, 128}, element, "f32", rceil, true});
+      cases.push_back({{8, 40, 96}, element, "f32", rceil, false});
+    }
+  for (std::string input : {"bf16", "f16"}) {
+    cases.push_back({{40, 64}, "f4E2M1FN", input, false, true});
+    cases.push_back({{33, 32}, "f8E4M3FN", input, true, false});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gfx950, QuantizeKernelTest, ::testing::ValuesIn(quantizeCases()),
+    [](const ::testing::TestParamInfo<QuantizeCase> &info) {
+      const QuantizeCase &c = info.param;
+      return c.element.substr(0, 2) + c.element.substr(3) + "_" + c.input +
+             "_" + join(c.shape, "x") + (c.rceil ? "_rceil" : "_floor") +
+             (c.specials ? "_specials" : "");
+    });
+
+//===----------------------------------------------------------------------===//
+// GEMM kernels
+//===----------------------------------------------------------------------===//
+
+struct GemmCase {
+  int64_t batch, m, n, k;
+  std::string elementA, elementB;
+  std::string mfma;
+};
+
+void PrintTo(const GemmCase &c, std::ostream *os) {
+  *os << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " " << c.elementA
+      << " x " << c.elementB << " mfma=" << c.mfma;
+}
+
+numerics::ElementType getElementType(const std::string &element) {
+  if (element == "f4E2M1FN")
+    return numerics::ElementType::E2M1;
+  if (element == "f8E4M3FN")
+    return numerics::ElementType::E4M3FN;
+  return numerics::ElementType::E5M2;
+}
+
+/// Random element codes: `exact` draws from values whose products and sums
+/// stay exact in f32 (E2M1: all codes; FP8: magnitudes in [0.5, 4) or 0),
+/// otherwise from every finite code.
+std::vector<uint8_t> makeCodes(int64_t count, const std::string &element,
+                               bool exact, std::mt19937 &rng) {
+  std::vector<uint8_t> codes(count);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t &code : codes) {
+    for (;;) {
+      int c = byte(rng);
+      if (element == "f4E2M1FN") {
+        code = c & 0xF;
+        break;
+      }
+      const int magnitude = c & 0x7F;
+      if (element == "f8E4M3FN") {
+        const int exponent = magnitude >> 3;
+        if (magnitude == 0x7F)
+          continue; // NaN
+        if (exact && magnitude != 0 && (exponent < 6 || exponent > 8))
+          continue;
+      } else {
+        const int exponent = magnitude >> 2;
+        if (exponent == 31)
+          continue; // Inf / NaN
+        if (exact && magnitude != 0 && (exponent < 14 || exponent > 16))
+          continue;
+      }
+      code = static_cast<uint8_t>(c);
+      break;
+    }
+  }
+  return codes;
+}
+
+std::vector<uint8_t> makeScales(int64_t count, bool exact, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> wide(127 - 20, 127 + 20);
+  std::uniform_int_distribution<int> narrow(126, 128);
+  std::vector<uint8_t> scales(count);
+  for (uint8_t &s : scales)
+    s = static_cast<uint8_t>(exact ? narrow(rng) : wide(rng));
+  return scales;
+}
+
+class GemmKernelTest : public KernelEmulationTest,
+                       public ::testing::WithParamInterface<GemmCase> {
+protected:
+  void check(bool exact);
+};
+
+void GemmKernelTest::check(bool exact) {
+  const GemmCase &c = GetParam();
+  auto scaled = [&](int64_t rows, const std::string &element) {
+    std::string shape = (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +
+                        std::to_string(rows) + "x" + std::to_string(c.k);
+    std::string block = c.batch > 1 ? "[1, 1, 32]" : "[1, 32]";
+    return "!fp4train.scaled<" + shape + "x" + element + ", block = " + block +
+           ", scale = f8E8M0FNU>";
+  };
+  const std::string accType =
+      "tensor<" + (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +
+      std::to_string(c.m) + "x" + std::to_string(c.n) + "xf32>";
+  const std::string a = scaled(c.m, c.elementA), b = scaled(c.n, c.elementB);
+  const std::string source =
+      "func.func @main(%a: " + a + ", %b: " + b + ", %acc: " + accType +
+      ") -> " + accType + " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " +
+      a + ", " + b + ", " + accType + "\n  return %c : " + accType + "\n}\n";
+  OwningOpRef<ModuleOp> module = compile(context, source, c.mfma);
+  ASSERT_TRUE(module);
+
+  std::mt19937 rng(exact ? 11 : 12);
+  const int64_t blocks = c.k / 32;
+  std::vector<uint8_t> codesA =
+      makeCodes(c.batch * c.m * c.k, c.elementA, exact, rng);
+  std::vector<uint8_t> codesB =
+      makeCodes(c.batch * c.n * c.k, c.elementB, exact, rng);
+  std::vector<uint8_t> scalesA = makeScales(c.batch * c.m * blocks, exact, rng);
+  std::vector<uint8_t> scalesB = makeScales(c.batch * c.n * blocks, exact, rng);
+  std::vector<float> acc(c.batch * c.m * c.n);
+  std::uniform_int_distribution<int> small(-64, 64);
+  for (float &x : acc)
+    x = exact ? small(rng) / 16.0f : std::ldexp(float(small(rng)), 20);
+
+  emulation::EmulatorStats stats;
+  auto results = run(*module,
+                     {emulation::EmulatorArgument::buffer(codesA),
+                      emulation::EmulatorArgument::buffer(scalesA),
+                      emulation::EmulatorArgument::buffer(codesB),
+                      emulation::EmulatorArgument::buffer(scalesB),
+                      emulation::EmulatorArgument::buffer(asBytes(acc))},
+                     &stats);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_GT(stats.mfmas, 0u);
+  std::vector<float> kernel(acc.size());
+  std::memcpy(kernel.data(), results[0].data(), results[0].size());
+
+  int bad = 0;
+  for (int64_t batch = 0; batch < c.batch; ++batch) {
+    numerics::GemmOperand opA, opB;
+    opA.codes = codesA.data() + batch * c.m * c.k;
+    opA.rows = c.m;
+    opA.k = c.k;
+    opA.elementType = getElementType(c.elementA);
+    opA.scales = scalesA.data() + batch * c.m * blocks;
+    opA.scaleRowStride = blocks;
+    opB = opA;
+    opB.codes = codesB.data() + batch * c.n * c.k;
+    opB.rows = c.n;
+    opB.elementType = getElementType(c.elementB);
+    opB.scales = scalesB.data() + batch * c.n * blocks;
+    const float *accBatch = acc.data() + batch * c.m * c.n;
+    std::vector<float> expected(c.m * c.n);
+    numerics::Status status =
+        numerics::blockScaledGemm(opA, opB, accBatch, expected.data());
+    ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        const float got = kernel[(batch * c.m + i) * c.n + j];
+        const float want = expected[i * c.n + j];
+        double bound = 0;
+        if (!exact) {
+          double magnitude = std::fabs(accBatch[i * c.n + j]);
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            double p = 0;
+            for (int64_t kk = blk * 32; kk < blk * 32 + 32; ++kk)
+              p += std::fabs(
+                  double(numerics::decodeElement(opA.elementType,
+                                                 opA.codes[i * c.k + kk])) *
+                  numerics::decodeElement(opB.elementType,
+                                          opB.codes[j * c.k + kk]));
+            magnitude += p * std::ldexp(1.0, opA.scales[i * blocks + blk] +
+                                                 opB.scales[j * blocks + blk] -
+                                                 254);
+          }
+          bound = 2.0 * (blocks + 2) * std::ldexp(magnitude, -24) +
+                  std::ldexp(1.0, -149);
+        }
+        const bool ok = exact ? numerics::floatToBits(got) ==
+                                    numerics::floatToBits(want)
+                              : std::fabs(double(got) - want) <= bound;
+        if (!ok && bad++ < 5)
+          ADD_FAILURE() << "batch " << batch << " C[" << i << "," << j
+                        << "]: kernel " << got << ", library " << want
+                        << " (bound " << bound << ")";
+      }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_P(GemmKernelTest, ExactDataBitForBit) { check(/*exact=*/true); }
+TEST_P(GemmKernelTest, FullRangeWithinReassociationBound) {
+  check(/*exact=*/false);
+}
+
+std::vector<GemmCase> gemmCases() {
+  return {
+      // Tile multiples (16x16x128: 64x64 tiles, K steps of 128).
+      {1, 128, 64, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128"},
+      {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "32x32x64"},
+      // Ragged M, N and K (K = 10 blocks, not a whole K step).
+      {1, 100, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128"},
+      {1, 130, 40, 192, "f8E5M2", "f4E2M1FN", "32x32x64"},
+      {1, 48, 80, 96, "f8E4M3FN", "f8E5M2", "16x16x128"},
+      // A batch.
+      {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto"},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gfx950, GemmKernelTest, ::testing::ValuesIn(gemmCases()),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      const GemmCase &c = info.param;
+      std::string name = std::to_string(c.batch) + "x" + std::to_string(c.m) +
+                         "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                         "_" + c.elementA.substr(3) + "_" +
+                         c.elementB.substr(3) + "_" + c.mfma;
+      for (char &ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
+      return name;
+    });
+
+} // namespace
