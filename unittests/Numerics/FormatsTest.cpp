@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -220,7 +221,7 @@ TEST(Formats, E8M0) {
 
 /// SR by the definition: the E2M1 neighbours below and above |v|, the
 /// fraction f of the way between them in double, and a round-up exactly when
-/// floor(f·2^32) + rbits carries out of 32 bits.
+/// floor(f·2^22) + (rbits >> 10) reaches 2^22 (docs/numerics.md §4).
 uint8_t referenceStochastic(float v, uint32_t rbits) {
   if (std::isnan(v))
     return 0x7;
@@ -232,8 +233,8 @@ uint8_t referenceStochastic(float v, uint32_t rbits) {
   unsigned code = low;
   if (low < 7) {
     double f = (a - grid[low]) / (grid[low + 1] - grid[low]);
-    uint64_t frac32 = uint64_t(std::floor(std::ldexp(f, 32)));
-    if (frac32 + rbits >= (uint64_t(1) << 32))
+    uint64_t frac22 = uint64_t(std::floor(std::ldexp(f, 22)));
+    if (frac22 + (rbits >> 10) >= (uint64_t(1) << 22))
       ++code;
   }
   return uint8_t((std::signbit(v) ? 8 : 0) | code);
@@ -246,7 +247,8 @@ TEST(Formats, StochasticMatchesDefinition) {
     inputs.push_back(std::ldexp(float(int32_t(rng()) >> 8),
                                 int(rng() % 48) - 23 - 36));
   for (float v : inputs) {
-    for (uint32_t rbits : {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu,
+    for (uint32_t rbits : {0u, 1u, 0x3FFu, 0x7FFFFFFFu, 0x80000000u,
+                           0xFFFFFBFFu, 0xFFFFFC00u, 0xFFFFFFFFu,
                            uint32_t(rng()), uint32_t(rng())})
       ASSERT_EQ(encodeE2M1Stochastic(v, rbits), referenceStochastic(v, rbits))
           << "v bits 0x" << std::hex << floatToBits(v) << " rbits 0x" << rbits;
@@ -261,12 +263,154 @@ TEST(Formats, StochasticThresholdIsExact) {
   // 0.125 is a quarter of the way from 0 to 0.5.
   EXPECT_EQ(encodeE2M1Stochastic(-0.125f, 0xBFFFFFFFu), 0x8);
   EXPECT_EQ(encodeE2M1Stochastic(-0.125f, 0xC0000000u), 0x9);
+  // Below 1 only 22 fraction bits count (gfx950's SR conversion): 0.125 +
+  // 2^-26 has the threshold of 0.125, and 2^-23 (f = 2^-22) rounds up only
+  // for the top 2^10 words, 2^-24 (f = 2^-23) never.
+  EXPECT_EQ(encodeE2M1Stochastic(0.125f + 0x1p-26f, 0xBFFFFFFFu), 0x0);
+  EXPECT_EQ(encodeE2M1Stochastic(0.125f + 0x1p-26f, 0xC0000000u), 0x1);
+  EXPECT_EQ(encodeE2M1Stochastic(0x1p-23f, 0xFFFFFBFFu), 0x0);
+  EXPECT_EQ(encodeE2M1Stochastic(0x1p-23f, 0xFFFFFC00u), 0x1);
+  EXPECT_EQ(encodeE2M1Stochastic(0x1p-24f, 0xFFFFFFFFu), 0x0);
   // Grid points never move; values past 6 saturate.
   for (float g : {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f})
     EXPECT_EQ(encodeE2M1Stochastic(g, 0xFFFFFFFFu), encodeE2M1(g));
   EXPECT_EQ(encodeE2M1Stochastic(7.5f, 0xFFFFFFFFu), 0x7);
   EXPECT_EQ(encodeE2M1Stochastic(-INFINITY, 0u), 0xF);
   EXPECT_EQ(encodeE2M1Stochastic(NAN, 0u), 0x7);
+}
+
+/// The smallest word that rounds |v| up (2^32 when none does): rounding up
+/// is monotone in the word, so a binary search finds it.
+uint64_t stochasticThreshold(float v) {
+  uint8_t down = encodeE2M1Stochastic(v, 0);
+  uint64_t low = 0, high = uint64_t(1) << 32;
+  while (low < high) {
+    uint64_t mid = (low + high) / 2;
+    if (encodeE2M1Stochastic(v, uint32_t(mid)) != down)
+      high = mid;
+    else
+      low = mid + 1;
+  }
+  return low;
+}
+
+/// [SR1] Over all 2^32 words, P(up) is exactly floor(f·2^22) / 2^22, so the
+/// expected value is below |v| by less than 2^-22 ulp, and equal to it for
+/// |v| >= 1 (22 fraction bits at most there).
+TEST(Formats, StochasticBiasIsBelow2ToMinus22Ulp) {
+  const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  std::mt19937 rng(5);
+  std::vector<float> inputs = {0.125f, 0.125f + 0x1p-26f, 0x1p-23f, 0x1p-24f,
+                               0.3f, 1.3f, 2.6f, 5.9f, 1e-30f};
+  for (int i = 0; i < 2000; ++i)
+    inputs.push_back(std::ldexp(float(rng() >> 8), int(rng() % 29) - 50));
+  for (float v : inputs) {
+    double a = v;
+    unsigned low = 0;
+    while (low < 7 && grid[low + 1] <= a)
+      ++low;
+    ASSERT_LT(low, 7u);
+    double ulp = grid[low + 1] - grid[low];
+    double f = (a - grid[low]) / ulp;
+    double pUp = std::ldexp(double((uint64_t(1) << 32) -
+                                   stochasticThreshold(v)), -32);
+    ASSERT_EQ(pUp, std::floor(std::ldexp(f, 22)) / 4194304.0) << "v = " << v;
+    double bias = (f - pUp) * ulp; // E[|v̂|] = |v| - bias
+    ASSERT_GE(bias, 0.0) << "v = " << v;
+    ASSERT_LT(bias, std::ldexp(ulp, -22)) << "v = " << v;
+    if (a >= 1)
+      ASSERT_EQ(bias, 0.0) << "v = " << v;
+  }
+}
+
+/// gfx950's `v_cvt_scalef32_sr_pk_fp4_f32` on one element, x divided by
+/// 2^scaleExp and rounded with `seed`, restated from AMD's host model of the
+/// instruction (`fcbx::from_float_sr<float, Encoding::E2M1, true>` in HIP's
+/// amd_hip_ocp_host.hpp) independently of the library's recipe: the exponent
+/// is reduced exactly (f32 subnormals normalized), the 24-bit significand is
+/// aligned to the E2M1 grid (truncating below 1), `seed >> 10` is added to
+/// the 23-bit mantissa field and the sum truncated, a carry increments the
+/// exponent, and anything past 6 saturates. NaN is not modelled (the kernel
+/// never feeds one: [MX3] blocks bypass the instruction).
+uint8_t gfx950StochasticE2M1(float x, uint32_t seed, int scaleExp) {
+  uint32_t bits = floatToBits(x);
+  uint8_t sign = uint8_t((bits >> 31) << 3);
+  uint32_t field = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
+  if (field == 0xFF) // Inf; E2M1 has none
+    return sign | 0x7;
+  if (field == 0 && mantissa == 0)
+    return sign;
+  int exponent = int(field) - 127;
+  if (field == 0) {
+    exponent = -126;
+    while (!(mantissa & 0x800000)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    mantissa &= 0x7FFFFF;
+  }
+  exponent -= scaleExp;
+  if (exponent > 2)
+    return sign | 0x7;
+  uint32_t biased, man;
+  if (exponent < 0) { // E2M1 subnormal: 0 or 0.5 before rounding
+    biased = 0;
+    unsigned shift = unsigned(-exponent);
+    man = shift >= 32 ? 0 : (0x800000u | mantissa) >> shift;
+  } else {
+    biased = unsigned(exponent) + 1;
+    man = mantissa;
+  }
+  man += seed >> 10;
+  if (man >= 0x800000u)
+    ++biased;
+  if (biased > 3)
+    return sign | 0x7;
+  return uint8_t(sign | biased << 1 | ((man >> 22) & 1));
+}
+
+/// The kernel's codes are the library's: encodeE2M1Stochastic of the scaled
+/// f32 equals the instruction on the unscaled value and the E8M0 code, for
+/// every finite (and infinite) x, every scale code the kernel passes
+/// (0..254) and any word.
+TEST(Formats, StochasticMatchesGfx950Model) {
+  std::mt19937 rng(950);
+  std::vector<float> inputs = interestingInputs(kCases[0]);
+  for (int i = 0; i < 200000; ++i) {
+    // Arbitrary bit patterns, E2M1-range values with long significands, and
+    // f32 subnormals.
+    switch (i % 3) {
+    case 0:
+      inputs.push_back(bitsToFloat(uint32_t(rng())));
+      break;
+    case 1:
+      inputs.push_back(std::ldexp(float(int32_t(rng()) >> 8),
+                                  int(rng() % 48) - 23 - 36));
+      break;
+    default:
+      inputs.push_back(bitsToFloat(uint32_t(rng()) & 0x807FFFFFu));
+    }
+  }
+  for (float x : inputs) {
+    if (std::isnan(x))
+      continue;
+    // Scale codes around the one that puts x near the E2M1 range, and a few
+    // arbitrary ones (0 and 254 included).
+    int field = int((floatToBits(x) >> 23) & 0xFF);
+    std::vector<int> codes = {0, 1, 127, 253, 254, int(rng() % 255)};
+    for (int d = -26; d <= 3; ++d)
+      codes.push_back(std::clamp(field - 2 + d, 0, 254));
+    for (int code : codes) {
+      for (uint32_t seed : {0u, 0x3FFu, 0x400u, 0x80000000u, 0xFFFFFC00u,
+                            0xFFFFFFFFu, uint32_t(rng())}) {
+        float v = x * inverseE8M0(uint8_t(code));
+        ASSERT_EQ(encodeE2M1Stochastic(v, seed),
+                  gfx950StochasticE2M1(x, seed, code - 127))
+            << "x bits 0x" << std::hex << floatToBits(x) << " code "
+            << std::dec << code << " seed 0x" << std::hex << seed;
+      }
+    }
+  }
 }
 
 } // namespace

@@ -210,15 +210,26 @@ inline float decodeElement(ElementType type, uint8_t code) {
 ///        n      = S >> (22 - d)                 (0 when the shift is ≥ 32)
 ///        frac32 = (S << (10 + d)) mod 2^32      when 10 + d ≥ 0,
 ///                 S >> -(10 + d)                otherwise (0 past 31 bits),
-///     i.e. frac32 = floor(f · 2^32).
+///     then its low 10 bits are cleared: frac32 = floor(f · 2^22) · 2^10.
 ///  3. All 32 bits of `rbits` are added to frac32; a carry out of bit 31
-///     rounds up: up = (frac32 + rbits) mod 2^32 < frac32. For uniform rbits,
-///     P(up) = frac32 / 2^32, which is exactly f whenever f has at most 32
-///     fraction bits (every |v| ≥ 2^-10); below that the probability is f
-///     truncated to a multiple of 2^-32.
+///     rounds up: up = (frac32 + rbits) mod 2^32 < frac32, i.e.
+///     floor(f · 2^22) + (rbits >> 10) ≥ 2^22. For uniform rbits,
+///     P(up) = floor(f · 2^22) / 2^22: exactly f whenever f has at most 22
+///     fraction bits (every |v| ≥ 1: there frac32 is already a multiple of
+///     2^10), otherwise f truncated to a multiple of 2^-22, a bias toward
+///     zero of less than 2^-22 ulp (only for |v| < 1, in E2M1's subnormal
+///     spacing 0.5).
 ///  4. The magnitude code is n + up + 2·max(E, 0) (the codes of the grid
 ///     points n·2^g), and the sign of v is kept in bit 3, so values that round
 ///     to zero keep their sign like the RNE encoder.
+///
+/// The 22-bit truncation is gfx950's: `v_cvt_scalef32_sr_pk_fp4_f32` aligns
+/// the 24-bit significand to the E2M1 grid (truncating in the E2M1 subnormal
+/// range), adds `rbits >> 10` to the 23-bit mantissa field and truncates
+/// (AMD's host model of the instruction, `fcbx::from_float_sr` in HIP's
+/// amd_hip_ocp_host.hpp). With this recipe the library, the IR expansion and
+/// the gfx950 kernel produce the same codes for every input
+/// (docs/numerics.md §4).
 inline uint8_t encodeE2M1Stochastic(float v, uint32_t rbits) {
   uint32_t bits = floatToBits(v);
   uint32_t sign = (bits >> 28) & 0x8u;
@@ -238,6 +249,7 @@ inline uint8_t encodeE2M1Stochastic(float v, uint32_t rbits) {
   uint32_t frac = fracShift >= 0   ? significand << fracShift
                   : fracShift > -32 ? significand >> -fracShift
                                     : 0u;
+  frac &= ~0x3FFu; // [SR1] 22 fraction bits, as gfx950's SR conversion
   uint32_t up = uint32_t(frac + rbits) < frac ? 1u : 0u;
   uint32_t magnitude = n + up + 2u * uint32_t(gridShift);
   return uint8_t(isNaN ? kE2M1.nanCode : (sign | magnitude));

@@ -144,7 +144,9 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
   Value intShift = i.sub(i.c(22), d);
   Value n = i.select(i.cmp(P::slt, intShift, i.c(32)),
                      i.lshr(significand, i.clampShift(intShift)), i.c(0));
-  // frac32 = floor(f · 2^32): S << (10 + d), or S >> -(10 + d), 0 past 31.
+  // floor(f · 2^32): S << (10 + d), or S >> -(10 + d), 0 past 31; then
+  // frac32 = floor(f · 2^22) · 2^10, the 22 fraction bits gfx950's SR
+  // conversion sees.
   Value fracShift = i.add(i.c(10), d);
   Value negShift = i.sub(i.c(0), fracShift);
   Value frac = i.select(
@@ -152,6 +154,7 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
       i.shl(significand, i.clampShift(fracShift)),
       i.select(i.cmp(P::sgt, fracShift, i.c(uint32_t(-32))),
                i.lshr(significand, i.clampShift(negShift)), i.c(0)));
+  frac = i.band(frac, i.c(~0x3FFu));
   // A carry out of bit 31 of frac32 + rbits rounds up.
   Value up = arith::ExtUIOp::create(
       b, b.getI32Type(), i.cmp(P::ult, i.add(frac, rbits), frac));

@@ -34,7 +34,8 @@ Value bitsFromF32(ImplicitLocOpBuilder &b, Value value);
 Value encodeRNESat(ImplicitLocOpBuilder &b, Value x,
                    const ::fp4train::numerics::MiniFloatFormat &format);
 
-/// [SR1] `encodeE2M1Stochastic`: f32 and a random i32 word -> E2M1 code (i8).
+/// [SR1] `encodeE2M1Stochastic`: f32 and a random i32 word -> E2M1 code (i8),
+/// the codes gfx950's v_cvt_scalef32_sr_pk_fp4_f32 computes.
 Value encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v, Value rbits);
 
 /// `decodeMiniFloat<F>`: element code (i8) -> f32, exact.
