@@ -4,7 +4,9 @@
 #    measured in the same run;
 #  - the emulated FP4 linear layer (quantize both operands + [GEMM1] matmul)
 #    and the matmul alone, with their time ratios to the fastest OpenBLAS
-#    SGEMM of the same shape and the f32 FMA peak, all measured in this run.
+#    SGEMM of the same shape and the f32 FMA peak, all measured in this run;
+#  - the static gfx950 report of the 4096^3 MXFP4 GEMM kernel
+#    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed).
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
@@ -120,3 +122,5 @@ for b in runs:
 print("x SGEMM is the time ratio to the baseline; targets: linear <= 1.0, "
       "matmul <= 0.5.")
 PY
+
+bash "$(dirname "${BASH_SOURCE[0]}")/gfx950_report.sh" "$build"

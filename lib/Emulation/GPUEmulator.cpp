@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -276,6 +277,10 @@ private:
   LogicalResult executeGPU(Operation &op, const Mask &mask);
   LogicalResult executeFor(scf::ForOp op, const Mask &mask);
   LogicalResult executeIf(scf::IfOp op, const Mask &mask);
+  LogicalResult executeGeneric(linalg::GenericOp op);
+
+  /// The iteration point of the linalg.generic being executed (host only).
+  SmallVector<int64_t> linalgPoint;
 
   // Memory access of lane `lane` at `indices` of `view`, `count` elements.
   FailureOr<int64_t> address(Operation *op, const View &view,
@@ -305,7 +310,8 @@ LogicalResult Executor::run(Block &block, const Mask &mask,
                             SmallVectorImpl<Value> *yielded) {
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
-      if (isa<scf::YieldOp, func::ReturnOp, gpu::ReturnOp>(op)) {
+      if (isa<scf::YieldOp, func::ReturnOp, gpu::ReturnOp, linalg::YieldOp>(
+              op)) {
         if (yielded)
           yielded->assign(op.getOperands().begin(), op.getOperands().end());
         return success();
@@ -347,6 +353,15 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
     return executeFor(forOp, mask);
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
     return executeIf(ifOp, mask);
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return executeGeneric(generic);
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    if (index.getDim() >= linalgPoint.size())
+      return fail(&op, "outside a linalg.generic");
+    values[index.getResult()] =
+        uniform(index.getType(), {static_cast<Word>(linalgPoint[index.getDim()])});
+    return success();
+  }
   if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
     if (cast->getNumOperands() != 1 || cast->getNumResults() != 1)
       return fail(&op, "only 1:1 casts are supported");
@@ -470,6 +485,23 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
     if (!words)
       return fail(&op, "unsupported constant");
     values[constant.getResult()] = uniform(constant.getType(), *words);
+    return success();
+  }
+  if (auto multiply = dyn_cast<arith::MulUIExtendedOp>(op)) {
+    // The full 2w-bit product: low and high halves (Philox rounds).
+    const unsigned bits = getElementBits(multiply.getLhs().getType());
+    if (bits > 32)
+      return fail(&op, "only operands of up to 32 bits are supported");
+    const Lanes &a = get(multiply.getLhs()), &b = get(multiply.getRhs());
+    Lanes low(lanes, a.width), high(lanes, a.width);
+    for (unsigned lane = 0; lane < lanes; ++lane)
+      for (unsigned i = 0; i < a.width; ++i) {
+        const Word p = a.at(lane, i) * b.at(lane, i);
+        low.at(lane, i) = truncate(p, bits);
+        high.at(lane, i) = truncate(p >> bits, bits);
+      }
+    values[multiply.getLow()] = std::move(low);
+    values[multiply.getHigh()] = std::move(high);
     return success();
   }
   if (op.getNumResults() != 1)
@@ -1098,6 +1130,34 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
         views[alloc.getResult()] = std::move(view);
         return success();
       })
+      .Case([&](memref::GetGlobalOp getGlobal) -> LogicalResult {
+        // Constant tables (e.g. fixed Hadamard signs): one storage per
+        // global, filled from its initializer.
+        auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+            &op, getGlobal.getNameAttr());
+        auto initial = global ? dyn_cast_or_null<DenseElementsAttr>(
+                                    global.getInitialValueAttr())
+                              : DenseElementsAttr();
+        MemRefType type = getGlobal.getType();
+        if (!initial || !type.hasStaticShape())
+          return fail(&op, "only static globals with a dense initializer");
+        FailureOr<unsigned> bytes = elementBytes(type);
+        if (failed(bytes))
+          return failure();
+        std::optional<std::vector<Word>> words = getAttributeWords(initial);
+        View view;
+        view.elementBytes = *bytes;
+        view.sizes.assign(type.getShape().begin(), type.getShape().end());
+        view.strides = rowMajorStrides(view.sizes);
+        view.memory = std::make_shared<Memory>(
+            view.getNumElements() * *bytes, /*lds=*/false);
+        for (int64_t i = 0; i < view.getNumElements(); ++i) {
+          const Word w = (*words)[words->size() == 1 ? 0 : i];
+          std::memcpy(view.memory->bytes.data() + i * *bytes, &w, *bytes);
+        }
+        views[getGlobal.getResult()] = std::move(view);
+        return success();
+      })
       .Case([&](memref::DeallocOp) { return success(); })
       .Case([&](memref::AssumeAlignmentOp assume) {
         { View copy = views[assume.getMemref()]; views[assume.getResult()] = std::move(copy); }
@@ -1446,6 +1506,77 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         if (failed(group.run(body, all)))
           return failure();
       }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// linalg (host code that the kernel pipeline leaves, e.g. the Philox draw of
+// random Hadamard signs)
+//===----------------------------------------------------------------------===//
+
+LogicalResult Executor::executeGeneric(linalg::GenericOp op) {
+  if (kernel || lanes != 1)
+    return fail(op, "linalg.generic inside a kernel");
+  if (!op.hasPureBufferSemantics())
+    return fail(op, "only linalg.generic on buffers is supported");
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return fail(op, "dynamic iteration domain");
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Block &body = *op.getBlock();
+
+  // The element of `operand` at `point`, through its indexing map.
+  auto element = [&](OpOperand &operand, ArrayRef<int64_t> point)
+      -> FailureOr<uint8_t *> {
+    const View &view = views[operand.get()];
+    SmallVector<int64_t> indices =
+        maps[operand.getOperandNumber()].compose(point);
+    int64_t offset = view.offset;
+    for (auto [d, i] : llvm::enumerate(indices)) {
+      if (i < 0 || i >= view.sizes[d])
+        return fail(op, "index out of bounds");
+      offset += i * view.strides[d];
+    }
+    return view.memory->bytes.data() + offset * view.elementBytes;
+  };
+
+  int64_t total = 1;
+  for (int64_t r : ranges)
+    total *= r;
+  SmallVector<int64_t> point(ranges.size(), 0);
+  const Mask one{1};
+  for (int64_t n = 0; n < total; ++n) {
+    linalgPoint = point;
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument argument = body.getArgument(operand.getOperandNumber());
+      Lanes value(1, 1);
+      if (isa<MemRefType>(operand.get().getType())) {
+        FailureOr<uint8_t *> address = element(operand, point);
+        if (failed(address))
+          return failure();
+        std::memcpy(&value.at(0), *address, views[operand.get()].elementBytes);
+      } else {
+        value.at(0) = get(operand.get()).at(0);
+      }
+      values[argument] = std::move(value);
+    }
+    SmallVector<Value> yielded;
+    if (failed(run(body, one, &yielded)))
+      return failure();
+    for (auto [k, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+      FailureOr<uint8_t *> address = element(init, point);
+      if (failed(address))
+        return failure();
+      const Word w = get(yielded[k]).at(0);
+      std::memcpy(*address, &w, views[init.get()].elementBytes);
+    }
+    for (int64_t d = static_cast<int64_t>(ranges.size()) - 1; d >= 0; --d) {
+      if (++point[d] < ranges[d])
+        break;
+      point[d] = 0;
+    }
+  }
+  linalgPoint.clear();
   return success();
 }
 

@@ -124,6 +124,10 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // bf16 contractions leave arith.extf / arith.truncf on tensors around the
+  // GEMM, which one-shot bufferization cannot handle: make them
+  // linalg.generic ops.
+  pm.addPass(createConvertElementwiseToLinalgPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -164,6 +168,10 @@ void mlir::fp4train::buildROCmKernelPipeline(
   pm.addPass(createFP4TrainToAMDGPU(amdgpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // bf16 contractions leave arith.extf / arith.truncf on tensors around the
+  // GEMM (the truncf only when the bf16 epilogue could not take it), which
+  // one-shot bufferization cannot handle: make them linalg.generic ops.
+  pm.addPass(createConvertElementwiseToLinalgPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -9,7 +9,8 @@
 //    input type, scale mode, block count that is or is not a multiple of
 //    the workgroup, special values;
 //  - GEMM kernels ([GEMM1]), both MFMA shapes, tile-multiple and ragged M, N,
-//    K, batches, mixed operand formats: bit for bit on data whose every
+//    K, batches, mixed operand formats, f32 results and the bf16 epilogue
+//    (compared after RNE to bf16): bit for bit on data whose every
 //    partial sum is exact in f32 (any misplaced fragment or scale changes the
 //    result), and within the f32 reassociation bound of the kernel's order on
 //    full-range data (the kernel rounds once per MFMA, [GEMM1] once per
@@ -23,6 +24,7 @@
 #include "fp4train/Numerics/BlockGemm.h"
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Formats.h"
+#include "fp4train/Numerics/Hadamard.h"
 #include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -121,6 +123,7 @@ struct QuantizeCase {
   std::string input;   // f32, bf16, f16
   bool rceil;
   bool specials;
+  bool stochastic = false;
 };
 
 numerics::Format getFormat(const std::string &element) {
@@ -192,7 +195,7 @@ std::vector<uint8_t> encodeInput(const std::vector<float> &data,
 
 void PrintTo(const QuantizeCase &c, std::ostream *os) {
   *os << c.element << " from " << c.input << " " << join(c.shape, "x")
-      << (c.rceil ? " rceil" : " floor");
+      << (c.rceil ? " rceil" : " floor") << (c.stochastic ? " SR" : " RNE");
 }
 
 class QuantizeKernelTest
@@ -211,18 +214,24 @@ TEST_P(QuantizeKernelTest, MatchesLibrary) {
                              c.element + ", block = [" + join(block, ", ") +
                              "], scale = f8E8M0FNU>";
   const std::string source =
-      "func.func @main(%x: " + tensor + ") -> " + scaled + " {\n" +
-      "  %q = fp4train.quantize %x" + (c.rceil ? " scale_mode = rceil" : "") +
-      " : " + tensor + " -> " + scaled + "\n  return %q : " + scaled + "\n}\n";
+      "func.func @main(%x: " + tensor + (c.stochastic ? ", %seed: i64" : "") +
+      ") -> " + scaled + " {\n" + "  %q = fp4train.quantize %x" +
+      (c.stochastic ? " rounding = stochastic" : "") +
+      (c.rceil ? " scale_mode = rceil" : "") +
+      (c.stochastic ? " seed(%seed)" : "") + " : " + tensor + " -> " +
+      scaled + "\n  return %q : " + scaled + "\n}\n";
   OwningOpRef<ModuleOp> module = compile(context, source);
   ASSERT_TRUE(module);
 
   const int64_t count = product(c.shape);
   std::vector<float> data = makeQuantizeData(count, c.input, c.specials, 7);
+  const uint64_t seed = 0x0123456789ABCDEFull;
+  std::vector<emulation::EmulatorArgument> arguments = {
+      emulation::EmulatorArgument::buffer(encodeInput(data, c.input))};
+  if (c.stochastic)
+    arguments.push_back(emulation::EmulatorArgument::bits(seed));
   emulation::EmulatorStats stats;
-  auto results = run(*module, {emulation::EmulatorArgument::buffer(
-                                  encodeInput(data, c.input))},
-                     &stats);
+  auto results = run(*module, arguments, &stats);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(stats.launches, 1u) << "the quantize op did not become a kernel";
   EXPECT_GT(stats.conversions, 0u);
@@ -231,6 +240,10 @@ TEST_P(QuantizeKernelTest, MatchesLibrary) {
   config.format = getFormat(c.element);
   config.scaleMode =
       c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
+  if (c.stochastic) {
+    config.rounding = numerics::Rounding::Stochastic;
+    config.seed = seed;
+  }
   auto expected = numerics::quantize(data.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
   ASSERT_EQ(results[0].size(), expected->codes.size());
@@ -257,6 +270,12 @@ std::vector<QuantizeCase> quantizeCases() {
       cases.push_back({{64, 128}, element, "f32", rceil, true});
       cases.push_back({{8, 40, 96}, element, "f32", rceil, false});
     }
+  // [SR1] on v_cvt_scalef32_sr_pk_fp4_f32, one Philox word per element.
+  for (bool rceil : {false, true}) {
+    cases.push_back({{64, 128}, "f4E2M1FN", "f32", rceil, true, true});
+    cases.push_back({{8, 40, 96}, "f4E2M1FN", "f32", rceil, false, true});
+  }
+  cases.push_back({{40, 64}, "f4E2M1FN", "bf16", false, true, true});
   for (std::string input : {"bf16", "f16"}) {
     cases.push_back({{40, 64}, "f4E2M1FN", input, false, true});
     cases.push_back({{33, 32}, "f8E4M3FN", input, true, false});
@@ -270,7 +289,109 @@ INSTANTIATE_TEST_SUITE_P(
       const QuantizeCase &c = info.param;
       return c.element.substr(0, 2) + c.element.substr(3) + "_" + c.input +
              "_" + join(c.shape, "x") + (c.rceil ? "_rceil" : "_floor") +
-             (c.specials ? "_specials" : "");
+             (c.specials ? "_specials" : "") + (c.stochastic ? "_sr" : "");
+    });
+
+//===----------------------------------------------------------------------===//
+// Hadamard kernels
+//===----------------------------------------------------------------------===//
+
+struct HadamardCase {
+  std::vector<int64_t> shape;
+  int64_t size;
+  int64_t axis;
+  std::string signs; // none, fixed, random
+  bool inverse;
+};
+
+void PrintTo(const HadamardCase &c, std::ostream *os) {
+  *os << "n=" << c.size << " " << c.signs << " along " << c.axis << " of "
+      << join(c.shape, "x") << (c.inverse ? " inverse" : "");
+}
+
+class HadamardKernelTest
+    : public KernelEmulationTest,
+      public ::testing::WithParamInterface<HadamardCase> {};
+
+TEST_P(HadamardKernelTest, MatchesLibrary) {
+  const HadamardCase &c = GetParam();
+  const bool random = c.signs == "random";
+  const std::string tensor = "tensor<" + join(c.shape, "x") + "xf32>";
+  const std::string source =
+      "func.func @main(%x: " + tensor +
+      (random ? ", %seed: i64, %step: i64" : "") + ") -> " + tensor +
+      " {\n  %r = fp4train.hadamard %x with #fp4train.hadamard<" +
+      std::to_string(c.size) + ", " + c.signs + "> along " +
+      std::to_string(c.axis) + (random ? " seed(%seed) step(%step)" : "") +
+      (c.inverse ? " inverse" : "") + " : " + tensor +
+      "\n  return %r : " + tensor + "\n}\n";
+  OwningOpRef<ModuleOp> module = compile(context, source);
+  ASSERT_TRUE(module);
+
+  const int64_t count = product(c.shape);
+  std::vector<float> data = makeQuantizeData(count, "f32", count >= 256, 5);
+  // Finite data: NaN payloads are the hardware's business.
+  for (float &x : data)
+    if (!std::isfinite(x))
+      x = -3.0e38f;
+  const uint64_t seed = 0xFEEDFACE12345678ull, step = 41;
+  std::vector<emulation::EmulatorArgument> arguments = {
+      emulation::EmulatorArgument::buffer(asBytes(data))};
+  if (random) {
+    arguments.push_back(emulation::EmulatorArgument::bits(seed));
+    arguments.push_back(emulation::EmulatorArgument::bits(step));
+  }
+  emulation::EmulatorStats stats;
+  auto results = run(*module, arguments, &stats);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(stats.launches, 1u) << "the rotation did not become a kernel";
+
+  numerics::HadamardConfig config;
+  config.size = c.size;
+  config.signs = *numerics::parseHadamardSigns(c.signs);
+  config.seed = seed;
+  config.step = step;
+  config.axis = c.axis;
+  std::vector<float> expected = data;
+  numerics::Status status =
+      numerics::hadamardRotate(expected.data(), c.shape, config, c.inverse);
+  ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
+  int bad = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float got;
+    std::memcpy(&got, results[0].data() + 4 * i, 4);
+    if (numerics::floatToBits(got) != numerics::floatToBits(expected[i]) &&
+        bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": kernel " << got << ", library "
+                    << expected[i];
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+std::vector<HadamardCase> hadamardCases() {
+  std::vector<HadamardCase> cases;
+  // Every size along the last dimension, 40 rows: block counts that do not
+  // fill the last workgroup.
+  for (int64_t n : {16, 32, 64, 128, 256})
+    cases.push_back({{40, 512}, n, 1, "fixed", false});
+  cases.push_back({{40, 256}, 64, 1, "none", true});
+  cases.push_back({{40, 256}, 32, 1, "random", false});
+  cases.push_back({{40, 256}, 256, 1, "random", true});
+  // Strided blocks: along dimension 0 and the middle of a 3-D tensor.
+  cases.push_back({{256, 24}, 256, 0, "random", false});
+  cases.push_back({{64, 40}, 16, 0, "fixed", true});
+  cases.push_back({{3, 128, 5}, 128, 1, "none", false});
+  cases.push_back({{2, 32, 70}, 32, 1, "fixed", false});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gfx950, HadamardKernelTest, ::testing::ValuesIn(hadamardCases()),
+    [](const ::testing::TestParamInfo<HadamardCase> &info) {
+      const HadamardCase &c = info.param;
+      return "n" + std::to_string(c.size) + "_" + c.signs + "_axis" +
+             std::to_string(c.axis) + "_" + join(c.shape, "x") +
+             (c.inverse ? "_inverse" : "");
     });
 
 //===----------------------------------------------------------------------===//
@@ -281,11 +402,26 @@ struct GemmCase {
   int64_t batch, m, n, k;
   std::string elementA, elementB;
   std::string mfma;
+  /// bf16: the result is truncated to bf16 (arith.truncf), which the
+  /// kernel's bf16 epilogue takes over; compared with the library's f32
+  /// result rounded to nearest even.
+  bool bf16 = false;
 };
 
 void PrintTo(const GemmCase &c, std::ostream *os) {
   *os << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " " << c.elementA
-      << " x " << c.elementB << " mfma=" << c.mfma;
+      << " x " << c.elementB << " mfma=" << c.mfma << (c.bf16 ? " -> bf16" : "");
+}
+
+/// `x` rounded to bf16, nearest even (APFloat, independent of the kernel),
+/// as a float.
+float roundToBF16(float x) {
+  APFloat value(x);
+  bool losesInfo;
+  value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &losesInfo);
+  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToFloat();
 }
 
 numerics::ElementType getElementType(const std::string &element) {
@@ -359,10 +495,17 @@ void GemmKernelTest::check(bool exact) {
       "tensor<" + (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +
       std::to_string(c.m) + "x" + std::to_string(c.n) + "xf32>";
   const std::string a = scaled(c.m, c.elementA), b = scaled(c.n, c.elementB);
+  std::string resultType = accType, truncation;
+  if (c.bf16) {
+    resultType = accType.substr(0, accType.size() - 4) + "bf16>";
+    truncation = "\n  %t = arith.truncf %c : " + accType + " to " + resultType;
+  }
   const std::string source =
       "func.func @main(%a: " + a + ", %b: " + b + ", %acc: " + accType +
-      ") -> " + accType + " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " +
-      a + ", " + b + ", " + accType + "\n  return %c : " + accType + "\n}\n";
+      ") -> " + resultType +
+      " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " + a + ", " + b +
+      ", " + accType + truncation + "\n  return " + (c.bf16 ? "%t" : "%c") +
+      " : " + resultType + "\n}\n";
   OwningOpRef<ModuleOp> module = compile(context, source, c.mfma);
   ASSERT_TRUE(module);
 
@@ -390,7 +533,16 @@ void GemmKernelTest::check(bool exact) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_GT(stats.mfmas, 0u);
   std::vector<float> kernel(acc.size());
-  std::memcpy(kernel.data(), results[0].data(), results[0].size());
+  if (c.bf16) {
+    ASSERT_EQ(results[0].size(), acc.size() * 2);
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      uint32_t bits = (uint32_t(results[0][2 * i + 1]) << 8 |
+                       results[0][2 * i]) << 16;
+      std::memcpy(&kernel[i], &bits, 4);
+    }
+  } else {
+    std::memcpy(kernel.data(), results[0].data(), results[0].size());
+  }
 
   int bad = 0;
   for (int64_t batch = 0; batch < c.batch; ++batch) {
@@ -414,7 +566,8 @@ void GemmKernelTest::check(bool exact) {
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t j = 0; j < c.n; ++j) {
         const float got = kernel[(batch * c.m + i) * c.n + j];
-        const float want = expected[i * c.n + j];
+        const float want = c.bf16 ? roundToBF16(expected[i * c.n + j])
+                                  : expected[i * c.n + j];
         double bound = 0;
         if (!exact) {
           double magnitude = std::fabs(accBatch[i * c.n + j]);
@@ -432,6 +585,9 @@ void GemmKernelTest::check(bool exact) {
           }
           bound = 2.0 * (blocks + 2) * std::ldexp(magnitude, -24) +
                   std::ldexp(1.0, -149);
+          // Both sides rounded to bf16: at most one bf16 ulp more.
+          if (c.bf16)
+            bound += std::ldexp(std::fabs(double(want)) + bound, -7);
         }
         const bool ok = exact ? numerics::floatToBits(got) ==
                                     numerics::floatToBits(want)
@@ -461,6 +617,13 @@ std::vector<GemmCase> gemmCases() {
       {1, 48, 80, 96, "f8E4M3FN", "f8E5M2", "16x16x128"},
       // A batch.
       {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto"},
+      // bf16 epilogue: tile multiples, ragged M and even N (32-bit pair
+      // stores), odd N (one guarded bf16 store per element), a batch.
+      {1, 128, 64, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128", true},
+      {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "32x32x64", true},
+      {1, 100, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128", true},
+      {1, 130, 41, 192, "f8E5M2", "f4E2M1FN", "32x32x64", true},
+      {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto", true},
   };
 }
 
@@ -471,7 +634,8 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = std::to_string(c.batch) + "x" + std::to_string(c.m) +
                          "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
                          "_" + c.elementA.substr(3) + "_" +
-                         c.elementB.substr(3) + "_" + c.mfma;
+                         c.elementB.substr(3) + "_" + c.mfma +
+                         (c.bf16 ? "_bf16" : "");
       for (char &ch : name)
         if (!isalnum(static_cast<unsigned char>(ch)))
           ch = '_';

@@ -118,11 +118,13 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
     / `memref.alloc` + `bufferization.to_tensor restrict writable`, so the
     module stays on tensors and one-shot bufferization applies unchanged.
     Types follow the 1:N conversion of `fp4train-expand` (i8 codes, i8 scale
-    codes), through function signatures too. The fp4train ops without a GPU
-    lowering yet (quantize, dequantize, hadamard, pack, unpack, transpose)
-    are lowered in the same conversion by `fp4train-expand`'s exact
-    patterns, so they run on the host; afterwards no fp4train op or type is
-    left.
+    codes), through function signatures too. Static-shaped `hadamard` ops
+    become kernels too (a fast Walsh-Hadamard transform bit-identical to the
+    library's [H1] order), and so do MX quantize ops blocked along the last
+    dimension. The fp4train ops without a GPU lowering yet (other quantize
+    ops, dequantize, pack, unpack, transpose) are lowered in the same
+    conversion by `fp4train-expand`'s exact patterns, so they run on the
+    host; afterwards no fp4train op or type is left.
 
     `chip` must have the block-scaled MFMA (gfx950); any other chip, and
     NVFP4 operands (E4M3 scales of 16-element blocks, which gfx950 cannot
@@ -165,6 +167,7 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::ROCDL::ROCDLDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"

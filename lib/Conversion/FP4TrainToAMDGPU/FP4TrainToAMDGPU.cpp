@@ -2,12 +2,12 @@
 //
 // Parses the chip once, reports every op the chip cannot run with a message
 // naming chip and format, then runs one conversion with the 1:N type
-// conversion of fp4train-expand: scaled_matmul and the RNE MX quantize ops
-// blocked along the last dimension (isQuantizeOnGPU) become GPU kernels, and
-// the other fp4train ops (other quantizes, dequantize, hadamard,
-// pack/unpack/transpose) get fp4train-expand's exact patterns, i.e. they run
-// on the host. One conversion keeps the i8 codes and scales flowing between
-// the two without casts back to the narrow float types.
+// conversion of fp4train-expand: scaled_matmul and the MX quantize ops (RNE,
+// or SR to E2M1) blocked along the last dimension (isQuantizeOnGPU) and the
+// static-shaped hadamard ops (isHadamardOnGPU) become GPU kernels, and the
+// other fp4train ops (other quantizes, dequantize, pack/unpack/transpose)
+// get fp4train-expand's exact patterns, i.e. they run on the host. One conversion keeps the i8 codes and scales
+// flowing between the two without casts back to the narrow float types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -1,8 +1,9 @@
 //===- QuantizeOpLowering.cpp - MX quantize to a gfx950 kernel ------------===//
 //
 // fp4train.quantize with an MX result (E2M1, E4M3 or E5M2 elements, E8M0
-// scales), round-to-nearest-even, blocks of 32 along the last dimension,
-// becomes a gpu.launch of a kernel with one lane per block:
+// scales), round-to-nearest-even or (E2M1 only) [SR1] stochastic rounding,
+// blocks of 32 along the last dimension, becomes a gpu.launch of a kernel
+// with one lane per block:
 //
 //  - the lane loads its 32 consecutive elements (16-byte vectors), extends
 //    bf16/f16 to f32 (exact) and takes the block amax as the integer max of
@@ -20,6 +21,14 @@
 //    finite element; the kernel clamps x to +-maxFinite * 2^(code-127)
 //    (exact, a power-of-two multiple) first, so the result is the library's
 //    satfinite one whatever the instruction does on overflow;
+//  - stochastic rounding: the lane computes the [SR1] words of its 32
+//    elements (8 Philox4x32-10 calls, one per 4 consecutive elements, with
+//    the host's codecs::philox4x32_10) and converts ONE element per
+//    rocdl.cvt.scalef32.sr.pk.fp4.f32 (v_cvt_scalef32_sr_pk_fp4_f32): the
+//    instruction rounds both elements of its pair with the same word, so each
+//    element gets its own instruction and word and the kernel keeps the
+//    nibble of that element (docs/amdgpu.md; the instruction computes the
+//    library's encodeE2M1Stochastic of the scaled value, docs/numerics.md §4);
 //  - a NaN/Inf block gets scale 0xFF and element codes 0 written explicitly
 //    ([MX3]), not through the instruction;
 //  - codes are unpacked to one per byte (the 1:N type conversion's layout)
@@ -40,6 +49,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -58,12 +68,15 @@ bool mlir::fp4train::isQuantizeOnGPU(QuantizeOp op,
   if (!hasScaledMFMA(chipset))
     return false;
   ScaledTensorType type = op.getResult().getType();
-  if (!isa<Float8E8M0FNUType>(type.getScaleType()) ||
-      type.getHasGlobalScale() ||
-      op.getRounding() != RoundingMode::nearest_even)
+  if (!isa<Float8E8M0FNUType>(type.getScaleType()) || type.getHasGlobalScale())
     return false;
   if (!isa<Float4E2M1FNType, Float8E4M3FNType, Float8E5M2Type>(
           type.getElementType()))
+    return false;
+  // [SR1] v_cvt_scalef32_sr_pk_fp4_f32 (the verifier allows SR for E2M1
+  // only).
+  if (op.getRounding() == RoundingMode::stochastic &&
+      !isa<Float4E2M1FNType>(type.getElementType()))
     return false;
   ArrayRef<int64_t> block = type.getBlockShape();
   if (block.empty() || block.back() != kBlock)
@@ -87,11 +100,12 @@ Value slice(OpBuilder &b, Location loc, Value v, int64_t offset,
 
 class QuantizeKernelBuilder {
 public:
+  /// `seed` (i64) is the [SR1] seed of a stochastic quantize, null for RNE.
   QuantizeKernelBuilder(OpBuilder &b, Location loc, Value input, Value codes,
                         Value scales, int64_t numBlocks, Type element,
-                        bool rceil)
+                        bool rceil, Value seed)
       : b(b), loc(loc), input(input), codes(codes), scales(scales),
-        numBlocks(numBlocks), element(element), rceil(rceil) {}
+        numBlocks(numBlocks), element(element), rceil(rceil), seed(seed) {}
 
   void build(gpu::LaunchOp launch);
 
@@ -100,6 +114,10 @@ private:
   void buildBlock(Value block);
   /// The block's 32 elements as 8 vector<4xf32>.
   SmallVector<Value> loadBlock(Value base);
+  /// [SR1] The block's 32 E2M1 codes, one per byte, as 8 i32 words (element
+  /// 4w + k in byte k of word w), from the clamped elements `x`.
+  SmallVector<Value> convertStochastic(ImplicitLocOpBuilder &ib, Value block,
+                                       ArrayRef<Value> x, Value scale);
 
   OpBuilder &b;
   Location loc;
@@ -107,6 +125,7 @@ private:
   int64_t numBlocks;
   Type element;
   bool rceil;
+  Value seed;
 };
 
 SmallVector<Value> QuantizeKernelBuilder::loadBlock(Value base) {
@@ -156,8 +175,13 @@ void QuantizeKernelBuilder::buildBlock(Value block) {
     maxBits = maxBits ? arith::MaxUIOp::create(ib, maxBits, bits).getResult()
                       : bits;
   }
-  Value amaxBits = vector::ReductionOp::create(
-      ib, vector::CombiningKind::MAXUI, maxBits);
+  // The 4 partial maxima, combined as scalars (v_max3_u32).
+  Value amaxBits;
+  for (int64_t k = 0; k < 4; ++k) {
+    Value lane = vector::ExtractOp::create(ib, maxBits, k);
+    amaxBits = amaxBits ? arith::MaxUIOp::create(ib, amaxBits, lane).getResult()
+                        : lane;
+  }
   Value code =
       codecs::mxScaleCode(ib, codecs::f32FromBits(ib, amaxBits), format, rceil);
   Value code32 = arith::ExtUIOp::create(ib, i32, code);
@@ -192,7 +216,12 @@ void QuantizeKernelBuilder::buildBlock(Value block) {
   auto pairOf = [&](int64_t e) -> Value {
     return slice(ib, loc, x[e / 4], e % 4, 2);
   };
-  if (fp4) {
+  if (seed) {
+    auto i32x1 = VectorType::get({1}, i32);
+    for (Value word : convertStochastic(ib, block, x, scale))
+      words.push_back(vector::BitCastOp::create(
+          ib, i8x4, vector::FromElementsOp::create(ib, i32x1, word)));
+  } else if (fp4) {
     auto packedType = VectorType::get({8}, element);
     auto i32x1 = VectorType::get({1}, i32);
     Value lowNibbles = arith::ConstantOp::create(
@@ -250,6 +279,71 @@ void QuantizeKernelBuilder::buildBlock(Value block) {
   memref::StoreOp::create(ib, code, scales, ValueRange{block});
 }
 
+SmallVector<Value>
+QuantizeKernelBuilder::convertStochastic(ImplicitLocOpBuilder &ib, Value block,
+                                         ArrayRef<Value> x, Value scale) {
+  Type i32 = ib.getI32Type(), i64 = ib.getI64Type();
+  auto c32 = [&](uint32_t v) { return codecs::i32Const(ib, v); };
+  // [SR1] key = {lo, hi of seed}; the word of element i is word i & 3 of
+  // philox(counter = {lo, hi of i >> 2, 0, 0}). Element 4w + k of the block
+  // has i >> 2 = 8 block + w and i & 3 = k: one call per 4 elements.
+  Value key0 = arith::TruncIOp::create(ib, i32, seed);
+  Value key1 = arith::TruncIOp::create(
+      ib, i32, arith::ShRUIOp::create(ib, seed, codecs::i64Const(ib, 32)));
+  // Counters are below numel / 4; their high word is 0 up to 2^34 elements.
+  int64_t numElements = numBlocks * kBlock;
+  bool wideCounter = (numElements >> 2) > (int64_t(1) << 32);
+  Value counterBase = arith::MulIOp::create(
+      ib,
+      arith::IndexCastUIOp::create(ib, wideCounter ? i64 : i32, block)
+          .getResult(),
+      wideCounter ? codecs::i64Const(ib, kBlock / 4) : c32(kBlock / 4));
+  Value zero = c32(0);
+
+  SmallVector<Value> words;
+  for (int64_t w = 0; w < kBlock / 4; ++w) {
+    Value counter = arith::AddIOp::create(ib, counterBase,
+                                          wideCounter ? codecs::i64Const(ib, w)
+                                                      : c32(uint32_t(w)));
+    Value counterLo = counter, counterHi = zero;
+    if (wideCounter) {
+      counterLo = arith::TruncIOp::create(ib, i32, counter);
+      counterHi = arith::TruncIOp::create(
+          ib, i32,
+          arith::ShRUIOp::create(ib, counter, codecs::i64Const(ib, 32)));
+    }
+    std::array<Value, 4> rbits = codecs::philox4x32_10(
+        ib, {counterLo, counterHi, zero, zero}, {key0, key1});
+    // One instruction per element, each with its own word: the instruction
+    // rounds both elements of its source pair with the one seed it is given
+    // and writes the pair's byte (element 0 of the pair in the low nibble)
+    // into byte k of its result. Element 4w + k is element k % 2 of the pair
+    // (x[4w + (k & ~1)], x[4w + (k | 1)]), already an aligned register pair,
+    // so byte k holds its code in the low nibble for even k and in the high
+    // nibble for odd k.
+    //
+    // Only that byte is used: LLVM 22 does not tie the instruction's
+    // destination to its `old` operand (in AMDGPU's VOP3Instructions.td an
+    // inner `Constraints = "@earlyclobber $vdst"` replaces the outer
+    // "$vdst = $vdst_in" for the v_cvt_scalef32_sr_pk_fp4_* group), so the
+    // bytes the instruction does not write are whatever the allocated
+    // register held. Each result is therefore masked to its own nibble
+    // instead of chaining `old` through the four instructions.
+    Value word;
+    for (int64_t k = 0; k < 4; ++k) {
+      Value converted = ROCDL::CvtScaleF32SrPkFp4F32Op::create(
+          ib, i32, zero, slice(ib, loc, x[w], k & ~int64_t(1), 2), rbits[k],
+          scale, uint32_t(k));
+      if (k % 2)
+        converted = arith::ShRUIOp::create(ib, converted, c32(4));
+      Value code = arith::AndIOp::create(ib, converted, c32(0xFu << (8 * k)));
+      word = word ? arith::OrIOp::create(ib, word, code).getResult() : code;
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
 void QuantizeKernelBuilder::build(gpu::LaunchOp launch) {
   Value block = arith::AddIOp::create(
       b, loc,
@@ -301,7 +395,8 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isQuantizeOnGPU(op, chipset))
       return rewriter.notifyMatchFailure(
-          op, "not an RNE MX quantize blocked by 32 along the last dim");
+          op, "not an MX quantize (RNE, or SR to E2M1) blocked by 32 along "
+              "the last dim");
     Location loc = op.getLoc();
     ScaledTensorType type = op.getResult().getType();
     int64_t numElements = type.getNumElements();
@@ -329,9 +424,11 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&launch.getBody().front());
-      QuantizeKernelBuilder builder(rewriter, loc, input, codes, scales,
-                                    numBlocks, type.getElementType(),
-                                    op.getScaleMode() == ScaleMode::rceil);
+      QuantizeKernelBuilder builder(
+          rewriter, loc, input, codes, scales, numBlocks, type.getElementType(),
+          op.getScaleMode() == ScaleMode::rceil,
+          op.getRounding() == RoundingMode::stochastic ? adaptor.getSeed()
+                                                       : Value());
       builder.build(launch);
       gpu::TerminatorOp::create(rewriter, loc);
     }

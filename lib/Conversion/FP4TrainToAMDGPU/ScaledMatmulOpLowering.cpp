@@ -24,6 +24,12 @@
 //  - f32 accumulators start at zero ([GEMM1]'s T); the epilogue writes
 //    acc + T. Rows and columns past M/N and K past the last block read as
 //    zero codes (+0 contributes nothing), and only in-range C is written.
+//  - bf16 epilogue: when the result's only use is an elementwise f32 -> bf16
+//    round-to-nearest-even truncation (arith.truncf on the tensor, or a
+//    linalg op with identity maps whose body is that truncf), the kernel
+//    writes bf16 and replaces the truncation. B^T rows are then fetched in
+//    a permuted order so that a lane's two N tiles hold adjacent columns:
+//    each lane converts a pair with one truncf and stores one 32-bit word.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +42,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -55,6 +62,8 @@ static constexpr int64_t kChunk = 16;
 /// offset of consecutive rows, do not all hit the same banks.
 static constexpr int64_t kRowPad = 16;
 static constexpr int64_t kWavesM = 2, kWavesN = 2, kRepM = 2, kRepN = 2;
+// The bf16 epilogue pairs N tiles j and j + 1 of a wave.
+static_assert(kRepN % 2 == 0, "the bf16 epilogue pairs N tiles");
 
 bool mlir::fp4train::hasScaledMFMA(const amdgpu::Chipset &chipset) {
   return chipset.majorVersion == 9 && chipset >= amdgpu::Chipset(9, 5, 0);
@@ -139,7 +148,9 @@ public:
                     StagedOperand &bt, int64_t k, Value acc, Value result,
                     int64_t m, int64_t n)
       : b(b), loc(loc), im{b, loc}, target(target), a(a), bt(bt), k(k),
-        acc(acc), result(result), m(m), n(n) {
+        acc(acc), result(result), m(m), n(n),
+        bf16Result(isa<BFloat16Type>(
+            cast<MemRefType>(result.getType()).getElementType())) {
     threads = kWavesM * kWavesN * target.getSubgroupSize();
     // LDS: per buffer [A codes | B codes | A scales | B scales].
     aCodes = 0;
@@ -163,6 +174,14 @@ private:
   void storeTile(Value buffer, const Prefetch &p);
   SmallVector<Value> compute(Value buffer, ValueRange accs);
   void epilogue(ValueRange accs);
+  /// Stores RNE-bf16(acc + t0), RNE-bf16(acc + t1) at columns col, col + 1.
+  void storeBF16Pair(Value row, Value col, Value rowInBounds, Value t0,
+                     Value t1);
+  /// The tile-local B^T row (column of C) staged in LDS row `row`: the
+  /// identity, or for the bf16 epilogue the permutation that gives lane
+  /// column c of N tile j the tile-local column kRepN * c + j of its wave's
+  /// kRepN * MMA-N columns, so that tiles j and j + 1 hold adjacent columns.
+  Value bRowOfLDSRow(Value row);
 
   Value loadCodeChunk(StagedOperand &op, Value chunk, Value kStep);
   Value loadScaleRow(StagedOperand &op, Value row, Value kStep);
@@ -187,6 +206,7 @@ private:
   int64_t k;
   Value acc, result;
   int64_t m, n;
+  bool bf16Result;
   int64_t threads;
   int64_t aCodes, bCodes, aScales, bScales, bufferBytes;
 
@@ -228,7 +248,11 @@ void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
 Value GemmKernelBuilder::loadCodeChunk(StagedOperand &op, Value chunk,
                                        Value kStep) {
   constexpr int64_t chunksPerRow = kTileK / kChunk;
-  Value row = im.add(op.rowBase, im.div(chunk, chunksPerRow));
+  // Chunk c is stored to LDS row c / chunksPerRow (storeTile).
+  Value tileRow = im.div(chunk, chunksPerRow);
+  if (&op == &bt)
+    tileRow = bRowOfLDSRow(tileRow);
+  Value row = im.add(op.rowBase, tileRow);
   Value col = im.add(im.mul(kStep, kTileK), im.mul(im.rem(chunk, chunksPerRow), kChunk));
   auto type = VectorType::get({kChunk}, b.getI8Type());
   // Bounds: K is a multiple of 32 and chunks are 16-aligned, so a chunk is
@@ -299,7 +323,9 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
   // row of B scales: with 128 + 128 rows that is whole waves either way.
   auto type = VectorType::get({kBlocksPerTile}, b.getI8Type());
   auto loadB = [&]() -> Value {
-    Value row = arith::SubIOp::create(b, loc, tid, im.c(a.tileRows));
+    // Stored to B scale row tid - tileM (storeTile).
+    Value row = bRowOfLDSRow(
+        arith::SubIOp::create(b, loc, tid, im.c(a.tileRows)));
     Value cond = a.tileRows + bt.tileRows == threads
                      ? Value()
                      : im.lt(tid, a.tileRows + bt.tileRows);
@@ -422,9 +448,91 @@ SmallVector<Value> GemmKernelBuilder::compute(Value buffer, ValueRange accs) {
   return result;
 }
 
+Value GemmKernelBuilder::bRowOfLDSRow(Value row) {
+  if (!bf16Result)
+    return row;
+  // LDS row j * mmaN + c of a wave's group, which lane column c of N tile j
+  // reads (compute() is unchanged), holds tile-local column kRepN * c + j.
+  // Applied where a thread picks the global row it loads, so the LDS
+  // stores keep their layout (and bank pattern), and each group of
+  // consecutive threads still loads one whole row segment. The row is per
+  // thread and loop invariant: no cost in the loop.
+  int64_t mmaN = target.getN(), group = kRepN * mmaN;
+  Value p = im.rem(row, group);
+  Value groupStart = im.mul(im.div(row, group), group);
+  Value tile = im.div(p, mmaN);
+  Value column = im.mul(im.rem(p, mmaN), kRepN);
+  return im.add(groupStart, im.add(column, tile));
+}
+
+void GemmKernelBuilder::storeBF16Pair(Value row, Value col, Value rowInBounds,
+                                      Value t0, Value t1) {
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  if (n % 2 == 0) {
+    // col is even, so with N even the pair is wholly in or out of range and
+    // its element offset is even: the f32 pair is 8-byte aligned, the bf16
+    // pair one aligned 32-bit word (the buffers are 64-byte aligned).
+    Value inBounds =
+        im.both(rowInBounds, n % bt.tileRows ? im.lt(col, n) : Value());
+    buildIf(inBounds, [&]() {
+      auto pairType = VectorType::get({2}, f32);
+      Value old = vector::LoadOp::create(b, loc, pairType, acc,
+                                         ValueRange{batch, row, col},
+                                         /*nontemporal=*/false, llvm::Align(8));
+      Value t = vector::FromElementsOp::create(b, loc, pairType,
+                                               ValueRange{t0, t1});
+      // [GEMM1]: C = acc + T, then arith.truncf's RNE (v_pk_add_f32 and one
+      // v_cvt_pk_bf16_f32 per pair on gfx950).
+      Value sum = arith::AddFOp::create(b, loc, old, t);
+      Value packed = arith::TruncFOp::create(
+          b, loc, VectorType::get({2}, bf16), sum);
+      vector::StoreOp::create(b, loc, packed, result,
+                              ValueRange{batch, row, col},
+                              /*nontemporal=*/false, llvm::Align(4));
+    });
+    return;
+  }
+  // Odd N: rows start at odd offsets, so no 32-bit store; one guarded bf16
+  // store per element.
+  Value pair[2] = {t0, t1};
+  for (int64_t e = 0; e < 2; ++e) {
+    Value c = im.add(col, e), t = pair[e];
+    buildIf(im.both(rowInBounds, im.lt(c, n)), [&]() {
+      Value old =
+          memref::LoadOp::create(b, loc, acc, ValueRange{batch, row, c});
+      Value sum = arith::AddFOp::create(b, loc, old, t);
+      Value rounded = arith::TruncFOp::create(b, loc, bf16, sum);
+      memref::StoreOp::create(b, loc, rounded, result,
+                              ValueRange{batch, row, c});
+    });
+  }
+}
+
 void GemmKernelBuilder::epilogue(ValueRange accs) {
   Value waveM = im.div(wave, kWavesN), waveN = im.rem(wave, kWavesN);
   int64_t mmaM = target.getM(), mmaN = target.getN();
+  if (bf16Result) {
+    // bRowOfLDSRow put column kRepN * c + j of the wave's group in lane c of
+    // tile j: tiles j and j + 1 hold a pair of adjacent columns, and a
+    // half-wave (32x32) or quarter-wave (16x16) stores a contiguous row
+    // segment of 32-bit words.
+    for (int64_t i = 0; i < kRepM; ++i)
+      for (int64_t v = 0; v < target.getAccumulatorLength(); ++v) {
+        auto [r, c] = target.getAccumulatorPosition(b, loc, lane, v);
+        Value row = im.add(im.add(a.rowBase, im.mul(waveM, kRepM * mmaM)),
+                           im.add(r, i * mmaM));
+        Value rowInBounds = m % a.tileRows ? im.lt(row, m) : Value();
+        Value group = im.add(bt.rowBase, im.mul(waveN, kRepN * mmaN));
+        for (int64_t j = 0; j < kRepN; j += 2) {
+          Value col = im.add(group, im.add(im.mul(c, kRepN), j));
+          Value t0 = vector::ExtractOp::create(b, loc, accs[i * kRepN + j], v);
+          Value t1 =
+              vector::ExtractOp::create(b, loc, accs[i * kRepN + j + 1], v);
+          storeBF16Pair(row, col, rowInBounds, t0, t1);
+        }
+      }
+    return;
+  }
   for (int64_t i = 0; i < kRepM; ++i)
     for (int64_t j = 0; j < kRepN; ++j)
       for (int64_t v = 0; v < target.getAccumulatorLength(); ++v) {
@@ -534,6 +642,57 @@ static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
       b.getUnitAttr());
 }
 
+/// True for an arith.truncf from f32 to bf16 that rounds to nearest even
+/// (no rounding mode, or to_nearest_even).
+static bool isRNETruncToBF16(arith::TruncFOp trunc) {
+  std::optional<arith::RoundingMode> mode = trunc.getRoundingmode();
+  return isa<Float32Type>(getElementTypeOrSelf(trunc.getIn().getType())) &&
+         isa<BFloat16Type>(getElementTypeOrSelf(trunc.getType())) &&
+         (!mode || *mode == arith::RoundingMode::to_nearest_even);
+}
+
+/// The op the bf16 epilogue replaces: the only use of the f32 `result`,
+/// when it is an elementwise f32 -> bf16 RNE truncation of the whole
+/// tensor, either `arith.truncf` on the tensor (what
+/// fp4train-quantize-matmuls emits after the GEMM of a bf16 contraction) or
+/// a linalg op with one input, one init, identity maps, parallel loops and a
+/// body that is only that truncf of the input (linalg.generic, linalg.map,
+/// linalg.copy to a bf16 init). Null otherwise.
+static Operation *getFusedBF16Truncation(Value result) {
+  if (!result.hasOneUse())
+    return nullptr;
+  Operation *user = *result.getUsers().begin();
+  if (auto trunc = dyn_cast<arith::TruncFOp>(user))
+    return isRNETruncToBF16(trunc) ? user : nullptr;
+
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp->getNumResults() != 1 ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
+    return nullptr;
+  // The use is the input (not the init), and the result is the whole tensor
+  // in bf16.
+  OpOperand *input = linalgOp.getDpsInputOperand(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  if (input->get() != result ||
+      linalgOp->getResult(0).getType() !=
+          type.clone(BFloat16Type::get(type.getContext())) ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return nullptr;
+  Block *body = linalgOp.getBlock();
+  if (!body || !llvm::hasNItems(body->getOperations(), 2))
+    return nullptr;
+  auto trunc = dyn_cast<arith::TruncFOp>(body->front());
+  Operation *yield = body->getTerminator();
+  if (!trunc || !isRNETruncToBF16(trunc) ||
+      trunc.getIn() != linalgOp.getMatchingBlockArgument(input) ||
+      yield->getNumOperands() != 1 || yield->getOperand(0) != trunc.getResult())
+    return nullptr;
+  return user;
+}
+
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
                          amdgpu::Chipset chipset,
@@ -581,7 +740,11 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     bt.tileRows = kWavesN * kRepN * target.getN();
     Value acc = toBuffer(rewriter, loc,
                          to3D(rewriter, loc, adaptor.getAcc().front()));
-    auto resultType = MemRefType::get({batch, m, n}, rewriter.getF32Type());
+    // The bf16 epilogue takes over a truncation that is the result's only use.
+    Operation *truncation = getFusedBF16Truncation(op.getResult());
+    Type resultElement =
+        truncation ? rewriter.getBF16Type() : rewriter.getF32Type();
+    auto resultType = MemRefType::get({batch, m, n}, resultElement);
     Value result = memref::AllocOp::create(rewriter, loc, resultType,
                                            rewriter.getI64IntegerAttr(64));
 
@@ -608,7 +771,15 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     Value tensor = bufferization::ToTensorOp::create(
         rewriter, loc, memref::getTensorTypeFromMemRefType(resultType), result,
         rewriter.getUnitAttr(), rewriter.getUnitAttr());
-    rewriter.replaceOp(op, fromTo3D(rewriter, loc, tensor, accType));
+    Value shaped =
+        fromTo3D(rewriter, loc, tensor, accType.clone(resultElement));
+    if (!truncation) {
+      rewriter.replaceOp(op, shaped);
+      return success();
+    }
+    // The kernel sits where the op was, before the truncation's users.
+    rewriter.replaceOp(truncation, shaped);
+    rewriter.eraseOp(op);
     return success();
   }
 
@@ -624,6 +795,7 @@ void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
                                        chipset, mfma);
   populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, chipset);
+  populateFP4TrainHadamardToAMDGPUPatterns(converter, patterns, chipset);
 }
 
 LogicalResult

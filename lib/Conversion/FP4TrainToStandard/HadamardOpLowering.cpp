@@ -32,10 +32,9 @@ static SmallVector<utils::IteratorType> parallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
 }
 
-/// The sign vector as a tensor<n x f32>, or null for `none` (all +1, whose
-/// multiply is the identity).
-static Value buildSigns(OpBuilder &b, Location loc, HadamardAttr rotation,
-                        Value seed, Value step) {
+Value mlir::fp4train::buildHadamardSigns(OpBuilder &b, Location loc,
+                                         HadamardAttr rotation, Value seed,
+                                         Value step) {
   int64_t n = rotation.getSize();
   auto type = RankedTensorType::get({n}, b.getF32Type());
   switch (rotation.getSigns()) {
@@ -175,8 +174,8 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
     BlockedView view(type.getShape(), blockShape);
     int64_t axis = view.reassociation[dim].back();
 
-    Value signs =
-        buildSigns(rewriter, loc, rotation, adaptor.getSeed(), adaptor.getStep());
+    Value signs = buildHadamardSigns(rewriter, loc, rotation,
+                                     adaptor.getSeed(), adaptor.getStep());
     Value x = view.expand(rewriter, loc, adaptor.getInput());
     bool inverse = op.getInverse();
     if (signs && !inverse)

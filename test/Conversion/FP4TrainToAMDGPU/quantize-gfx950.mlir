@@ -17,7 +17,8 @@
 // Block amax on the magnitude bits, then the host's [MX1] scale code.
 // CHECK:           arith.andi %{{.*}}, %{{.*}} : vector<4xi32>
 // CHECK:           arith.maxui %{{.*}}, %{{.*}} : vector<4xi32>
-// CHECK:           %[[AMAX:.*]] = vector.reduction <maxui>, %{{.*}} : vector<4xi32> into i32
+// CHECK:           vector.extract %{{.*}}[3] : i32 from vector<4xi32>
+// CHECK:           %[[AMAX:.*]] = arith.maxui %{{.*}}, %{{.*}} : i32
 // CHECK:           arith.subi %{{.*}}, %c2_i32 : i32
 // CHECK:           %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
 // CHECK:           %[[CODE32:.*]] = arith.extui %[[CODE]] : i8 to i32
@@ -108,28 +109,125 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 
 // -----
 
-// The rule (isQuantizeOnGPU): stochastic rounding, NVFP4, 2-D blocks and
-// blocks along another dimension stay on the host (fp4train-expand's
+// MXFP4 with [SR1] stochastic rounding, from bf16, rceil: the same kernel
+// shape (one lane per block, 240 blocks need the bounds check, rceil needs no
+// clamp), with the [SR1] words computed in the kernel: the seed's two words
+// are the Philox key, one Philox4x32-10 call per 4 consecutive elements
+// (counter = linear index / 4 = 8 * block + w, high word 0), and ONE element
+// per rocdl.cvt.scalef32.sr.pk.fp4.f32 with its own word: element 4w + k is
+// converted into byte k (`old` is 0 and unused) and keeps the low nibble for
+// even k, the high nibble for odd k.
+// CHECK-LABEL: func.func @mxfp4_sr
+// CHECK-SAME:    (%[[X:.*]]: tensor<40x64xbf16>, %[[SEED:.*]]: i64) -> (tensor<40x64xi8>, tensor<40x2xi8>)
+// CHECK:         gpu.launch
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[BLOCK:.*]], %c80
+// CHECK:           scf.if %[[IN]] {
+// CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<2560xbf16>, vector<8xbf16>
+// CHECK:             %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK:             %[[SBITS:.*]] = arith.shli %{{.*}}, %c23_i32
+// CHECK:             %[[SCALE:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
+// CHECK-NOT:         arith.minnumf
+// CHECK-NOT:         amdgpu.packed_scaled_trunc
+// CHECK:             %[[KEY0:.*]] = arith.trunci %[[SEED]] : i64 to i32
+// CHECK:             %[[SEEDHI:.*]] = arith.shrui %[[SEED]], %c32_i64 : i64
+// CHECK:             %[[KEY1:.*]] = arith.trunci %[[SEEDHI]] : i64 to i32
+// CHECK:             %[[B32:.*]] = arith.index_castui %[[BLOCK]] : index to i32
+// CHECK:             %[[CTR0:.*]] = arith.muli %[[B32]], %c8_i32 : i32
+// CHECK:             arith.addi %[[CTR0]], %c0_i32{{.*}} : i32
+// Ten Philox rounds: two 32x32->64 multiplies each.
+// CHECK-COUNT-20:    arith.mului_extended
+// CHECK:             %[[PAIR01:.*]] = vector.shuffle %[[Q0:.*]], %[[Q0]] [0, 1] : vector<4xf32>, vector<4xf32>
+// CHECK:             %[[R0:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %[[PAIR01]], %{{.*}}, %[[SCALE]] -> %[[ZERO:.*]][0] : i32
+// CHECK:             arith.andi %[[R0]], %c15_i32
+// CHECK:             %[[R1:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %{{.*}}, %{{.*}}, %[[SCALE]] -> %[[ZERO]][1] : i32
+// CHECK:             %[[H1:.*]] = arith.shrui %[[R1]], %c4_i32
+// CHECK:             arith.andi %[[H1]], %c3840_i32
+// CHECK:             %[[PAIR23:.*]] = vector.shuffle %[[Q0]], %[[Q0]] [2, 3] : vector<4xf32>, vector<4xf32>
+// CHECK:             %[[R2:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %[[PAIR23]], %{{.*}}, %[[SCALE]] -> %[[ZERO]][2] : i32
+// CHECK:             arith.andi %[[R2]], %c983040_i32
+// CHECK:             %[[R3:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %{{.*}}, %{{.*}}, %[[SCALE]] -> %[[ZERO]][3] : i32
+// CHECK:             %[[H3:.*]] = arith.shrui %[[R3]], %c4_i32
+// CHECK:             arith.andi %[[H3]], %c251658240_i32
+// The next 4 elements: counter 8 * block + 1.
+// CHECK:             arith.addi %[[CTR0]], %c1_i32 : i32
+// CHECK-COUNT-28:    rocdl.cvt.scalef32.sr.pk.fp4.f32
+// CHECK-NOT:         rocdl.cvt.scalef32.sr.pk.fp4.f32
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8>
+// CHECK:             vector.store %{{.*}} : memref<2560xi8>, vector<16xi8>
+// CHECK:             vector.store %{{.*}} : memref<2560xi8>, vector<16xi8>
+// CHECK:             memref.store %[[CODE]], %{{.*}} : memref<80xi8>
+func.func @mxfp4_sr(%x: tensor<40x64xbf16>, %seed: i64)
+    -> !fp4train.scaled<40x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x rounding = stochastic scale_mode = rceil seed(%seed)
+      : tensor<40x64xbf16> -> !fp4train.scaled<40x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<40x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// Floor scales keep the [MX1] clamp before the SR conversions.
+// CHECK-LABEL: func.func @mxfp4_sr_floor
+// CHECK:         gpu.launch
+// CHECK-NOT:       scf.if
+// CHECK:           arith.minnumf
+// CHECK:           arith.maxnumf
+// CHECK:           rocdl.cvt.scalef32.sr.pk.fp4.f32
+func.func @mxfp4_sr_floor(%x: tensor<256x32xf32>, %seed: i64)
+    -> !fp4train.scaled<256x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x rounding = stochastic seed(%seed)
+      : tensor<256x32xf32> -> !fp4train.scaled<256x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<256x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// Past 2^34 elements a Philox counter (linear index / 4) needs its high word:
+// the counters are computed in i64 and split.
+// CHECK-LABEL: func.func @mxfp4_sr_wide_counter
+// CHECK:         gpu.launch
+// CHECK:           %[[B:.*]] = arith.index_castui %{{.*}} : index to i64
+// CHECK:           %[[C:.*]] = arith.muli %[[B]], %c8_i64 : i64
+// CHECK:           %[[CTR:.*]] = arith.addi %[[C]], %c0_i64 : i64
+// CHECK:           %[[LO:.*]] = arith.trunci %[[CTR]] : i64 to i32
+// CHECK:           %[[HI64:.*]] = arith.shrui %[[CTR]], %c32_i64{{.*}} : i64
+// CHECK:           %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
+// CHECK:           arith.mului_extended %{{.*}}, %[[LO]] : i32
+// CHECK:           arith.xori %{{.*}}, %[[HI]] : i32
+func.func @mxfp4_sr_wide_counter(%x: tensor<4294967296x32xf32>, %seed: i64)
+    -> !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x rounding = stochastic seed(%seed)
+      : tensor<4294967296x32xf32> -> !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+}
+
+// -----
+
+// The rule (isQuantizeOnGPU): NVFP4 (RNE or SR), 2-D blocks and blocks
+// along another dimension (SR included) stay on the host (fp4train-expand's
 // linalg.generic patterns in the same conversion).
 // CHECK-LABEL: func.func @host
 // CHECK-NOT:     gpu.launch
 // CHECK-NOT:     fp4train.
 // CHECK:         return
 func.func @host(%x: tensor<64x64xf32>, %seed: i64)
-    -> (!fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+    -> (!fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>) {
   %sr = fp4train.quantize %x rounding = stochastic seed(%seed) : tensor<64x64xf32>
-      -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>
+  %sr_cols = fp4train.quantize %x rounding = stochastic seed(%seed) : tensor<64x64xf32>
+      -> !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>
   %nv = fp4train.quantize %x : tensor<64x64xf32>
       -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>
   %nv2d = fp4train.quantize %x : tensor<64x64xf32>
       -> !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>
   %cols = fp4train.quantize %x : tensor<64x64xf32>
       -> !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>
-  return %sr, %nv, %nv2d, %cols
-      : !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
+  return %sr, %sr_cols, %nv, %nv2d, %cols
+      : !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
+        !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [32, 1], scale = f8E8M0FNU>

@@ -109,19 +109,23 @@ func.func @large(%a: !a, %b: !b, %acc: tensor<2048x2048xf32>) -> tensor<2048x204
 
 // -----
 
-// Quantize ops: RNE MX blocked along the last dimension become kernels
-// (quantize-gfx950.mlir), the others are expanded on the host in the same
-// conversion; no fp4train op or type is left.
+// Quantize ops: MX blocked along the last dimension (RNE, or SR to E2M1)
+// become kernels (quantize-gfx950.mlir), the other ops (here a dequantize)
+// are expanded on the host in the same conversion; no fp4train op or type
+// is left.
 // CHECK-LABEL: func.func @with_quantize
 // CHECK-NOT:     fp4train.
 // CHECK:         gpu.launch
 // CHECK:           amdgpu.packed_scaled_trunc
-// CHECK:         linalg.generic
+// CHECK:         gpu.launch
+// CHECK:           rocdl.cvt.scalef32.sr.pk.fp4.f32
 // CHECK:         gpu.launch
 // CHECK:           amdgpu.scaled_mfma
+// CHECK:         linalg.generic
 // CHECK-NOT:     fp4train.
 func.func @with_quantize(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>,
-                         %acc: tensor<64x64xf32>, %seed: i64) -> tensor<64x64xf32> {
+                         %acc: tensor<64x64xf32>, %seed: i64)
+    -> (tensor<64x64xf32>, tensor<64x64xf32>) {
   %qx = fp4train.quantize %x : tensor<64x64xf32>
       -> !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
   %qw = fp4train.quantize %w rounding = stochastic seed(%seed) : tensor<64x64xf32>
@@ -130,5 +134,8 @@ func.func @with_quantize(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>,
       : !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
         !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
         tensor<64x64xf32>
-  return %c : tensor<64x64xf32>
+  %dw = fp4train.dequantize %qw
+      : !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+      -> tensor<64x64xf32>
+  return %c, %dw : tensor<64x64xf32>, tensor<64x64xf32>
 }

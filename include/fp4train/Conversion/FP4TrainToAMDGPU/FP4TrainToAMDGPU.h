@@ -18,6 +18,7 @@ namespace mlir {
 class DialectRegistry;
 
 namespace fp4train {
+class HadamardOp;
 class QuantizeOp;
 
 /// The scaled MFMA instruction a GEMM kernel is built on.
@@ -38,8 +39,9 @@ bool hasScaledMFMA(const amdgpu::Chipset &chipset);
 ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
 
 /// Adds the patterns lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
-/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, and the
-/// quantize ops of isQuantizeOnGPU to quantize kernels.
+/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, the
+/// quantize ops of isQuantizeOnGPU to quantize kernels and the hadamard ops
+/// of isHadamardOnGPU to Hadamard kernels.
 /// `converter` is the 1:N type conversion of fp4train-expand
 /// (FP4TrainToStandardTypeConverter). `mfma` forces one instruction; by
 /// default selectScaledMFMAKind decides per op. The pattern has benefit 2, so
@@ -53,17 +55,34 @@ void populateFP4TrainToAMDGPUConversionPatterns(
 
 /// The rule for quantize kernels: true when `op` quantizes to an MX format
 /// (f4E2M1FN, f8E4M3FN or f8E5M2 elements, E8M0 scales, no global scale)
-/// with round-to-nearest-even, in 1-D blocks of 32 along the last dimension
-/// (block shape [1, ..., 1, 32]), from f32, bf16 or f16, on a chip with the
-/// scaled conversions (gfx950). Every other quantize (stochastic rounding,
-/// NVFP4, 2-D blocks, blocks along another dimension) stays on the host.
+/// with round-to-nearest-even, or with [SR1] stochastic rounding to
+/// f4E2M1FN (MXFP4-SR), in 1-D blocks of 32 along the last dimension (block
+/// shape [1, ..., 1, 32]), from f32, bf16 or f16, on a chip with the scaled
+/// conversions (gfx950). Every other quantize (NVFP4 with either rounding,
+/// 2-D blocks, blocks along another dimension) stays on the host.
 bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
 
 /// Adds the pattern lowering the quantize ops of isQuantizeOnGPU to a
-/// gpu.launch of a kernel on amdgpu.packed_scaled_trunc (one lane per
-/// block); benefit 2, over fp4train-expand's quantize pattern.
+/// gpu.launch of a kernel on amdgpu.packed_scaled_trunc (RNE) or
+/// rocdl.cvt.scalef32.sr.pk.fp4.f32 (SR), one lane per block; benefit 2,
+/// over fp4train-expand's quantize pattern.
 /// populateFP4TrainToAMDGPUConversionPatterns includes it.
 void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns,
+                                              amdgpu::Chipset chipset);
+
+/// The rule for Hadamard kernels: true when `op` (any size 16..256, any
+/// dimension, none/fixed/random signs, forward or inverse) has a static shape
+/// and `chipset` is gfx950 (and the grid fits: every rotation of a
+/// realistic tensor). Others stay on the host expansion.
+bool isHadamardOnGPU(HadamardOp op, const amdgpu::Chipset &chipset);
+
+/// Adds the pattern lowering the hadamard ops of isHadamardOnGPU to a
+/// gpu.launch of a fast Walsh-Hadamard kernel bit-identical to the numerics
+/// library (docs/amdgpu.md, "Hadamard kernel"); benefit 2, over
+/// fp4train-expand's hadamard pattern.
+/// populateFP4TrainToAMDGPUConversionPatterns includes it.
+void populateFP4TrainHadamardToAMDGPUPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
                                               amdgpu::Chipset chipset);
 

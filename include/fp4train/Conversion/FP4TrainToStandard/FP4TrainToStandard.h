@@ -13,6 +13,7 @@
 
 namespace mlir {
 namespace fp4train {
+class HadamardAttr;
 
 /// The type conversion of the expansion:
 ///  - `!fp4train.scaled<...>` becomes, 1:N, the element codes
@@ -40,6 +41,15 @@ void populateFP4TrainTypeConversionBoundaries(TypeConverter &converter,
 /// scaled_matmul, transpose, pack, unpack) to arith, math, linalg and tensor.
 void populateFP4TrainToStandardConversionPatterns(TypeConverter &converter,
                                                   RewritePatternSet &patterns);
+
+/// [H1] The sign vector of `rotation` as a `tensor<n x f32>` of +-1, or a
+/// null Value for `none` signs (all +1, whose multiply is the identity):
+/// the attribute's vector or the library's default one for `fixed` (a
+/// constant), Philox(`seed`, `step`) for `random` (a linalg.generic). The
+/// expansion and the gfx950 Hadamard kernel (which reads it as a buffer)
+/// share it, so their signs cannot differ.
+Value buildHadamardSigns(OpBuilder &b, Location loc, HadamardAttr rotation,
+                         Value seed, Value step);
 
 // One entry point per op family (one file each).
 void populateQuantizeOpLoweringPatterns(TypeConverter &converter,
