@@ -143,6 +143,13 @@ int64_t signExtend(Word w, unsigned bits) {
   return static_cast<int64_t>(w << (64 - bits)) >> (64 - bits);
 }
 
+/// An integer of `from` bits extended (signed or not) or truncated to `to`
+/// bits: arith.ext{u,s}i / trunci / index_cast[ui] and LLVM's zext / sext /
+/// trunc.
+Word resizeInteger(Word w, unsigned from, unsigned to, bool isSigned) {
+  return truncate(isSigned ? static_cast<Word>(signExtend(w, from)) : w, to);
+}
+
 float toF32(Word w) {
   uint32_t bits = static_cast<uint32_t>(w);
   float f;
@@ -665,24 +672,13 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
         values[result] = std::move(out);
         return success();
       })
-      .Case([&](arith::ExtUIOp) { return map1([](Word a) { return a; }); })
-      .Case([&](arith::ExtSIOp ext) {
-        const unsigned from = getElementBits(ext.getIn().getType());
+      .Case<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp,
+            arith::IndexCastOp, arith::IndexCastUIOp>([&](Operation *cast) {
+        const unsigned from = getElementBits(cast->getOperand(0).getType());
+        const bool isSigned = isa<arith::ExtSIOp, arith::IndexCastOp>(cast);
         return map1([&](Word a) {
-          return truncate(static_cast<Word>(signExtend(a, from)), bits);
+          return resizeInteger(a, from, bits, isSigned);
         });
-      })
-      .Case([&](arith::TruncIOp) {
-        return map1([&](Word a) { return truncate(a, bits); });
-      })
-      .Case([&](arith::IndexCastOp cast) {
-        const unsigned from = getElementBits(cast.getIn().getType());
-        return map1([&](Word a) {
-          return truncate(static_cast<Word>(signExtend(a, from)), bits);
-        });
-      })
-      .Case([&](arith::IndexCastUIOp) {
-        return map1([&](Word a) { return truncate(a, bits); });
       })
       .Case([&](arith::BitcastOp) { return map1([](Word a) { return a; }); })
       .Case([&](arith::AddFOp) {
@@ -1216,15 +1212,12 @@ LogicalResult Executor::executeLLVM(Operation &op) {
                out, bits, lanes);
         return success();
       })
-      .Case([&](LLVM::ZExtOp) { return map1([](Word a) { return a; }); })
-      .Case([&](LLVM::SExtOp ext) {
-        const unsigned from = getElementBits(ext.getArg().getType());
+      .Case<LLVM::ZExtOp, LLVM::SExtOp, LLVM::TruncOp>([&](Operation *cast) {
+        const unsigned from = getElementBits(cast->getOperand(0).getType());
+        const bool isSigned = isa<LLVM::SExtOp>(cast);
         return map1([&](Word a) {
-          return truncate(static_cast<Word>(signExtend(a, from)), bits);
+          return resizeInteger(a, from, bits, isSigned);
         });
-      })
-      .Case([&](LLVM::TruncOp) {
-        return map1([&](Word a) { return truncate(a, bits); });
       })
       .Case([&](LLVM::ExtractElementOp extract) {
         const Lanes &vector = get(extract.getVector());
