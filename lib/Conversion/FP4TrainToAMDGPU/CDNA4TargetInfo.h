@@ -1,35 +1,53 @@
-//===- CDNA4TargetInfo.h - gfx950 scaled MFMA layouts -----------*- C++ -*-===//
+//===- CDNA4TargetInfo.h - gfx950 primitives and scaled MFMAs ---*- C++ -*-===//
 
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTOAMDGPU_CDNA4TARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTOAMDGPU_CDNA4TARGETINFO_H
 
+#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 #include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
-#include "fp4train/Conversion/FP4TrainToAMDGPU/TargetInfo.h"
 
 namespace mlir::fp4train {
 
-/// v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 on a 64-lane gfx950 wave,
-/// emitted as amdgpu.scaled_mfma.
-class CDNA4ScaledMFMATargetInfo : public BlockScaledMMATargetInfo {
+/// The primitives of a CDNA4 (gfx950) chip: 64-lane waves, LDS.
+class CDNA4TargetInfo : public TargetInfoBase {
 public:
-  explicit CDNA4ScaledMFMATargetInfo(ScaledMFMAKind kind) : kind(kind) {}
-
+  explicit CDNA4TargetInfo(StringRef chip) : chip(chip) {}
+  StringRef getChip() const override { return chip; }
   int64_t getSubgroupSize() const override { return 64; }
+  /// LDS banks of 4 bytes (the CDNA3 ISA guide's figure, which CDNA4's
+  /// larger LDS is assumed to keep).
+  int64_t getSharedMemoryBanks() const override { return 32; }
+
+private:
+  std::string chip;
+};
+
+/// v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 on 64-lane waves, emitted as
+/// amdgpu.scaled_mfma, in a 2x2 grid of waves with 2x2 instruction tiles
+/// each (128x128 or 64x64 workgroup tiles).
+class ScaledMfmaTargetInfo : public BlockScaledMMATargetInfo {
+public:
+  ScaledMfmaTargetInfo(const CDNA4TargetInfo &target, ScaledMFMAKind kind)
+      : target(target), kind(kind) {}
+
+  const TargetInfoBase &getTarget() const override { return target; }
   int64_t getM() const override { return is32() ? 32 : 16; }
   int64_t getN() const override { return getM(); }
   int64_t getK() const override { return is32() ? 64 : 128; }
-
-  std::pair<Value, Value> getOperandPosition(OpBuilder &b, Location loc,
-                                             Value lane) const override;
+  GemmTiling getTiling() const override { return {2, 2, 2, 2}; }
   int64_t getAccumulatorLength() const override { return is32() ? 16 : 4; }
   std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
                                                  Value lane,
                                                  int64_t index) const override;
-  Value buildMMA(OpBuilder &b, Location loc, Value a, Value scaleA, Value b_,
-                 Value scaleB, Value acc) const override;
+  bool hasAdjacentColumnPairs() const override { return false; }
+  void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
+                     Value buffer, Value lane, Value rowA, Value rowB,
+                     MutableArrayRef<Value> accs) const override;
 
 private:
   bool is32() const { return kind == ScaledMFMAKind::M32N32K64; }
+  const CDNA4TargetInfo &target;
   ScaledMFMAKind kind;
 };
 

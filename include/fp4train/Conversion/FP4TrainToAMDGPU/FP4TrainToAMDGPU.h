@@ -13,6 +13,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir {
 class DialectRegistry;
@@ -33,6 +34,9 @@ enum class ScaledMFMAKind {
 /// scaled FP4 conversions (CDNA4, gfx950).
 bool hasScaledMFMA(const amdgpu::Chipset &chipset);
 
+/// The chip's name, "gfx950", for diagnostics.
+std::string getChipName(const amdgpu::Chipset &chipset);
+
 /// The documented choice (docs/amdgpu.md) of the `auto` mode: 32x32x64 on
 /// 128x128 tiles when that grid alone has at least one workgroup per compute
 /// unit of an MI355X (256), 16x16x128 on 64x64 tiles otherwise.
@@ -41,7 +45,8 @@ ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
 /// Adds the patterns lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
 /// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, the
 /// quantize ops of isQuantizeOnGPU to quantize kernels and the hadamard ops
-/// of isHadamardOnGPU to Hadamard kernels.
+/// of isHadamardKernelShape (FP4TrainGPUCommon/KernelBuilders.h) to the
+/// shared Hadamard kernel.
 /// `converter` is the 1:N type conversion of fp4train-expand
 /// (FP4TrainToStandardTypeConverter). `mfma` forces one instruction; by
 /// default selectScaledMFMAKind decides per op. The pattern has benefit 2, so
@@ -68,21 +73,6 @@ bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
 /// over fp4train-expand's quantize pattern.
 /// populateFP4TrainToAMDGPUConversionPatterns includes it.
 void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
-                                              RewritePatternSet &patterns,
-                                              amdgpu::Chipset chipset);
-
-/// The rule for Hadamard kernels: true when `op` (any size 16..256, any
-/// dimension, none/fixed/random signs, forward or inverse) has a static shape
-/// and `chipset` is gfx950 (and the grid fits: every rotation of a
-/// realistic tensor). Others stay on the host expansion.
-bool isHadamardOnGPU(HadamardOp op, const amdgpu::Chipset &chipset);
-
-/// Adds the pattern lowering the hadamard ops of isHadamardOnGPU to a
-/// gpu.launch of a fast Walsh-Hadamard kernel bit-identical to the numerics
-/// library (docs/amdgpu.md, "Hadamard kernel"); benefit 2, over
-/// fp4train-expand's hadamard pattern.
-/// populateFP4TrainToAMDGPUConversionPatterns includes it.
-void populateFP4TrainHadamardToAMDGPUPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
                                               amdgpu::Chipset chipset);
 

@@ -1,4 +1,4 @@
-//===- HadamardOpLowering.cpp - Hadamard rotation to a gfx950 kernel ------===//
+//===- HadamardKernel.cpp - Hadamard rotation to a GPU kernel -------------===//
 //
 // fp4train.hadamard becomes a gpu.launch of a fast Walsh-Hadamard transform
 // whose every f32 operation is the numerics library's (hadamardRotateBlock)
@@ -14,7 +14,7 @@
 //
 //  - phase 1: lane l of a block holds elements k = 16 l + j, j = 0..15, so
 //    stages h = 1..8 (bits 0-3 of k) are register butterflies;
-//  - phase 2 (n > 16): the lanes exchange their values through LDS (one
+//  - phase 2 (n > 16): the lanes exchange their values through shared memory (one
 //    barrier) and lane l then holds k = 16 hi + R l + lo (R = 16 / L,
 //    hi < L, lo < R): bits 4..log2(n)-1 of k are now register bits, so
 //    stages h = 16..n/2 are register butterflies too, and every lane's
@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -54,11 +54,11 @@ using namespace mlir::fp4train;
 /// Threads per workgroup, and elements of a block each lane holds.
 static constexpr int64_t kThreads = 256;
 static constexpr int64_t kPerLane = 16;
-/// LDS row of one lane's 16 values, padded by one f32: with an odd stride
-/// the 64 lanes of a wave writing one column hit 64 distinct banks.
+/// Shared-memory row of one lane's 16 values, padded by one f32: with an odd
+/// stride the lanes of a subgroup writing one column hit distinct banks.
 static constexpr int64_t kRowStride = kPerLane + 1;
 /// Largest grid dimension used for the outer and block-row counts of a
-/// strided rotation (the limit of HIP's y and z grid dimensions).
+/// strided rotation (the limit of the y and z grid dimensions of HIP and CUDA).
 static constexpr int64_t kMaxGridYZ = 65535;
 
 namespace {
@@ -103,10 +103,7 @@ std::optional<HadamardShape> getHadamardShape(HadamardOp op) {
 
 } // namespace
 
-bool mlir::fp4train::isHadamardOnGPU(HadamardOp op,
-                                     const amdgpu::Chipset &chipset) {
-  if (!hasScaledMFMA(chipset))
-    return false;
+bool mlir::fp4train::isHadamardKernelShape(HadamardOp op) {
   std::optional<HadamardShape> s = getHadamardShape(op);
   if (!s || s->numElements == 0)
     return false;
@@ -247,7 +244,7 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
     lane = ty;
     block = tx;
   }
-  // The LDS row of the thread with (block, lane) = (bb, ll).
+  // The shared-memory row of the thread with (block, lane) = (bb, ll).
   auto rowOf = [&](Value bb, Value ll) -> Value {
     return s.contiguous() ? add(mul(bb, lanes), ll)
                           : add(mul(ll, groupBlocks), bb);
@@ -351,17 +348,14 @@ SmallVector<ReassociationIndices> allDims(int64_t rank) {
 }
 
 struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
-  HadamardOpLowering(TypeConverter &converter, MLIRContext *context,
-                     amdgpu::Chipset chipset)
-      : OpConversionPattern(converter, context, /*benefit=*/2),
-        chipset(chipset) {}
+  HadamardOpLowering(TypeConverter &converter, MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/2) {}
 
   LogicalResult
   matchAndRewrite(HadamardOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isHadamardOnGPU(op, chipset))
-      return rewriter.notifyMatchFailure(
-          op, "not a static-shaped rotation on a gfx950 chip");
+    if (!isHadamardKernelShape(op))
+      return rewriter.notifyMatchFailure(op, "not a static-shaped rotation");
     Location loc = op.getLoc();
     HadamardShape shape = *getHadamardShape(op);
     auto type = cast<RankedTensorType>(op.getInput().getType());
@@ -423,13 +417,11 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
     return success();
   }
 
-  amdgpu::Chipset chipset;
 };
 
 } // namespace
 
-void mlir::fp4train::populateFP4TrainHadamardToAMDGPUPatterns(
-    TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset) {
-  patterns.add<HadamardOpLowering>(converter, patterns.getContext(), chipset);
+void mlir::fp4train::populateHadamardKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<HadamardOpLowering>(converter, patterns.getContext());
 }

@@ -1,0 +1,140 @@
+//===- GemmKernel.h - The shared block-scaled GEMM kernel skeleton -*- C++ -*-===//
+//
+// The tiling / staging / epilogue skeleton of the block-scaled GEMM kernels
+// of every GPU target (docs/amdgpu.md, docs/nvvm.md have the pictures):
+//
+//  - the workgroup computes a tileM x tileN tile of C for one batch entry
+//    with subgroupsM x subgroupsN subgroups, each owning repM x repN MMA
+//    instruction tiles; the grid is (ceil(N / tileN), ceil(M / tileM),
+//    batch);
+//  - K advances kGemmTileK = 128 elements per step (4 MX blocks of 32 or 8
+//    NVFP4 blocks of 16). Each step's A and B^T tiles (codes and block
+//    scales) are loaded from global memory once per workgroup (16-byte
+//    vectors, coalesced along K), E2M1 codes packed two per byte on the way,
+//    and stored to shared memory; two buffers alternate, so the loads of
+//    step t + 1 are in flight while step t computes, one barrier per step;
+//  - the target's BlockScaledMMATargetInfo loads its fragments from the
+//    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
+//  - f32 accumulators start at zero ([GEMM1]'s T); the epilogue writes
+//    acc + g * T (g the NVFP4 global decode scales' product, when present),
+//    in f32 or, fused with an RNE truncation that is the result's only use,
+//    in bf16. Rows and columns past M/N and K past the last block read as
+//    zero codes and scale code 0 (contributing +0); only in-range C is
+//    written.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H
+#define FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <utility>
+
+namespace mlir::fp4train {
+class ScaledMatmulOp;
+
+/// K elements staged per step of the GEMM kernels.
+inline constexpr int64_t kGemmTileK = 128;
+
+/// How a workgroup is divided: subgroupsM x subgroupsN subgroups, each with
+/// repM x repN instruction tiles.
+struct GemmTiling {
+  int64_t subgroupsM, subgroupsN, repM, repN;
+};
+
+/// One staged K step in shared memory, as the MMA fragment loaders see it.
+/// Operand 0 is A (rows of C), operand 1 is B^T (columns of C); both are
+/// K-major: row r holds the step's kGemmTileK elements of that row, E2M1
+/// packed two per byte (element 2i in the low nibble of byte i), 8-bit
+/// formats one per byte, followed by padding; each row's block scale codes
+/// (one byte per block, kGemmTileK / blockSize of them) are stored
+/// separately.
+class StagedTiles {
+public:
+  /// The shared-memory buffer (memref<bytes x i8, workgroup>).
+  Value getMemory() const { return memory; }
+  /// Elements per scale block (32 for MX, 16 for NVFP4).
+  int64_t getBlockSize() const { return blockSize; }
+  int64_t getBlocksPerStep() const { return kGemmTileK / blockSize; }
+  /// Element type (f4E2M1FN, f8E4M3FN, f8E5M2) and scale type (f8E8M0FNU,
+  /// f8E4M3FN) of `operand`.
+  Type getElementType(unsigned operand) const { return elements[operand]; }
+  Type getScaleType(unsigned operand) const { return scaleTypes[operand]; }
+  bool isPacked(unsigned operand) const;
+  /// Bytes of one staged row of codes, without padding.
+  int64_t getRowCodeBytes(unsigned operand) const;
+
+  /// Byte offset (index) of byte `kByte` of the codes of tile row `row` of
+  /// `operand` in double buffer `buffer` (0 or 1).
+  Value getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
+                       Value buffer, Value row, Value kByte) const;
+  /// Byte offset of the scale code of block `block` (within the step) of
+  /// tile row `row`.
+  Value getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
+                       Value buffer, Value row, Value block) const;
+
+private:
+  friend class GemmKernelBuilder;
+  Value memory;
+  int64_t blockSize = 32;
+  Type elements[2], scaleTypes[2];
+  int64_t tileRows[2] = {0, 0};
+  int64_t rowBytes[2] = {0, 0};
+  int64_t codesBase[2] = {0, 0}, scalesBase[2] = {0, 0};
+  int64_t bufferBytes = 0;
+};
+
+/// One block-scaled MMA instruction of a target, and how a subgroup feeds it
+/// from the staged tiles: `D[m x n] = C + sum_k A[m x k] * B[k x n]` with
+/// f32 C/D held as vector<getAccumulatorLength() x f32> per lane.
+class BlockScaledMMATargetInfo {
+public:
+  virtual ~BlockScaledMMATargetInfo();
+
+  virtual const TargetInfoBase &getTarget() const = 0;
+  /// The instruction's M, N and K.
+  virtual int64_t getM() const = 0;
+  virtual int64_t getN() const = 0;
+  virtual int64_t getK() const = 0;
+  /// How the workgroup tile is divided among subgroups and instructions.
+  virtual GemmTiling getTiling() const = 0;
+
+  /// Number of f32 accumulator values each lane holds per instruction.
+  virtual int64_t getAccumulatorLength() const = 0;
+  /// (row, column) in the instruction tile of accumulator value `index` of
+  /// `lane`.
+  virtual std::pair<Value, Value>
+  getAccumulatorPosition(OpBuilder &b, Location loc, Value lane,
+                         int64_t index) const = 0;
+  /// True when accumulator values 2p and 2p + 1 of a lane are adjacent
+  /// columns of one row (the bf16 epilogue then stores them as one word);
+  /// otherwise the skeleton pairs the same value of N tiles j and j + 1 by
+  /// permuting the staged B^T rows.
+  virtual bool hasAdjacentColumnPairs() const = 0;
+
+  /// Emits the MMAs of one staged K step for the subgroup of `lane` whose
+  /// instruction tile (i, j) starts at tile row `rowA + i * M` of A and
+  /// `rowB + j * N` of B^T: accs[i * repN + j] is updated in place.
+  virtual void buildStepMMAs(OpBuilder &b, Location loc,
+                             const StagedTiles &tiles, Value buffer,
+                             Value lane, Value rowA, Value rowB,
+                             MutableArrayRef<Value> accs) const = 0;
+};
+
+/// Rewrites `op` (operands in the 1:N conversion of fp4train-expand: codes,
+/// scale codes and, with a global scale, the f32 decode scale) into a
+/// gpu.launch of the skeleton's kernel on `mma`, the result crossing back as
+/// a tensor (bufferization.to_tensor restrict writable). When the result's
+/// only use is an f32 -> bf16 RNE truncation, the kernel writes bf16 and
+/// replaces it. The caller has checked that `mma` can take both operands.
+LogicalResult lowerScaledMatmulToKernel(ScaledMatmulOp op, ValueRange lhs,
+                                        ValueRange rhs, Value acc,
+                                        const BlockScaledMMATargetInfo &mma,
+                                        ConversionPatternRewriter &rewriter);
+
+} // namespace mlir::fp4train
+
+#endif // FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H

@@ -1,0 +1,52 @@
+//===- KernelBuilders.h - Target-neutral fp4train GPU kernels ----*- C++ -*-===//
+//
+// The kernel patterns every GPU target shares: the Hadamard rotation (no
+// target-specific instruction at all) and the quantize kernel (the block
+// scale rules of [MX1]/[MX2]/[MX3]/[NV1] and [SR1] in the exact codecs of the
+// CPU expansion; only the final RNE encode may use a hardware conversion,
+// through TargetInfoBase::buildConvertRNE). Both produce exactly the tensors
+// of fp4train-expand's 1:N type conversion, so the rest of a module does not
+// see which ops run on the GPU. Patterns have benefit 2, over the expansion's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_KERNELBUILDERS_H
+#define FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_KERNELBUILDERS_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <memory>
+
+namespace mlir::fp4train {
+class HadamardOp;
+class QuantizeOp;
+class TargetInfoBase;
+
+/// True when the Hadamard kernel takes `op`: any size 16..256, any
+/// dimension, none/fixed/random signs, forward or inverse, a static shape,
+/// and a grid that fits (every rotation of a realistic tensor).
+bool isHadamardKernelShape(HadamardOp op);
+
+/// Adds the pattern lowering the hadamard ops of isHadamardKernelShape to a
+/// gpu.launch of a fast Walsh-Hadamard kernel bit-identical to the numerics
+/// library (docs/amdgpu.md, "Hadamard kernel").
+void populateHadamardKernelPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns);
+
+/// True when the shared quantize kernel takes `op`: MXFP4 / MXFP8 (E8M0
+/// scales of 32-element blocks) or NVFP4 (E4M3 scales of 16-element blocks
+/// with the f32 global scale, amax computed or supplied), blocks along the
+/// last dimension only (block shape [1, ..., 1, B]), round to nearest even
+/// or [SR1] stochastic rounding (E2M1), from f32, bf16 or f16.
+bool isQuantizeKernelShape(QuantizeOp op);
+
+/// Adds the pattern lowering the quantize ops of isQuantizeKernelShape to a
+/// gpu.launch of a kernel with one lane per block, on `target`'s
+/// buildConvertRNE hook.
+void populateQuantizeKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    std::shared_ptr<const TargetInfoBase> target);
+
+} // namespace mlir::fp4train
+
+#endif // FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_KERNELBUILDERS_H

@@ -1,0 +1,722 @@
+//===- GemmKernel.cpp - The shared block-scaled GEMM kernel skeleton -------===//
+//
+// See GemmKernel.h for the kernel's structure. The shared-memory buffer of
+// each of the two K-step stages is [A codes | B codes | A scales | B scales];
+// a staged code row is padded by 16 bytes so that consecutive rows start 4
+// banks apart and the lanes of one fragment load, which read the same K
+// offset of consecutive rows, spread over the banks (docs/amdgpu.md,
+// docs/nvvm.md give the per-target bank patterns).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+/// Codes per global load (one 16-byte vector).
+static constexpr int64_t kChunk = 16;
+/// Bytes of padding after each staged code row.
+static constexpr int64_t kRowPad = 16;
+
+BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
+
+bool StagedTiles::isPacked(unsigned operand) const {
+  return isa<Float4E2M1FNType>(elements[operand]);
+}
+
+int64_t StagedTiles::getRowCodeBytes(unsigned operand) const {
+  return isPacked(operand) ? kGemmTileK / 2 : kGemmTileK;
+}
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value StagedTiles::getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
+                                  Value buffer, Value row, Value kByte) const {
+  Value base = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
+      indexConst(b, loc, codesBase[operand]));
+  Value inRow = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, row, indexConst(b, loc, rowBytes[operand])),
+      kByte);
+  return arith::AddIOp::create(b, loc, base, inRow);
+}
+
+Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
+                                  Value buffer, Value row, Value block) const {
+  Value base = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
+      indexConst(b, loc, scalesBase[operand]));
+  Value inRow = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, row,
+                            indexConst(b, loc, getBlocksPerStep())),
+      block);
+  return arith::AddIOp::create(b, loc, base, inRow);
+}
+
+namespace mlir::fp4train {
+namespace {
+
+/// Builders for index arithmetic in the kernel.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return indexConst(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
+  }
+  Value div(Value x, int64_t y) {
+    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value lt(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
+  }
+  Value both(Value x, Value y) {
+    if (!x)
+      return y;
+    if (!y)
+      return x;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+};
+
+/// One GEMM operand (A = lhs rows x K, or B^T = rhs rows x K) in global
+/// memory.
+struct GlobalOperand {
+  Value codes;  // memref<batch x rows x K x i8>
+  Value scales; // memref<batch x rows / blockRows x K / blockSize x i8>
+  int64_t rows, tileRows;
+  /// Rows sharing one scale row: 1, or 16 for 16x16 (2-D) blocks.
+  int64_t blockRows;
+  /// Row offset of this workgroup's tile.
+  Value rowBase;
+};
+
+/// Values a thread carries from the global loads of one K step to its
+/// shared-memory stores: its chunks of A and B codes and its rows of scales.
+struct Prefetch {
+  SmallVector<Value> a, b, scales;
+};
+
+} // namespace
+
+class GemmKernelBuilder {
+public:
+  GemmKernelBuilder(OpBuilder &b, Location loc,
+                    const BlockScaledMMATargetInfo &mma, GlobalOperand &a,
+                    GlobalOperand &bt, ScaledTensorType lhsType,
+                    ScaledTensorType rhsType, int64_t k, Value acc,
+                    Value globalScale, Value result, int64_t m, int64_t n)
+      : b(b), loc(loc), im{b, loc}, mma(mma), a(a), bt(bt), k(k), acc(acc),
+        globalScale(globalScale), result(result), m(m), n(n),
+        bf16Result(isa<BFloat16Type>(
+            cast<MemRefType>(result.getType()).getElementType())) {
+    GemmTiling tiling = mma.getTiling();
+    threads = tiling.subgroupsM * tiling.subgroupsN *
+              mma.getTarget().getSubgroupSize();
+    tiles.blockSize = lhsType.getBlockShape().back();
+    tiles.elements[0] = lhsType.getElementType();
+    tiles.elements[1] = rhsType.getElementType();
+    tiles.scaleTypes[0] = lhsType.getScaleType();
+    tiles.scaleTypes[1] = rhsType.getScaleType();
+    tiles.tileRows[0] = a.tileRows;
+    tiles.tileRows[1] = bt.tileRows;
+    int64_t offset = 0;
+    for (unsigned i = 0; i < 2; ++i) {
+      tiles.rowBytes[i] = tiles.getRowCodeBytes(i) + kRowPad;
+      tiles.codesBase[i] = offset;
+      offset += tiles.tileRows[i] * tiles.rowBytes[i];
+    }
+    for (unsigned i = 0; i < 2; ++i) {
+      tiles.scalesBase[i] = offset;
+      offset += tiles.tileRows[i] * tiles.getBlocksPerStep();
+    }
+    tiles.bufferBytes = llvm::alignTo(offset, 16);
+  }
+
+  int64_t getThreads() const { return threads; }
+  int64_t getSharedBytes() const { return 2 * tiles.bufferBytes; }
+
+  /// Fills the body of `launch` (before its terminator).
+  void build(gpu::LaunchOp launch);
+
+private:
+  GlobalOperand &getOperand(unsigned i) { return i ? bt : a; }
+  int64_t chunksPerThread(unsigned i) const {
+    return tiles.tileRows[i] * (kGemmTileK / kChunk) / threads;
+  }
+  Prefetch loadTile(Value kStep);
+  void storeTile(Value buffer, const Prefetch &p);
+  void epilogue(ValueRange accs);
+  /// `t` scaled by the global decode scales (g * t), when there are any.
+  Value applyGlobalScale(Value t);
+  /// Stores RNE-bf16(acc + t0), RNE-bf16(acc + t1) at columns col, col + 1.
+  void storeBF16Pair(Value row, Value col, Value rowInBounds, Value t0,
+                     Value t1);
+  /// The tile-local B^T row (column of C) staged in shared row `row`.
+  Value bRowOfStagedRow(Value row);
+  bool permutesColumns() const {
+    return bf16Result && !mma.hasAdjacentColumnPairs();
+  }
+
+  Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
+  Value loadScaleRow(unsigned operand, Value row, Value kStep);
+
+  /// `cond ? then() : else()` as an scf.if, or then() without a condition.
+  Value buildIf(Value cond, function_ref<Value()> thenFn,
+                function_ref<Value()> elseFn);
+  /// `if (cond) then()`, or then() without a condition.
+  void buildIf(Value cond, function_ref<void()> thenFn);
+  Value zeros(Type type) {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  const BlockScaledMMATargetInfo &mma;
+  GlobalOperand &a, &bt;
+  StagedTiles tiles;
+  int64_t k;
+  Value acc, globalScale, result;
+  int64_t m, n;
+  bool bf16Result;
+  int64_t threads;
+
+  // Set by build().
+  Value tid, lane, subgroup, batch;
+};
+
+} // namespace mlir::fp4train
+
+Value GemmKernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
+                                 function_ref<Value()> elseFn) {
+  if (!cond)
+    return thenFn();
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, thenFn());
+      },
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, elseFn());
+      });
+  return ifOp.getResult(0);
+}
+
+void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
+  if (!cond)
+    return thenFn();
+  scf::IfOp::create(b, loc, cond, [&](OpBuilder &nested, Location) {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+    thenFn();
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
+                                       Value kStep) {
+  GlobalOperand &op = getOperand(operand);
+  constexpr int64_t chunksPerRow = kGemmTileK / kChunk;
+  // Chunk c is stored to staged row c / chunksPerRow (storeTile).
+  Value tileRow = im.div(chunk, chunksPerRow);
+  if (operand == 1)
+    tileRow = bRowOfStagedRow(tileRow);
+  Value row = im.add(op.rowBase, tileRow);
+  Value col = im.add(im.mul(kStep, kGemmTileK),
+                     im.mul(im.rem(chunk, chunksPerRow), kChunk));
+  auto type = VectorType::get({kChunk}, b.getI8Type());
+  // Bounds: K is a multiple of the block (16 or 32) and chunks are
+  // 16-aligned, so a chunk is wholly inside or wholly outside; checks are
+  // emitted only for the dimensions that are not tile multiples.
+  Value inBounds;
+  if (op.rows % op.tileRows)
+    inBounds = im.lt(row, op.rows);
+  if (k % kGemmTileK)
+    inBounds = im.both(inBounds, im.lt(col, k));
+  return buildIf(
+      inBounds,
+      [&]() -> Value {
+        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
+        // aligned buffers and rows are K bytes, a multiple of 16.
+        return vector::LoadOp::create(b, loc, type, op.codes,
+                                      ValueRange{batch, row, col},
+                                      /*nontemporal=*/false, llvm::Align(16));
+      },
+      [&]() { return zeros(type); });
+}
+
+Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
+                                      Value kStep) {
+  GlobalOperand &op = getOperand(operand);
+  int64_t perStep = tiles.getBlocksPerStep();
+  auto type = VectorType::get({perStep}, b.getI8Type());
+  Value globalRow = im.add(op.rowBase, row);
+  Value scaleRow = im.div(globalRow, op.blockRows);
+  Value firstBlock = im.mul(kStep, perStep);
+  int64_t kBlocks = k / tiles.blockSize;
+  Value rowInBounds =
+      op.rows % op.tileRows ? im.lt(globalRow, op.rows) : Value();
+  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
+  // zero codes they contribute +0, and the scale stays finite.
+  if (kBlocks % perStep == 0) {
+    // The row's scales of this step are one aligned load.
+    return buildIf(
+        rowInBounds,
+        [&]() -> Value {
+          return vector::LoadOp::create(
+              b, loc, type, op.scales,
+              ValueRange{batch, scaleRow, firstBlock}, false,
+              llvm::Align(perStep));
+        },
+        [&]() { return zeros(type); });
+  }
+  SmallVector<Value> bytes;
+  for (int64_t i = 0; i < perStep; ++i) {
+    Value block = im.add(firstBlock, i);
+    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
+    bytes.push_back(buildIf(
+        cond,
+        [&]() -> Value {
+          return memref::LoadOp::create(b, loc, op.scales,
+                                        ValueRange{batch, scaleRow, block});
+        },
+        [&]() { return zeros(b.getI8Type()); }));
+  }
+  return vector::FromElementsOp::create(b, loc, type, bytes);
+}
+
+Prefetch GemmKernelBuilder::loadTile(Value kStep) {
+  Prefetch p;
+  for (int64_t i = 0, e = chunksPerThread(0); i < e; ++i)
+    p.a.push_back(loadCodeChunk(0, im.add(tid, i * threads), kStep));
+  for (int64_t i = 0, e = chunksPerThread(1); i < e; ++i)
+    p.b.push_back(loadCodeChunk(1, im.add(tid, i * threads), kStep));
+  // Scale row r of [A rows | B rows] is loaded by thread r % threads.
+  auto type = VectorType::get({tiles.getBlocksPerStep()}, b.getI8Type());
+  int64_t scaleRows = a.tileRows + bt.tileRows;
+  for (int64_t first = 0; first < scaleRows; first += threads) {
+    Value r = im.add(tid, first);
+    auto loadB = [&]() -> Value {
+      // Stored to B scale row r - tileM (storeTile).
+      Value row =
+          bRowOfStagedRow(arith::SubIOp::create(b, loc, r, im.c(a.tileRows)));
+      Value cond = first + threads <= scaleRows ? Value()
+                                                : im.lt(r, scaleRows);
+      return buildIf(
+          cond, [&]() { return loadScaleRow(1, row, kStep); },
+          [&]() { return zeros(type); });
+    };
+    if (first + threads <= a.tileRows)
+      p.scales.push_back(loadScaleRow(0, r, kStep));
+    else if (first >= a.tileRows)
+      p.scales.push_back(loadB());
+    else
+      p.scales.push_back(buildIf(
+          im.lt(r, a.tileRows), [&]() { return loadScaleRow(0, r, kStep); },
+          loadB));
+  }
+  return p;
+}
+
+/// Packs 16 E2M1 codes (one per byte, bits 3..0) into 8 bytes, element 2i in
+/// the low nibble of byte i: the in-register order of a vector of f4E2M1FN.
+/// Works on 32-bit words, four codes c0..c3 each: t = w | w >> 4 holds
+/// c0 | c1 << 4 in byte 0 and c2 | c3 << 4 in byte 2, and bytes 0 and 2 of
+/// two words make one output word (one byte permute). The codes need no
+/// masking: the type conversion guarantees bits 7..4 are zero.
+static Value packFP4(OpBuilder &b, Location loc, Value codes) {
+  auto words = VectorType::get({kChunk / 4}, b.getI32Type());
+  Value w = vector::BitCastOp::create(b, loc, words, codes);
+  Value four = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(words, b.getI32IntegerAttr(4)));
+  Value t = arith::OrIOp::create(b, loc, w,
+                                 arith::ShRUIOp::create(b, loc, w, four));
+  auto tBytes = VectorType::get({kChunk}, b.getI8Type());
+  Value tb = vector::BitCastOp::create(b, loc, tBytes, t);
+  SmallVector<int64_t> even;
+  for (int64_t i = 0; i < kChunk / 2; ++i)
+    even.push_back(2 * i);
+  return vector::ShuffleOp::create(b, loc, tb, tb, even);
+}
+
+void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
+  Value memory = tiles.getMemory();
+  auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
+    constexpr int64_t chunksPerRow = kGemmTileK / kChunk;
+    for (auto [i, chunk] : llvm::enumerate(chunks)) {
+      Value index = im.add(tid, int64_t(i) * threads);
+      Value row = im.div(index, chunksPerRow);
+      Value col = im.rem(index, chunksPerRow);
+      Value value = chunk;
+      int64_t bytes = kChunk;
+      if (tiles.isPacked(operand)) {
+        value = packFP4(b, loc, chunk);
+        bytes = kChunk / 2;
+      }
+      Value offset = tiles.getCodesOffset(b, loc, operand, buffer, row,
+                                          im.mul(col, bytes));
+      vector::StoreOp::create(b, loc, value, memory, offset, false,
+                              llvm::Align(bytes));
+    }
+  };
+  storeCodes(0, p.a);
+  storeCodes(1, p.b);
+  // A scale rows then B scale rows are contiguous: thread t writes rows
+  // t, t + threads, ...
+  int64_t perStep = tiles.getBlocksPerStep();
+  int64_t scaleRows = a.tileRows + bt.tileRows;
+  for (auto [i, scales] : llvm::enumerate(p.scales)) {
+    int64_t first = int64_t(i) * threads;
+    Value r = im.add(tid, first);
+    Value cond = first + threads <= scaleRows ? Value() : im.lt(r, scaleRows);
+    buildIf(cond, [&]() {
+      Value offset = tiles.getScaleOffset(b, loc, 0, buffer, r, im.c(0));
+      vector::StoreOp::create(b, loc, scales, memory, offset, false,
+                              llvm::Align(perStep));
+    });
+  }
+}
+
+Value GemmKernelBuilder::bRowOfStagedRow(Value row) {
+  if (!permutesColumns())
+    return row;
+  // Staged row j * mmaN + c of a subgroup's group of columns, which lane
+  // column c of N tile j reads (the MMA loaders are unchanged), holds
+  // tile-local column repN * c + j. Applied where a thread picks the global
+  // row it loads, so the shared-memory stores keep their layout (and bank
+  // pattern), and each group of consecutive threads still loads one whole
+  // row segment. The row is per thread and loop invariant: no cost in the
+  // loop.
+  int64_t mmaN = mma.getN(), repN = mma.getTiling().repN;
+  int64_t group = repN * mmaN;
+  Value p = im.rem(row, group);
+  Value groupStart = im.mul(im.div(row, group), group);
+  Value tile = im.div(p, mmaN);
+  Value column = im.mul(im.rem(p, mmaN), repN);
+  return im.add(groupStart, im.add(column, tile));
+}
+
+Value GemmKernelBuilder::applyGlobalScale(Value t) {
+  // [GEMM1]: f32(g · T), g = S_dec,a · S_dec,b computed once on the host.
+  if (!globalScale)
+    return t;
+  Value g = globalScale;
+  if (auto vector = dyn_cast<VectorType>(t.getType()))
+    g = vector::BroadcastOp::create(b, loc, vector, g);
+  return arith::MulFOp::create(b, loc, g, t);
+}
+
+void GemmKernelBuilder::storeBF16Pair(Value row, Value col, Value rowInBounds,
+                                      Value t0, Value t1) {
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  if (n % 2 == 0) {
+    // col is even, so with N even the pair is wholly in or out of range and
+    // its element offset is even: the f32 pair is 8-byte aligned, the bf16
+    // pair one aligned 32-bit word (the buffers are 64-byte aligned).
+    Value inBounds =
+        im.both(rowInBounds, n % bt.tileRows ? im.lt(col, n) : Value());
+    buildIf(inBounds, [&]() {
+      auto pairType = VectorType::get({2}, f32);
+      Value old = vector::LoadOp::create(b, loc, pairType, acc,
+                                         ValueRange{batch, row, col},
+                                         /*nontemporal=*/false, llvm::Align(8));
+      Value t = applyGlobalScale(vector::FromElementsOp::create(
+          b, loc, pairType, ValueRange{t0, t1}));
+      // [GEMM1]: C = acc + g · T, then arith.truncf's RNE.
+      Value sum = arith::AddFOp::create(b, loc, old, t);
+      Value packed = arith::TruncFOp::create(
+          b, loc, VectorType::get({2}, bf16), sum);
+      vector::StoreOp::create(b, loc, packed, result,
+                              ValueRange{batch, row, col},
+                              /*nontemporal=*/false, llvm::Align(4));
+    });
+    return;
+  }
+  // Odd N: rows start at odd offsets, so no 32-bit store; one guarded bf16
+  // store per element.
+  Value pair[2] = {t0, t1};
+  for (int64_t e = 0; e < 2; ++e) {
+    Value c = im.add(col, e), t = pair[e];
+    buildIf(im.both(rowInBounds, im.lt(c, n)), [&]() {
+      Value old =
+          memref::LoadOp::create(b, loc, acc, ValueRange{batch, row, c});
+      Value sum = arith::AddFOp::create(b, loc, old, applyGlobalScale(t));
+      Value rounded = arith::TruncFOp::create(b, loc, bf16, sum);
+      memref::StoreOp::create(b, loc, rounded, result,
+                              ValueRange{batch, row, c});
+    });
+  }
+}
+
+void GemmKernelBuilder::epilogue(ValueRange accs) {
+  GemmTiling tiling = mma.getTiling();
+  int64_t repM = tiling.repM, repN = tiling.repN;
+  Value subgroupM = im.div(subgroup, tiling.subgroupsN);
+  Value subgroupN = im.rem(subgroup, tiling.subgroupsN);
+  int64_t mmaM = mma.getM(), mmaN = mma.getN();
+  int64_t length = mma.getAccumulatorLength();
+  Value rowGroup = im.add(a.rowBase, im.mul(subgroupM, repM * mmaM));
+  Value colGroup = im.add(bt.rowBase, im.mul(subgroupN, repN * mmaN));
+  auto extract = [&](int64_t i, int64_t j, int64_t v) -> Value {
+    return vector::ExtractOp::create(b, loc, accs[i * repN + j], v);
+  };
+  if (bf16Result && mma.hasAdjacentColumnPairs()) {
+    // Values 2p and 2p + 1 of a lane are columns c and c + 1 of one row.
+    for (int64_t i = 0; i < repM; ++i)
+      for (int64_t j = 0; j < repN; ++j)
+        for (int64_t v = 0; v < length; v += 2) {
+          auto [r, c] = mma.getAccumulatorPosition(b, loc, lane, v);
+          Value row = im.add(rowGroup, im.add(r, i * mmaM));
+          Value col = im.add(colGroup, im.add(c, j * mmaN));
+          Value rowInBounds = m % a.tileRows ? im.lt(row, m) : Value();
+          storeBF16Pair(row, col, rowInBounds, extract(i, j, v),
+                        extract(i, j, v + 1));
+        }
+    return;
+  }
+  if (bf16Result) {
+    // bRowOfStagedRow put column repN * c + j of the subgroup's group in
+    // lane column c of tile j: tiles j and j + 1 hold a pair of adjacent
+    // columns.
+    for (int64_t i = 0; i < repM; ++i)
+      for (int64_t v = 0; v < length; ++v) {
+        auto [r, c] = mma.getAccumulatorPosition(b, loc, lane, v);
+        Value row = im.add(rowGroup, im.add(r, i * mmaM));
+        Value rowInBounds = m % a.tileRows ? im.lt(row, m) : Value();
+        for (int64_t j = 0; j < repN; j += 2) {
+          Value col = im.add(colGroup, im.add(im.mul(c, repN), j));
+          storeBF16Pair(row, col, rowInBounds, extract(i, j, v),
+                        extract(i, j + 1, v));
+        }
+      }
+    return;
+  }
+  for (int64_t i = 0; i < repM; ++i)
+    for (int64_t j = 0; j < repN; ++j)
+      for (int64_t v = 0; v < length; ++v) {
+        auto [r, c] = mma.getAccumulatorPosition(b, loc, lane, v);
+        Value row = im.add(rowGroup, im.add(r, i * mmaM));
+        Value col = im.add(colGroup, im.add(c, j * mmaN));
+        Value t = extract(i, j, v);
+        Value inBounds;
+        if (m % a.tileRows)
+          inBounds = im.lt(row, m);
+        if (n % bt.tileRows)
+          inBounds = im.both(inBounds, im.lt(col, n));
+        buildIf(inBounds, [&]() {
+          // [GEMM1]: C = acc + g · T.
+          Value old = memref::LoadOp::create(b, loc, acc,
+                                             ValueRange{batch, row, col});
+          Value sum = arith::AddFOp::create(b, loc, old, applyGlobalScale(t));
+          memref::StoreOp::create(b, loc, sum, result,
+                                  ValueRange{batch, row, col});
+        });
+      }
+}
+
+void GemmKernelBuilder::build(gpu::LaunchOp launch) {
+  const TargetInfoBase &target = mma.getTarget();
+  GemmTiling tiling = mma.getTiling();
+  tiles.memory = launch.getWorkgroupAttributions().front();
+  tid = launch.getThreadIds().x;
+  lane = target.getLaneId(b, loc, tid);
+  subgroup = target.getSubgroupId(b, loc, tid);
+  batch = launch.getBlockIds().z;
+  a.rowBase = im.mul(launch.getBlockIds().y, a.tileRows);
+  bt.rowBase = im.mul(launch.getBlockIds().x, bt.tileRows);
+  Value rowA = im.mul(im.div(subgroup, tiling.subgroupsN),
+                      tiling.repM * mma.getM());
+  Value rowB = im.mul(im.rem(subgroup, tiling.subgroupsN),
+                      tiling.repN * mma.getN());
+
+  auto accType = VectorType::get({mma.getAccumulatorLength()}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> accs(tiling.repM * tiling.repN, zero);
+  auto compute = [&](Value buffer, ValueRange in) {
+    SmallVector<Value> out(in);
+    mma.buildStepMMAs(b, loc, tiles, buffer, lane, rowA, rowB, out);
+    return out;
+  };
+
+  // Prologue: stage K step 0 in buffer 0.
+  int64_t kSteps = llvm::divideCeil(k, kGemmTileK);
+  storeTile(im.c(0), loadTile(im.c(0)));
+  target.buildBarrier(b, loc);
+
+  // Steps 0 .. kSteps - 2: prefetch step t + 1, compute step t, stage t + 1
+  // in the other buffer. The last step is peeled, so the loop needs no
+  // bounds check on the prefetch.
+  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(kSteps - 1), im.c(1),
+                                 accs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Prefetch next = loadTile(im.add(t, 1));
+    Value buffer = im.rem(t, 2);
+    SmallVector<Value> updated = compute(buffer, loop.getRegionIterArgs());
+    storeTile(arith::SubIOp::create(b, loc, im.c(1), buffer), next);
+    target.buildBarrier(b, loc);
+    scf::YieldOp::create(b, loc, updated);
+  }
+  SmallVector<Value> last = compute(im.c((kSteps - 1) % 2), loop.getResults());
+  epilogue(last);
+}
+
+/// True for an arith.truncf from f32 to bf16 that rounds to nearest even
+/// (no rounding mode, or to_nearest_even).
+static bool isRNETruncToBF16(arith::TruncFOp trunc) {
+  std::optional<arith::RoundingMode> mode = trunc.getRoundingmode();
+  return isa<Float32Type>(getElementTypeOrSelf(trunc.getIn().getType())) &&
+         isa<BFloat16Type>(getElementTypeOrSelf(trunc.getType())) &&
+         (!mode || *mode == arith::RoundingMode::to_nearest_even);
+}
+
+/// The op the bf16 epilogue replaces: the only use of the f32 `result`,
+/// when it is an elementwise f32 -> bf16 RNE truncation of the whole
+/// tensor, either `arith.truncf` on the tensor (what
+/// fp4train-quantize-matmuls emits after the GEMM of a bf16 contraction) or
+/// a linalg op with one input, one init, identity maps, parallel loops and a
+/// body that is only that truncf of the input (linalg.generic, linalg.map,
+/// linalg.copy to a bf16 init). Null otherwise.
+static Operation *getFusedBF16Truncation(Value result) {
+  if (!result.hasOneUse())
+    return nullptr;
+  Operation *user = *result.getUsers().begin();
+  if (auto trunc = dyn_cast<arith::TruncFOp>(user))
+    return isRNETruncToBF16(trunc) ? user : nullptr;
+
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp->getNumResults() != 1 ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
+    return nullptr;
+  // The use is the input (not the init), and the result is the whole tensor
+  // in bf16.
+  OpOperand *input = linalgOp.getDpsInputOperand(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  if (input->get() != result ||
+      linalgOp->getResult(0).getType() !=
+          type.clone(BFloat16Type::get(type.getContext())) ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return nullptr;
+  Block *body = linalgOp.getBlock();
+  if (!body || !llvm::hasNItems(body->getOperations(), 2))
+    return nullptr;
+  auto trunc = dyn_cast<arith::TruncFOp>(body->front());
+  Operation *yield = body->getTerminator();
+  if (!trunc || !isRNETruncToBF16(trunc) ||
+      trunc.getIn() != linalgOp.getMatchingBlockArgument(input) ||
+      yield->getNumOperands() != 1 || yield->getOperand(0) != trunc.getResult())
+    return nullptr;
+  return user;
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
+    const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
+  ScaledTensorType lhsType = op.getLhs().getType();
+  ScaledTensorType rhsType = op.getRhs().getType();
+  Location loc = op.getLoc();
+  auto accType = cast<RankedTensorType>(op.getAcc().getType());
+  ArrayRef<int64_t> shape = accType.getShape();
+  int64_t rank = accType.getRank();
+  int64_t m = shape[rank - 2], n = shape[rank - 1];
+  int64_t k = lhsType.getShape().back();
+  int64_t batch = 1;
+  for (int64_t d : shape.drop_back(2))
+    batch *= d;
+  GemmTiling tiling = mma.getTiling();
+
+  auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows,
+                     int64_t tileRows) {
+    GlobalOperand op;
+    op.codes = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[0]));
+    op.scales =
+        toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[1]));
+    op.rows = rows;
+    op.tileRows = tileRows;
+    ArrayRef<int64_t> block = type.getBlockShape();
+    op.blockRows = block[block.size() - 2];
+    return op;
+  };
+  GlobalOperand a = operand(lhs, lhsType, m,
+                            tiling.subgroupsM * tiling.repM * mma.getM());
+  GlobalOperand bt = operand(rhs, rhsType, n,
+                             tiling.subgroupsN * tiling.repN * mma.getN());
+  // g = S_dec,a · S_dec,b, in the expansion's order.
+  Value g;
+  if (lhs.size() == 3)
+    g = lhs[2];
+  if (rhs.size() == 3)
+    g = g ? arith::MulFOp::create(rewriter, loc, g, rhs[2]).getResult()
+          : rhs[2];
+
+  Value acc = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));
+  // The bf16 epilogue takes over a truncation that is the result's only use.
+  Operation *truncation = getFusedBF16Truncation(op.getResult());
+  Type resultElement =
+      truncation ? rewriter.getBF16Type() : rewriter.getF32Type();
+  auto resultType = MemRefType::get({batch, m, n}, resultElement);
+  Value result = allocKernelBuffer(rewriter, loc, resultType);
+
+  GemmKernelBuilder builder(rewriter, loc, mma, a, bt, lhsType, rhsType, k,
+                            acc, g, result, m, n);
+  IndexMath im{rewriter, loc};
+  auto shared = MemRefType::get(
+      {builder.getSharedBytes()}, rewriter.getI8Type(), AffineMap(),
+      mma.getTarget().getSharedMemorySpace(rewriter.getContext()));
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, im.c(llvm::divideCeil(n, bt.tileRows)),
+      im.c(llvm::divideCeil(m, a.tileRows)), im.c(batch),
+      im.c(builder.getThreads()), im.c(1), im.c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{shared});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&launch.getBody().front());
+    builder.build(launch);
+    gpu::TerminatorOp::create(rewriter, loc);
+  }
+
+  Value shaped = expandFrom3D(rewriter, loc, fromKernelBuffer(rewriter, loc, result),
+                              accType.clone(resultElement));
+  if (!truncation) {
+    rewriter.replaceOp(op, shaped);
+    return success();
+  }
+  // The kernel sits where the op was, before the truncation's users.
+  rewriter.replaceOp(truncation, shaped);
+  rewriter.eraseOp(op);
+  return success();
+}
