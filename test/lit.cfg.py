@@ -43,6 +43,9 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    # The toolkit root ptxas lives in (<root>/bin/ptxas), for format=bin.
+    config.substitutions.append(
+        ("%{ptxas_toolkit}", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 
 if config.enable_execution_engine:
     config.available_features.add("execution-engine")

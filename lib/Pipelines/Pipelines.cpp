@@ -2,6 +2,7 @@
 
 #include "fp4train/Pipelines/Pipelines.h"
 
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
@@ -13,7 +14,9 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -26,10 +29,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -155,17 +161,14 @@ void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
   buildCPULoweringPipeline(pm, options.outParams, options.numerics);
 }
 
-void mlir::fp4train::buildROCmKernelPipeline(
-    OpPassManager &pm, const ROCmPipelineOptions &options) {
+/// The GPU front half shared by the ROCm and CUDA pipelines: quantization,
+/// the target's conversion pass (`toGPU`: kernels for what the chip runs,
+/// fp4train-expand for the rest), bufferization and kernel outlining.
+static void addGPUFrontHalf(OpPassManager &pm,
+                            const QuantizePipelineOptions &options,
+                            std::unique_ptr<Pass> toGPU) {
   buildQuantizePipeline(pm, options);
-
-  // GEMMs and the quantize ops of isQuantizeOnGPU become gfx950 kernels;
-  // every other fp4train op gets fp4train-expand's exact patterns in the
-  // same conversion and runs on the host.
-  FP4TrainToAMDGPUOptions amdgpu;
-  amdgpu.chip = options.chip;
-  amdgpu.mfma = options.mfma;
-  pm.addPass(createFP4TrainToAMDGPU(amdgpu));
+  pm.addPass(std::move(toGPU));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // bf16 contractions leave arith.extf / arith.truncf on tensors around the
@@ -182,6 +185,41 @@ void mlir::fp4train::buildROCmKernelPipeline(
   // sink them back so that they do not become kernel arguments.
   pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+}
+
+/// The start of the GPU back half shared by both pipelines: buffer
+/// deallocation (after outlining: it cannot look into gpu.launch bodies,
+/// and sees gpu.launch_func as a use of its buffers through the memory
+/// effects model registered with the dialects,
+/// registerGPULaunchFuncMemoryEffectsModel) and lowering of the structured
+/// host and device code to cf.
+static void addGPUBackHalfPrologue(OpPassManager &pm) {
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+}
+
+/// The end of the GPU back half: host code as in the CPU pipeline plus
+/// gpu.launch_func -> runtime calls, then serialization of the device code.
+static void addGPUBackHalfEpilogue(OpPassManager &pm, StringRef format,
+                                   StringRef toolkit = "") {
+  addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  binary.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::fp4train::buildROCmKernelPipeline(
+    OpPassManager &pm, const ROCmPipelineOptions &options) {
+  // GEMMs and the quantize ops of isQuantizeOnGPU become gfx950 kernels;
+  // every other fp4train op gets fp4train-expand's exact patterns in the
+  // same conversion and runs on the host.
+  FP4TrainToAMDGPUOptions amdgpu;
+  amdgpu.chip = options.chip;
+  amdgpu.mfma = options.mfma;
+  addGPUFrontHalf(pm, options, createFP4TrainToAMDGPU(amdgpu));
 
   // Device code: amdgpu -> rocdl; the rest of the kernel stays on
   // arith/vector/memref/scf until buildROCmPipeline lowers it.
@@ -193,15 +231,7 @@ void mlir::fp4train::buildROCmKernelPipeline(
 void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
                                        const ROCmPipelineOptions &options) {
   buildROCmKernelPipeline(pm, options);
-
-  // After outlining: deallocation cannot look into gpu.launch bodies, and
-  // sees gpu.launch_func as a use of its buffers through the memory effects
-  // model registered with the dialects
-  // (registerGPULaunchFuncMemoryEffectsModel).
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createSCFToControlFlowPass());
+  addGPUBackHalfPrologue(pm);
 
   // Device code: gpu/arith/vector/memref -> LLVM.
   ConvertGpuOpsToROCDLOpsOptions gpuToROCDL;
@@ -214,22 +244,132 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   attach.optLevel = 3;
   pm.addPass(createGpuROCDLAttachTarget(attach));
 
-  // Host code, as in the CPU pipeline, plus gpu.launch_func -> runtime calls.
-  addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
-
-  GpuModuleToBinaryPassOptions binary;
+  StringRef format;
   switch (options.format) {
   case ROCmFormat::ISA:
-    binary.compilationTarget = "isa";
+    format = "isa";
     break;
   case ROCmFormat::Binary:
-    binary.compilationTarget = "bin";
+    format = "bin";
     break;
   case ROCmFormat::LLVM:
-    binary.compilationTarget = "llvm";
+    format = "llvm";
     break;
   }
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  addGPUBackHalfEpilogue(pm, format);
+}
+
+void mlir::fp4train::buildCUDAKernelPipeline(
+    OpPassManager &pm, const CUDAPipelineOptions &options) {
+  FP4TrainToNVVMOptions nvvm;
+  nvvm.chip = options.chip;
+  addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
+}
+
+namespace {
+
+/// Fails on any call of a libdevice function (`__nv_*`) in a GPU module:
+/// fp4train kernels use no math library, and with format=isa a missing
+/// libdevice would otherwise leave a silent `.extern .func __nv_*` in the
+/// PTX (NVVM.md trap 4).
+struct CheckNoLibdevicePass
+    : public PassWrapper<CheckNoLibdevicePass, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckNoLibdevicePass)
+
+  StringRef getArgument() const final { return "fp4train-check-no-libdevice"; }
+  StringRef getDescription() const final {
+    return "Reject GPU modules that call libdevice (__nv_*) functions";
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([&](LLVM::LLVMFuncOp function) {
+      if (function.isExternal() && function.getName().starts_with("__nv_")) {
+        function.emitError("kernel code references libdevice function ")
+            << function.getName()
+            << ": fp4train kernels must not call math library functions";
+        signalPassFailure();
+      }
+    });
+  }
+};
+
+/// For format=bin: finds the ptxas that gpu-module-to-binary will run
+/// (`toolkit`/bin/ptxas, the toolkit being the option, else $CUDA_ROOT,
+/// $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda) and fails with a message
+/// saying so when it is missing, instead of upstream's late error.
+struct CheckPtxasPass
+    : public PassWrapper<CheckPtxasPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckPtxasPass)
+
+  explicit CheckPtxasPass(std::string toolkit) : toolkit(std::move(toolkit)) {}
+  StringRef getArgument() const final { return "fp4train-check-ptxas"; }
+  StringRef getDescription() const final {
+    return "Fail early when format=bin has no ptxas to run";
+  }
+
+  void runOnOperation() override {
+    std::string ptxas = toolkit + "/bin/ptxas";
+    if (!llvm::sys::fs::can_execute(ptxas)) {
+      getOperation().emitError(
+          "format=bin needs ptxas from the CUDA toolkit: ")
+          << ptxas
+          << " is not an executable; set toolkit= or $CUDA_ROOT, or use "
+             "format=isa for PTX";
+      signalPassFailure();
+    }
+  }
+
+  std::string toolkit;
+};
+
+/// The CUDA toolkit of format=bin (see CheckPtxasPass).
+static std::string getCUDAToolkit(StringRef option) {
+  if (!option.empty())
+    return option.str();
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (std::optional<std::string> value =
+            llvm::sys::Process::GetEnv(variable))
+      if (!value->empty())
+        return *value;
+  return "/usr/local/cuda";
+}
+
+} // namespace
+
+void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
+                                       const CUDAPipelineOptions &options) {
+  buildCUDAKernelPipeline(pm, options);
+  addGPUBackHalfPrologue(pm);
+
+  // Device code: gpu/arith/vector/memref -> LLVM + NVVM.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(std::make_unique<CheckNoLibdevicePass>());
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  std::optional<NVVMChip> chip = NVVMChip::parse(options.chip);
+  // An invalid chip has failed in fp4train-to-nvvm already.
+  attach.features = chip ? chip->getPTXFeature() : "";
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+
+  StringRef format;
+  std::string toolkit;
+  switch (options.format) {
+  case CUDAFormat::ISA:
+    format = "isa";
+    break;
+  case CUDAFormat::Binary:
+    format = "bin";
+    toolkit = getCUDAToolkit(options.toolkit);
+    pm.addPass(std::make_unique<CheckPtxasPass>(toolkit));
+    break;
+  case CUDAFormat::LLVM:
+    format = "llvm";
+    break;
+  }
+  addGPUBackHalfEpilogue(pm, format, toolkit);
 }
 
 void mlir::fp4train::registerPipelines() {
@@ -245,6 +385,19 @@ void mlir::fp4train::registerPipelines() {
       "structured control flow and ROCDL scaled-MFMA/conversion intrinsics, "
       "host code on memrefs (the form the gfx950 emulator executes)",
       buildROCmKernelPipeline);
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "fp4train-cuda-pipeline",
+      "Quantize by a recipe, lower block-scaled GEMMs, quantize and Hadamard "
+      "ops to NVIDIA kernels (sm_120a; other fp4train ops expanded on the "
+      "host), and serialize the device code (isa = PTX, bin = cubin, llvm) "
+      "with host code in the LLVM dialect",
+      buildCUDAPipeline);
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "fp4train-cuda-kernel-pipeline",
+      "The first half of fp4train-cuda-pipeline: NVIDIA kernels with "
+      "structured control flow and NVVM MMA/conversion ops, host code on "
+      "memrefs (the form the warp emulator executes)",
+      buildCUDAKernelPipeline);
   PassPipelineRegistration<CPUPipelineOptions>(
       "fp4train-cpu-pipeline",
       "Quantize by a recipe, expand fp4train exactly (numerics=ir) or call "

@@ -174,4 +174,73 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
   ];
 }
 
+def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
+  let summary = "Lower fp4train ops to NVIDIA block-scaled tensor-core GPU kernels";
+  let description = [{
+    Rewrites every `fp4train.scaled_matmul` into a `gpu.launch` of the
+    shared tiled GEMM kernel (docs/nvvm.md) on the chip's block-scaled MMA:
+    on sm_120a `nvvm.mma.block_scale` m16n8k64 (`mma.sync.aligned ...
+    kind::mxf4.block_scale.scale_vec::2X` with UE8M0 scales for MXFP4,
+    `kind::mxf4nvf4 ... scale_vec::4X` with UE4M3 scales for NVFP4, 1-D or
+    16x16 weight blocks, the global scales applied in the epilogue) or
+    m16n8k32 (`kind::mxf8f6f4 ... scale_vec::1X`, MXFP8). A 256-thread
+    workgroup (8 warps, 2x4) computes a 128x128 tile of C; operand tiles are
+    staged through double-buffered shared memory, each global byte loaded
+    once per workgroup; f32 or fused bf16 epilogue; ragged M, N and K.
+
+    Quantize ops blocked along the last dimension (MXFP4, MXFP8, NVFP4 with
+    the tensor amax computed by a reduction kernel or supplied) become a
+    kernel with one lane per block: block scales by the exact integer
+    recipes of [MX1]/[MX2]/[MX3]/[NV1], elements by
+    `cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32`, and [SR1] stochastic rounding
+    in software (sm_120a has no stochastic FP4 conversion), with Philox in
+    the kernel. Static-shaped `hadamard` ops become the shared Hadamard
+    kernel. Other fp4train ops are lowered by `fp4train-expand`'s patterns
+    in the same conversion and run on the host; buffers cross as in
+    `fp4train-to-amdgpu`.
+
+    `chip` is `sm_<NN>[a|f]`. Only sm_120a (and sm_121a) have the warp-level
+    block-scaled MMA; any other chip (sm_90a, sm_80, and for now sm_100a /
+    sm_103a, whose tcgen05 lowering is not written yet) is an error naming
+    the chip and the operand formats, as are mixed FP4 x FP8 operands.
+
+    Example:
+
+    ```mlir
+    // Before
+    %c = fp4train.scaled_matmul %a, %b, %acc
+        : !fp4train.scaled<256x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
+          !fp4train.scaled<128x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
+          tensor<256x128xf32>
+    // After
+    gpu.launch blocks(...) in (%x = %c1, %y = %c2, %z = %c1)
+               threads(...) in (%tx = %c256, ...)
+               workgroup(%smem : memref<...xi8, #gpu.address_space<workgroup>>) {
+      ...
+      %d = nvvm.mma.block_scale A[...] B[...] C[...] scaleA[...] scaleB[...]
+          {kind = #nvvm.block_scale_kind<mxf4nvf4>, ...}
+          : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_120a\"",
+           "NVIDIA chip to generate code for (sm_120a)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // FP4TRAIN_CONVERSION_PASSES_TD

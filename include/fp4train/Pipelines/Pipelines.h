@@ -172,6 +172,51 @@ void buildROCmPipeline(OpPassManager &pm, const ROCmPipelineOptions &options);
 void buildROCmKernelPipeline(OpPassManager &pm,
                              const ROCmPipelineOptions &options);
 
+/// What gpu-module-to-binary produces for the device code of
+/// fp4train-cuda-pipeline.
+enum class CUDAFormat {
+  /// PTX text.
+  ISA,
+  /// A cubin (needs ptxas: `toolkit=`, $CUDA_ROOT, or /usr/local/cuda).
+  Binary,
+  /// LLVM IR of the device module (offload format).
+  LLVM,
+};
+
+/// Options of fp4train-cuda-pipeline: every option of
+/// fp4train-quantize-pipeline, the chip, the device code format and the
+/// CUDA toolkit that `format=bin` takes ptxas from.
+struct CUDAPipelineOptions : public QuantizePipelineOptions {
+  Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_120a)"),
+      llvm::cl::init("sm_120a")};
+  Option<CUDAFormat> format{
+      *this, "format", llvm::cl::desc("device code format"),
+      llvm::cl::init(CUDAFormat::ISA),
+      llvm::cl::values(
+          clEnumValN(CUDAFormat::ISA, "isa", "PTX"),
+          clEnumValN(CUDAFormat::Binary, "bin", "cubin (runs ptxas)"),
+          clEnumValN(CUDAFormat::LLVM, "llvm", "LLVM IR"))};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root holding bin/ptxas (format=bin)")};
+};
+
+/// The quantize pipeline, then fp4train-to-nvvm (GEMM, quantize and
+/// Hadamard kernels; other fp4train ops expanded on the host), the GPU back
+/// half shared with the ROCm pipeline, device lowering to NVVM with the
+/// chip's PTX version, a check that no kernel calls libdevice, host
+/// lowering to the LLVM dialect, and gpu-module-to-binary.
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
+/// The first half of buildCUDAPipeline: the module the warp-level emulator
+/// (fp4train/Emulation) executes, host code on memrefs and kernels with
+/// structured control flow and the NVVM MMA/conversion ops.
+/// buildCUDAPipeline continues from exactly this module. The `format` and
+/// `toolkit` options are ignored.
+void buildCUDAKernelPipeline(OpPassManager &pm,
+                             const CUDAPipelineOptions &options);
+
 /// Registers the fp4train pipelines with the global pass registry.
 void registerPipelines();
 

@@ -1,0 +1,60 @@
+//===- FP4TrainToNVVM.h - Lower fp4train to NVIDIA Blackwell ----*- C++ -*-===//
+//
+// Lowers fp4train ops to GPU kernels for NVIDIA chips: scaled_matmul to the
+// shared GEMM skeleton (FP4TrainGPUCommon/GemmKernel.h) on the warp-level
+// block-scaled MMA of sm_120a (`mma.sync.aligned.m16n8k64 ... block_scale`,
+// nvvm.mma.block_scale), quantize and hadamard to the shared kernels with
+// the chip's FP4/FP8 conversions. docs/nvvm.md has the fragment and scale
+// layouts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H
+#define FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::fp4train {
+
+/// An NVIDIA target as `sm_<major><minor>[a|f]`.
+struct NVVMChip {
+  /// Compute capability times ten (90, 100, 103, 120, ...).
+  unsigned capability = 0;
+  /// The architecture-specific (`a`) or family (`f`) suffix, or none.
+  char suffix = 0;
+
+  /// Parses `sm_120a` and the like; std::nullopt for anything else.
+  static std::optional<NVVMChip> parse(StringRef name);
+  std::string getName() const;
+
+  /// The warp-level block-scaled MMA (`mma.sync ... block_scale`) and
+  /// cvt.rn.satfinite.e2m1x2.f32: sm_120a / sm_121a.
+  bool hasWarpBlockScaledMMA() const;
+  /// tcgen05 block-scaled MMA: sm_100a / sm_103a (not lowered yet).
+  bool hasTcgen05BlockScaledMMA() const;
+  /// The PTX ISA version `llc` must target for this chip's instructions,
+  /// as an LLVM feature ("+ptx87").
+  std::string getPTXFeature() const;
+};
+
+/// Adds the patterns lowering fp4train.scaled_matmul (MXFP4, NVFP4 with 1-D
+/// or 16x16 blocks, MXFP8) to GPU kernels on `chip`, the quantize ops of
+/// isQuantizeKernelShape to the shared quantize kernel and the hadamard ops
+/// of isHadamardKernelShape to the shared Hadamard kernel. `converter` is
+/// fp4train-expand's 1:N type conversion. The patterns have benefit 2, over
+/// fp4train-expand's. Ops the chip cannot run are left alone: run
+/// checkFP4TrainNVVMSupport first for the diagnostics.
+void populateFP4TrainToNVVMConversionPatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns,
+                                              const NVVMChip &chip);
+
+/// Emits an error naming the chip and the format on every op under `root`
+/// that populateFP4TrainToNVVMConversionPatterns cannot lower on `chip`.
+LogicalResult checkFP4TrainNVVMSupport(Operation *root, const NVVMChip &chip);
+
+} // namespace mlir::fp4train
+
+#endif // FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H

@@ -1,0 +1,486 @@
+//===- QuantizeKernel.cpp - Block quantization as a GPU kernel ------------===//
+//
+// fp4train.quantize blocked along the last dimension becomes a gpu.launch
+// with one lane per block, computing exactly what fp4train-expand computes
+// (lib/Conversion/FP4TrainToStandard/QuantizeOpLowering.cpp), with the same
+// codecs, operation for operation:
+//
+//  - the lane loads its B consecutive elements (16-byte vectors), extends
+//    bf16/f16 to f32 (exact) and takes the block amax as the integer max of
+//    the f32 magnitude bits (NaN > Inf > finite);
+//  - [MX1]/[MX2]/[MX3]: the E8M0 code `codecs::mxScaleCode` and the factor
+//    `inverseE8M0(code)`; [NV1]: the E4M3 code `nvfp4BlockScaleCode(amax,
+//    S_enc)` and the factor `nvfp4ElementScale(code, S_dec)`;
+//  - per element one f32 product v = x * factor, then RNE with saturation
+//    (TargetInfoBase::buildConvertRNE: a hardware conversion where it
+//    computes the same bits, else the integer recipe) or [SR1] stochastic
+//    rounding in software: Philox4x32-10 in the kernel, one call per four
+//    consecutive elements (word i & 3 of philox(counter = i >> 2, key =
+//    seed)), exactly the library's stochasticRoundingWord;
+//  - [MX3] a NaN/Inf block's element codes are 0;
+//  - codes are stored one per byte (the 1:N type conversion's layout), the
+//    scale code as one byte.
+//
+// NVFP4 with a computed amax_tensor first runs a reduction kernel: each lane
+// takes its block's amax bits, each workgroup reduces them in shared memory
+// (an unsigned max, so order does not matter) to one word; the host takes
+// the max of the per-workgroup words and derives S_enc/S_dec with
+// codecs::nvfp4GlobalScale, as the expansion does. The two scalars reach the
+// quantize kernel as kernel arguments.
+//
+// The input is flattened to 1-D (blocks along the last dimension are
+// contiguous runs of B), the results are reshaped back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
+#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+namespace num = ::fp4train::numerics;
+
+/// Threads per workgroup (one block each).
+static constexpr int64_t kThreads = 256;
+
+/// Elements per block of the quantize ops the kernel takes.
+static int64_t getKernelBlockSize(ScaledTensorType type) {
+  return type.getBlockShape().back();
+}
+
+static bool isNVFP4(ScaledTensorType type) {
+  return isa<Float8E4M3FNType>(type.getScaleType());
+}
+
+bool mlir::fp4train::isQuantizeKernelShape(QuantizeOp op) {
+  ScaledTensorType type = op.getResult().getType();
+  bool nv = isNVFP4(type);
+  if (!nv && !isa<Float8E8M0FNUType>(type.getScaleType()))
+    return false;
+  if (!isa<Float4E2M1FNType, Float8E4M3FNType, Float8E5M2Type>(
+          type.getElementType()))
+    return false;
+  if (nv && !isa<Float4E2M1FNType>(type.getElementType()))
+    return false;
+  if (!nv && type.getHasGlobalScale())
+    return false;
+  ArrayRef<int64_t> block = type.getBlockShape();
+  if (block.empty() || block.back() != (nv ? 16 : 32))
+    return false;
+  for (int64_t b : block.drop_back())
+    if (b != 1)
+      return false;
+  // Work-items of the grid must fit in 32 bits.
+  int64_t numBlocks = type.getNumElements() / block.back();
+  if (numBlocks == 0 || numBlocks > int64_t(INT32_MAX))
+    return false;
+  Type input = op.getInput().getType().getElementType();
+  return input.isF32() || input.isBF16() || input.isF16();
+}
+
+namespace {
+
+/// Elements [offset, offset + size) of a 1-D vector.
+Value slice(OpBuilder &b, Location loc, Value v, int64_t offset,
+            int64_t size) {
+  return vector::ShuffleOp::create(
+      b, loc, v, v, llvm::to_vector(llvm::seq<int64_t>(offset, offset + size)));
+}
+
+/// What the quantize kernel of one op computes.
+struct QuantizeConfig {
+  Type element;
+  int64_t blockSize, numBlocks;
+  bool nv, rceil;
+  /// [SR1] seed (i64), null for RNE.
+  Value seed;
+  /// [NV1] S_enc and S_dec (f32), null for MX.
+  Value globalEncode, globalDecode;
+};
+
+class QuantizeKernelBuilder {
+public:
+  QuantizeKernelBuilder(OpBuilder &b, Location loc,
+                        const TargetInfoBase &target,
+                        const QuantizeConfig &config, Value input)
+      : b(b), loc(loc), target(target), config(config), input(input) {}
+
+  /// The quantize kernel: writes `codes` and `scales`.
+  void buildQuantize(gpu::LaunchOp launch, Value codes, Value scales);
+  /// The amax kernel: writes one magnitude word per workgroup to `partial`.
+  void buildAbsMax(gpu::LaunchOp launch, Value partial);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// The linear block of the thread, and whether it is in range (null when
+  /// the grid has no excess threads).
+  std::pair<Value, Value> getBlock(gpu::LaunchOp launch);
+  /// The block's elements as vector<4xf32>.
+  SmallVector<Value> loadBlock(Value base);
+  /// The magnitude bits (i32) of the block's amax.
+  Value blockAbsMaxBits(ImplicitLocOpBuilder &ib, ArrayRef<Value> x);
+  void quantizeBlock(Value block, Value codes, Value scales);
+  /// [SR1] One i8 code per element of the scaled values `v`.
+  SmallVector<Value> convertStochastic(ImplicitLocOpBuilder &ib, Value block,
+                                       ArrayRef<Value> v);
+
+  OpBuilder &b;
+  Location loc;
+  const TargetInfoBase &target;
+  const QuantizeConfig &config;
+  Value input;
+};
+
+} // namespace
+
+std::pair<Value, Value> QuantizeKernelBuilder::getBlock(gpu::LaunchOp launch) {
+  Value block = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(kThreads)),
+      launch.getThreadIds().x);
+  if (config.numBlocks % kThreads == 0)
+    return {block, Value()};
+  return {block, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       block, index(config.numBlocks))};
+}
+
+SmallVector<Value> QuantizeKernelBuilder::loadBlock(Value base) {
+  Type inputElement = cast<MemRefType>(input.getType()).getElementType();
+  int64_t perLoad = 128 / inputElement.getIntOrFloatBitWidth();
+  SmallVector<Value> quads;
+  for (int64_t i = 0; i < config.blockSize; i += perLoad) {
+    Value offset = arith::AddIOp::create(b, loc, base, index(i));
+    Value v = vector::LoadOp::create(
+        b, loc, VectorType::get({perLoad}, inputElement), input,
+        ValueRange{offset}, /*nontemporal=*/false, llvm::Align(16));
+    if (!inputElement.isF32())
+      v = arith::ExtFOp::create(
+          b, loc, VectorType::get({perLoad}, b.getF32Type()), v);
+    for (int64_t j = 0; j < perLoad; j += 4)
+      quads.push_back(perLoad == 4 ? v : slice(b, loc, v, j, 4));
+  }
+  return quads;
+}
+
+Value QuantizeKernelBuilder::blockAbsMaxBits(ImplicitLocOpBuilder &ib,
+                                             ArrayRef<Value> x) {
+  auto i32x4 = VectorType::get({4}, ib.getI32Type());
+  Value mask = arith::ConstantOp::create(
+      ib, DenseElementsAttr::get(i32x4, APInt(32, 0x7FFFFFFFu)));
+  Value maxBits;
+  for (Value q : x) {
+    Value bits =
+        arith::AndIOp::create(ib, vector::BitCastOp::create(ib, i32x4, q), mask);
+    maxBits = maxBits ? arith::MaxUIOp::create(ib, maxBits, bits).getResult()
+                      : bits;
+  }
+  Value amax;
+  for (int64_t k = 0; k < 4; ++k) {
+    Value lane = vector::ExtractOp::create(ib, maxBits, k);
+    amax = amax ? arith::MaxUIOp::create(ib, amax, lane).getResult() : lane;
+  }
+  return amax;
+}
+
+SmallVector<Value>
+QuantizeKernelBuilder::convertStochastic(ImplicitLocOpBuilder &ib, Value block,
+                                         ArrayRef<Value> v) {
+  Type i32 = ib.getI32Type(), i64 = ib.getI64Type();
+  // [SR1] key = {lo, hi of seed}; the word of element i is word i & 3 of
+  // philox(counter = {lo, hi of i >> 2, 0, 0}). Element 4w + k of the block
+  // has i >> 2 = (B / 4) block + w and i & 3 = k: one call per 4 elements.
+  Value key0 = arith::TruncIOp::create(ib, i32, config.seed);
+  Value key1 = arith::TruncIOp::create(
+      ib, i32,
+      arith::ShRUIOp::create(ib, config.seed, codecs::i64Const(ib, 32)));
+  Value counterBase = arith::MulIOp::create(
+      ib, arith::IndexCastUIOp::create(ib, i64, block),
+      codecs::i64Const(ib, config.blockSize / 4));
+  Value zero = codecs::i32Const(ib, 0);
+  SmallVector<Value> codes;
+  for (auto [w, quad] : llvm::enumerate(v)) {
+    Value counter =
+        arith::AddIOp::create(ib, counterBase, codecs::i64Const(ib, w));
+    Value counterLo = arith::TruncIOp::create(ib, i32, counter);
+    Value counterHi = arith::TruncIOp::create(
+        ib, i32, arith::ShRUIOp::create(ib, counter, codecs::i64Const(ib, 32)));
+    std::array<Value, 4> rbits = codecs::philox4x32_10(
+        ib, {counterLo, counterHi, zero, zero}, {key0, key1});
+    for (int64_t k = 0; k < 4; ++k)
+      codes.push_back(codecs::encodeE2M1Stochastic(
+          ib, vector::ExtractOp::create(ib, quad, k), rbits[k]));
+  }
+  return codes;
+}
+
+void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
+                                          Value scales) {
+  ImplicitLocOpBuilder ib(loc, b);
+  const num::MiniFloatFormat &format =
+      codecs::getMiniFloatFormat(config.element);
+  Type i8 = ib.getI8Type();
+  int64_t bs = config.blockSize;
+
+  Value base = arith::MulIOp::create(ib, block, index(bs));
+  SmallVector<Value> x = loadBlock(base);
+  Value amax = codecs::f32FromBits(ib, blockAbsMaxBits(ib, x));
+  Value code, factor;
+  if (config.nv) {
+    code = codecs::nvfp4BlockScaleCode(ib, amax, config.globalEncode);
+    factor = codecs::nvfp4ElementScale(ib, code, config.globalDecode);
+  } else {
+    code = codecs::mxScaleCode(ib, amax, format, config.rceil);
+    factor = codecs::inverseE8M0(ib, code);
+  }
+  // One f32 product per element, as the expansion's x * factor.
+  Value factors =
+      vector::BroadcastOp::create(ib, VectorType::get({4}, ib.getF32Type()),
+                                  factor);
+  SmallVector<Value> v;
+  for (Value q : x)
+    v.push_back(arith::MulFOp::create(ib, q, factors));
+
+  SmallVector<Value> elementCodes;
+  if (config.seed) {
+    elementCodes = convertStochastic(ib, block, v);
+  } else if (std::optional<SmallVector<Value>> hw =
+                 target.buildConvertRNE(ib, config.element, v)) {
+    elementCodes = std::move(*hw);
+  } else {
+    for (Value q : v)
+      for (int64_t k = 0; k < 4; ++k)
+        elementCodes.push_back(codecs::encodeRNESat(
+            ib, vector::ExtractOp::create(ib, q, k), format));
+  }
+
+  auto i8x16 = VectorType::get({16}, i8);
+  Value nanBlock;
+  if (!config.nv)
+    nanBlock = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, code,
+                                     arith::ConstantIntOp::create(ib, i8, -1));
+  Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(i8x16));
+  for (int64_t chunk = 0; chunk < bs / 16; ++chunk) {
+    Value chunkCodes = vector::FromElementsOp::create(
+        ib, i8x16, ArrayRef(elementCodes).slice(16 * chunk, 16));
+    // [MX3] A NaN-scaled block decodes to NaN through its scale; its
+    // element codes are defined as 0.
+    if (nanBlock)
+      chunkCodes = arith::SelectOp::create(ib, nanBlock, zeros, chunkCodes);
+    Value offset = arith::AddIOp::create(ib, base, index(16 * chunk));
+    vector::StoreOp::create(ib, chunkCodes, codes, ValueRange{offset},
+                            /*nontemporal=*/false, llvm::Align(16));
+  }
+  memref::StoreOp::create(ib, code, scales, ValueRange{block});
+}
+
+void QuantizeKernelBuilder::buildQuantize(gpu::LaunchOp launch, Value codes,
+                                          Value scales) {
+  auto [block, inRange] = getBlock(launch);
+  if (!inRange)
+    return quantizeBlock(block, codes, scales);
+  auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  quantizeBlock(block, codes, scales);
+}
+
+void QuantizeKernelBuilder::buildAbsMax(gpu::LaunchOp launch, Value partial) {
+  ImplicitLocOpBuilder ib(loc, b);
+  auto [block, inRange] = getBlock(launch);
+  auto amaxOfBlock = [&]() {
+    return blockAbsMaxBits(ib, loadBlock(arith::MulIOp::create(
+                                   ib, block, index(config.blockSize))));
+  };
+  Value bits;
+  if (!inRange) {
+    bits = amaxOfBlock();
+  } else {
+    // Threads past the last block contribute +0, the identity of the max.
+    auto ifOp = scf::IfOp::create(
+        ib, inRange,
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, loc, amaxOfBlock());
+        },
+        [&](OpBuilder &nested, Location) {
+          scf::YieldOp::create(nested, loc, codecs::i32Const(ib, 0));
+        });
+    bits = ifOp.getResult(0);
+  }
+  // Tree reduction in shared memory: after the step of stride s, word t
+  // (t < s) holds the max of words t, t + s, ... of the previous step.
+  Value shared = launch.getWorkgroupAttributions().front();
+  Value tid = launch.getThreadIds().x;
+  memref::StoreOp::create(ib, bits, shared, ValueRange{tid});
+  target.buildBarrier(b, loc);
+  for (int64_t s = kThreads / 2; s >= 1; s /= 2) {
+    Value active =
+        arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, tid, index(s));
+    auto ifOp = scf::IfOp::create(ib, active, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      ImplicitLocOpBuilder inner(loc, b);
+      Value mine = memref::LoadOp::create(inner, shared, ValueRange{tid});
+      Value other = memref::LoadOp::create(
+          inner, shared,
+          ValueRange{arith::AddIOp::create(inner, tid, index(s))});
+      memref::StoreOp::create(inner, arith::MaxUIOp::create(inner, mine, other),
+                              shared, ValueRange{tid});
+    }
+    target.buildBarrier(b, loc);
+  }
+  Value first =
+      arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, tid, index(0));
+  auto ifOp = scf::IfOp::create(ib, first, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value total = memref::LoadOp::create(b, loc, shared, ValueRange{index(0)});
+  memref::StoreOp::create(b, loc, total, partial,
+                          ValueRange{launch.getBlockIds().x});
+}
+
+/// [NV1] amax_tensor from the per-workgroup magnitude words: their unsigned
+/// max (exact, NaN > Inf > finite), as an f32, on the host.
+static Value reduceAbsMax(OpBuilder &b, Location loc, Value partialTensor) {
+  MLIRContext *ctx = b.getContext();
+  Value init = linalg::FillOp::create(
+                   b, loc,
+                   ValueRange{arith::ConstantIntOp::create(b, loc,
+                                                           b.getI32Type(), 0)},
+                   ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                                      b.getI32Type())})
+                   .getResult(0);
+  Value reduced =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), partialTensor, init,
+          {AffineMap::getMultiDimIdentityMap(1, ctx),
+           AffineMap::get(1, 0, {}, ctx)},
+          {utils::IteratorType::reduction},
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(
+                b, loc,
+                arith::MaxUIOp::create(b, loc, args[1], args[0]).getResult());
+          })
+          .getResult(0);
+  Value bits = tensor::ExtractOp::create(b, loc, reduced, ValueRange{});
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+namespace {
+
+struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
+  QuantizeOpLowering(TypeConverter &converter, MLIRContext *context,
+                     std::shared_ptr<const TargetInfoBase> target)
+      : OpConversionPattern(converter, context, /*benefit=*/2),
+        target(std::move(target)) {}
+
+  LogicalResult
+  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isQuantizeKernelShape(op))
+      return rewriter.notifyMatchFailure(
+          op, "not an MX/NVFP4 quantize blocked along the last dimension");
+    Location loc = op.getLoc();
+    ScaledTensorType type = op.getResult().getType();
+    QuantizeConfig config;
+    config.element = type.getElementType();
+    config.blockSize = getKernelBlockSize(type);
+    config.numBlocks = type.getNumElements() / config.blockSize;
+    config.nv = isNVFP4(type);
+    config.rceil = op.getScaleMode() == ScaleMode::rceil;
+    if (op.getRounding() == RoundingMode::stochastic)
+      config.seed = adaptor.getSeed();
+
+    Value flat = flattenTensor(rewriter, loc, adaptor.getInput());
+    Value input = toKernelBuffer(rewriter, loc, flat);
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    int64_t groups = llvm::divideCeil(config.numBlocks, kThreads);
+
+    // [NV1] Global scales, on the host; without a global scale in the type
+    // the decode has no S_dec, so S_enc = S_dec = 1 (as the expansion).
+    if (config.nv) {
+      ImplicitLocOpBuilder ib(loc, rewriter);
+      if (type.getHasGlobalScale()) {
+        Value amax = adaptor.getAmax();
+        if (!amax) {
+          auto partialType = MemRefType::get({groups}, rewriter.getI32Type());
+          Value partial = allocKernelBuffer(rewriter, loc, partialType);
+          auto shared = MemRefType::get(
+              {kThreads}, rewriter.getI32Type(), AffineMap(),
+              target->getSharedMemorySpace(rewriter.getContext()));
+          auto launch = gpu::LaunchOp::create(
+              rewriter, loc, c(groups), c(1), c(1), c(kThreads), c(1), c(1),
+              /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+              /*asyncDependencies=*/{}, /*workgroupAttributions=*/
+              TypeRange{shared});
+          {
+            OpBuilder::InsertionGuard guard(rewriter);
+            rewriter.setInsertionPointToStart(&launch.getBody().front());
+            QuantizeKernelBuilder(rewriter, loc, *target, config, input)
+                .buildAbsMax(launch, partial);
+            gpu::TerminatorOp::create(rewriter, loc);
+          }
+          amax = reduceAbsMax(rewriter, loc,
+                              fromKernelBuffer(rewriter, loc, partial));
+        }
+        std::tie(config.globalEncode, config.globalDecode) =
+            codecs::nvfp4GlobalScale(ib, amax);
+      } else {
+        config.globalEncode = config.globalDecode = codecs::f32Const(ib, 1.0f);
+      }
+    }
+
+    Value codes = allocKernelBuffer(
+        rewriter, loc,
+        MemRefType::get({type.getNumElements()}, rewriter.getI8Type()));
+    Value scales = allocKernelBuffer(
+        rewriter, loc, MemRefType::get({config.numBlocks}, rewriter.getI8Type()));
+    auto launch = gpu::LaunchOp::create(rewriter, loc, c(groups), c(1), c(1),
+                                        c(kThreads), c(1), c(1));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      QuantizeKernelBuilder(rewriter, loc, *target, config, input)
+          .buildQuantize(launch, codes, scales);
+      gpu::TerminatorOp::create(rewriter, loc);
+    }
+
+    SmallVector<Value> results = {
+        unflattenTensor(rewriter, loc, fromKernelBuffer(rewriter, loc, codes),
+                        type.getShape()),
+        unflattenTensor(rewriter, loc, fromKernelBuffer(rewriter, loc, scales),
+                        type.getScalesShape())};
+    if (type.getHasGlobalScale())
+      results.push_back(config.globalDecode);
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+
+  std::shared_ptr<const TargetInfoBase> target;
+};
+
+} // namespace
+
+void mlir::fp4train::populateQuantizeKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    std::shared_ptr<const TargetInfoBase> target) {
+  patterns.add<QuantizeOpLowering>(converter, patterns.getContext(),
+                                   std::move(target));
+}

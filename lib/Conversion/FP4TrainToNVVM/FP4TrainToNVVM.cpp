@@ -1,0 +1,182 @@
+//===- FP4TrainToNVVM.cpp - The fp4train-to-nvvm pass ---------------------===//
+//
+// Parses the chip once, reports every op the chip cannot run with a message
+// naming chip and format, then runs one conversion with the 1:N type
+// conversion of fp4train-expand: scaled_matmul, the quantize ops of
+// isQuantizeKernelShape and the static-shaped hadamard ops become GPU
+// kernels; the other fp4train ops (2-D-blocked quantize, dequantize,
+// pack/unpack/transpose) get fp4train-expand's exact patterns and run on the
+// host, as in fp4train-to-amdgpu.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
+
+#include "SM120TargetInfo.h"
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/Passes.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::fp4train {
+#define GEN_PASS_DEF_FP4TRAINTONVVM
+#include "fp4train/Conversion/Passes.h.inc"
+} // namespace mlir::fp4train
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+std::optional<NVVMChip> NVVMChip::parse(StringRef name) {
+  NVVMChip chip;
+  if (!name.consume_front("sm_"))
+    return std::nullopt;
+  if (name.ends_with("a") || name.ends_with("f")) {
+    chip.suffix = name.back();
+    name = name.drop_back();
+  }
+  if (name.size() < 2 || name.size() > 3 || name.getAsInteger(10, chip.capability))
+    return std::nullopt;
+  return chip;
+}
+
+std::string NVVMChip::getName() const {
+  std::string name = llvm::formatv("sm_{0}", capability).str();
+  if (suffix)
+    name += suffix;
+  return name;
+}
+
+bool NVVMChip::hasWarpBlockScaledMMA() const {
+  // The block-scaled mma.sync and the FP4 conversions are architecture-
+  // specific features of the sm_12x family.
+  return (capability == 120 || capability == 121) && suffix == 'a';
+}
+
+bool NVVMChip::hasTcgen05BlockScaledMMA() const {
+  return (capability == 100 || capability == 103) && suffix == 'a';
+}
+
+std::string NVVMChip::getPTXFeature() const {
+  // The first PTX ISA versions with the chip's block-scaled instructions:
+  // 8.7 for sm_120a (llc 22's default for it), 8.8 for sm_103a and for
+  // tcgen05 block scaling on sm_100a (docs/nvvm.md; NVVM.md trap 2).
+  if (capability == 100 || capability == 103)
+    return "+ptx88";
+  if (capability >= 120)
+    return "+ptx87";
+  return "+ptx80";
+}
+
+/// The operand formats a block-scaled MMA of `chip` takes, or a reason.
+static std::optional<std::string>
+getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
+  ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
+  if (chip.hasTcgen05BlockScaledMMA())
+    return "needs the tcgen05 block-scaled MMA lowering, which is not "
+           "implemented yet; use sm_120a";
+  if (!chip.hasWarpBlockScaledMMA())
+    return "has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)";
+  bool fp4A = isa<Float4E2M1FNType>(lhs.getElementType());
+  bool fp4B = isa<Float4E2M1FNType>(rhs.getElementType());
+  if (fp4A != fp4B)
+    return "mixes an FP4 and an FP8 operand, which the kernel does not "
+           "stage (kind::mxf8f6f4 would need E2M1 in 8-bit containers)";
+  // The type and op verifiers leave no other pair: E4M3 scales only come
+  // with E2M1 elements in 16-element blocks, E8M0 ones in 32-element
+  // blocks, and both operands share the block along K.
+  return std::nullopt;
+}
+
+LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
+                                                       const NVVMChip &chip) {
+  bool ok = true;
+  root->walk([&](ScaledMatmulOp op) {
+    if (std::optional<std::string> reason = getUnsupportedReason(op, chip)) {
+      op.emitOpError("with operands ")
+          << stringifyFormat(op.getLhs().getType().getFormat()) << " x "
+          << stringifyFormat(op.getRhs().getType().getFormat())
+          << " cannot run on "
+          << chip.getName() << ": the chip " << *reason;
+      ok = false;
+    }
+  });
+  return success(ok);
+}
+
+namespace {
+
+struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
+  ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
+                         NVVMChip chip)
+      : OpConversionPattern(converter, context, /*benefit=*/2), chip(chip) {}
+
+  LogicalResult
+  matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // checkFP4TrainNVVMSupport reports these with a message first.
+    if (getUnsupportedReason(op, chip))
+      return rewriter.notifyMatchFailure(op, "operands the chip cannot run");
+    SM120TargetInfo target(chip.getName());
+    MmaSyncBlockScaleTargetInfo mma(
+        target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
+    return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
+                                     adaptor.getAcc().front(), mma, rewriter);
+  }
+
+  NVVMChip chip;
+};
+
+struct FP4TrainToNVVMPass
+    : public fp4train::impl::FP4TrainToNVVMBase<FP4TrainToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    std::optional<NVVMChip> parsed = NVVMChip::parse(chip);
+    if (!parsed) {
+      root->emitError("fp4train-to-nvvm: invalid chip '")
+          << chip << "': expected an NVIDIA target name such as sm_120a";
+      return signalPassFailure();
+    }
+    if (failed(checkFP4TrainNVVMSupport(root, *parsed)))
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    FP4TrainToStandardTypeConverter converter;
+    ConversionTarget target(*ctx);
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateFP4TrainToNVVMConversionPatterns(converter, patterns, *parsed);
+    populateFP4TrainToStandardConversionPatterns(converter, patterns);
+    populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    const NVVMChip &chip) {
+  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), chip);
+  // Quantize and Hadamard kernels need only the chip's conversions (and
+  // none at all for Hadamard); chips without the FP4 converts would take
+  // the integer recipe, but every supported chip has them.
+  if (!chip.hasWarpBlockScaledMMA())
+    return;
+  populateQuantizeKernelPatterns(
+      converter, patterns, std::make_shared<SM120TargetInfo>(chip.getName()));
+  populateHadamardKernelPatterns(converter, patterns);
+}

@@ -1,0 +1,26 @@
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_120a" --split-input-file --verify-diagnostics
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM90
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM100
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=gfx950" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_12x" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
+
+// BADCHIP: error: fp4train-to-nvvm: invalid chip 'gfx950': expected an NVIDIA target name such as sm_120a
+// BADCHIP2: error: fp4train-to-nvvm: invalid chip 'sm_12x': expected an NVIDIA target name such as sm_120a
+// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)
+// SM100: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100a: the chip needs the tcgen05 block-scaled MMA lowering, which is not implemented yet; use sm_120a
+
+!mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+func.func @supported(%a: !mx, %b: !mx, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !mx, !mx, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+!mx4 = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!mx8 = !fp4train.scaled<64x64xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+func.func @mixed_width(%a: !mx4, %b: !mx8, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{'fp4train.scaled_matmul' op with operands mxfp4 x mxfp8_e4m3 cannot run on sm_120a: the chip mixes an FP4 and an FP8 operand, which the kernel does not stage (kind::mxf8f6f4 would need E2M1 in 8-bit containers)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !mx4, !mx8, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
