@@ -1,0 +1,105 @@
+//===- PTX.h - CPU models of sm_120a block-scaled MMA and conversions -----===//
+//
+// Lane-level models of the NVIDIA PTX instructions that the sm_120a lowering
+// uses, the counterpart of CDNA4.h for the lane-exact emulation of DESIGN.md
+// §7.4: the warp-level block-scaled mma.sync (m16n8k64 kind::mxf4 /
+// kind::mxf4nvf4, m16n8k32 kind::mxf8f6f4) and the packed conversions
+// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 and cvt.rp.satfinite.ue8m0x2.f32.
+// Each model lives in its own file under lib/Emulation/PTX/ and is written
+// from the PTX ISA (cited in each file), never from the lowering it checks:
+// nothing here includes fp4train's Conversion or Numerics code.
+//
+// Operands are raw register contents (32-bit words per lane, f32 as bits), as
+// the NVVM intrinsics pass them, so a model sees exactly what the instruction
+// sees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_EMULATION_PTX_H
+#define FP4TRAIN_EMULATION_PTX_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace fp4train::emulation::ptx {
+
+/// Lanes of a warp.
+inline constexpr unsigned kWarpSize = 32;
+
+//===----------------------------------------------------------------------===//
+// mma.sync.aligned.{m16n8k64,m16n8k32}.row.col.kind::*.block_scale
+//===----------------------------------------------------------------------===//
+
+/// Kinds of mma.sync ... block_scale.
+enum class BlockScaleKind { MXF8F6F4, MXF4, MXF4NVF4 };
+enum class ScaleFormat { UE8M0, UE4M3 };
+/// scale_vec::1X / 2X / 4X.
+enum class ScaleVec { X1 = 1, X2 = 2, X4 = 4 };
+/// Element types of kind::mxf8f6f4 operands (kind::mxf4/mxf4nvf4 are always
+/// E2M1).
+enum class ElementType { E2M1, E2M3, E3M2, E4M3, E5M2 };
+
+struct MmaBlockScaleConfig {
+  BlockScaleKind kind;
+  ScaleVec scaleVec;
+  ScaleFormat scaleFormat;
+  ElementType typeA = ElementType::E2M1, typeB = ElementType::E2M1; // mxf8f6f4 only
+};
+
+/// One warp's mma.sync.aligned.m16n8k64 (kind::mxf4 / mxf4nvf4, E2M1 x E2M1)
+/// or m16n8k32 (kind::mxf8f6f4) .row.col ... .block_scale with f32 C/D.
+/// `a` (32 lanes x 4 regs), `b` (32 x 2), `c` (32 x 4, f32 bits),
+/// `scaleA`/`scaleB` (32 lane registers), the selectors; writes `d` (32 x 4,
+/// f32 bits, may alias c). Returns "" or why the operands are invalid (bad
+/// kind/scale combination, selector out of range, ...).
+///
+/// Layouts (PTX ISA §9.7.14.5, §9.7.14.3; g = lane / 4, t = lane % 4):
+///  - m16n8k64: register r of lane L holds A[g + 8(r % 2)][32(r / 2) + 8t + j]
+///    in bits [4j, 4j + 4); B register r holds B[32r + 8t + j][g].
+///  - m16n8k32: A register r holds A[g + 8(r % 2)][16(r / 2) + 4t + j] in
+///    byte j; B register r holds B[16r + 4t + j][g]; E3M2/E2M3 in the low 6
+///    bits of the byte, E2M1 in bits 5..2.
+///  - C/D register i holds D[g + 8(i / 2)][2t + i % 2].
+///  - The scale of A row m comes from lane 4(m % 8) + 2 threadIdA + m / 8, the
+///    scale of B column n from lane 4n + threadIdB; the scale of K block j
+///    (32 elements for 1X/2X, 16 for 4X) is byte byteId + j of that register.
+std::string mmaBlockScale(const MmaBlockScaleConfig &config,
+                          llvm::ArrayRef<std::array<uint32_t, 4>> a,
+                          llvm::ArrayRef<std::array<uint32_t, 2>> b,
+                          llvm::ArrayRef<std::array<uint32_t, 4>> c,
+                          llvm::ArrayRef<uint32_t> scaleA, unsigned byteIdA,
+                          unsigned threadIdA, llvm::ArrayRef<uint32_t> scaleB,
+                          unsigned byteIdB, unsigned threadIdB,
+                          std::array<uint32_t, 4> *d);
+
+/// The K extent of one instruction: 64 for kind::mxf4/mxf4nvf4, 32 for
+/// kind::mxf8f6f4.
+unsigned getMmaBlockScaleK(BlockScaleKind kind);
+
+//===----------------------------------------------------------------------===//
+// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32, cvt.rp.satfinite.ue8m0x2.f32
+//===----------------------------------------------------------------------===//
+
+/// cvt.rn.satfinite.e2m1x2.f32 d, hi, lo: the byte with `hi`'s code in bits
+/// 7..4 (the PTX operand `a` is `hi`, `b` is `lo`).
+uint8_t cvtRnSatfiniteE2M1x2(uint32_t hiBits, uint32_t loBits);
+/// One element of cvtRnSatfiniteE2M1x2: the 4-bit code of an f32.
+uint8_t cvtRnSatfiniteE2M1(uint32_t bits);
+
+/// cvt.rn.satfinite.e4m3x2.f32 d, hi, lo: the 16-bit result (hi's code in
+/// bits 15..8).
+uint16_t cvtRnSatfiniteE4M3x2(uint32_t hiBits, uint32_t loBits);
+/// One element of cvtRnSatfiniteE4M3x2.
+uint8_t cvtRnSatfiniteE4M3(uint32_t bits);
+
+/// cvt.rp.satfinite.ue8m0x2.f32 d, hi, lo (hi's code in bits 15..8).
+uint16_t cvtRpSatfiniteUE8M0x2(uint32_t hiBits, uint32_t loBits);
+/// One element of cvtRpSatfiniteUE8M0x2.
+uint8_t cvtRpSatfiniteUE8M0(uint32_t bits);
+
+} // namespace fp4train::emulation::ptx
+
+#endif // FP4TRAIN_EMULATION_PTX_H
