@@ -17,6 +17,7 @@ using namespace mlir::fp4train::emulation;
 ArrayRef<InstructionSetEntry> mlir::fp4train::emulation::getInstructionSets() {
   static const InstructionSetEntry table[] = {
       {"gfx950", createGFX950InstructionSet},
+      {"sm_120a", createSM120aInstructionSet},
   };
   return table;
 }

@@ -2,10 +2,11 @@
 //
 // The emulator of DESIGN.md §7.4 by chip name: the interpreter of
 // fp4train/Emulation/Interpreter.h with the instruction set registered for
-// the chip (fp4train/Emulation/InstructionSets.h). The kernels are those
-// the ROCm kernel pipeline (buildROCmKernelPipeline) produces for gfx950:
-// host code on memrefs, gpu.launch_func of outlined kernels whose scaled
-// MFMAs and conversions are already ROCDL intrinsics.
+// the chip (fp4train/Emulation/InstructionSets.h): gfx950 for the kernels
+// the ROCm kernel pipeline (buildROCmKernelPipeline) produces — host code on
+// memrefs, gpu.launch_func of outlined kernels whose scaled MFMAs and
+// conversions are already ROCDL intrinsics —, sm_120a for kernels on NVVM's
+// block-scaled mma and conversions.
 //
 //===----------------------------------------------------------------------===//
 
