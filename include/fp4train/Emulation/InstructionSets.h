@@ -1,0 +1,33 @@
+//===- InstructionSets.h - The targets the emulator executes ---*- C++ -*-===//
+//
+// One InstructionSet per chip, each in its own library next to the models
+// it dispatches to:
+//
+//   gfx950   lib/Emulation/CDNA4/ROCDLInstructions.cpp  FP4TrainCDNA4Emulation
+//            ROCDL intrinsics on the CDNA4 models (CDNA4.h), 64-lane waves
+//   sm_120a  lib/Emulation/PTX/NVVMInstructions.cpp     FP4TrainNVVMEmulation
+//            NVVM ops on the PTX models (PTX.h), 32-lane warps
+//
+// GPUEmulator.h puts them in a table by chip name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_EMULATION_INSTRUCTIONSETS_H
+#define FP4TRAIN_EMULATION_INSTRUCTIONSETS_H
+
+#include "fp4train/Emulation/Interpreter.h"
+
+#include <memory>
+
+namespace mlir::fp4train::emulation {
+
+/// CDNA4: the scaled MFMAs and scaled conversions of rocdl.
+std::unique_ptr<InstructionSet> createGFX950InstructionSet();
+
+/// NVIDIA sm_120a: nvvm.mma.block_scale, the packed FP4/FP8/UE8M0
+/// conversions, barriers and the special-register reads.
+std::unique_ptr<InstructionSet> createSM120aInstructionSet();
+
+} // namespace mlir::fp4train::emulation
+
+#endif // FP4TRAIN_EMULATION_INSTRUCTIONSETS_H

@@ -1,0 +1,190 @@
+//===- Interpreter.h - Lockstep SIMT interpreter of GPU kernels -*- C++ -*-===//
+//
+// The ISA-independent core of the lane-exact emulation (DESIGN.md §7.4): it
+// executes host functions on memrefs and the gpu.launch_func'ed kernels of a
+// module on the CPU, every workgroup with all its threads in lockstep under
+// an execution mask, grouped into subgroups (waves, warps) of the size the
+// instruction set gives. It knows the target-independent dialects (arith,
+// vector, memref, scf, gpu, the LLVM casts and aggregates, host
+// linalg.generic); every other op goes to an InstructionSet, which models
+// the target's intrinsics on the registers of the lanes.
+//
+// Besides computing the results, the core checks what a GPU would not
+// report: every global and shared-memory access is bounds-checked, accesses
+// of different subgroups to the same shared-memory byte between two barriers
+// (at least one a write) are a race — lockstep execution would otherwise
+// hide a missing barrier —, reading a shared byte no thread wrote is an
+// error, a barrier that some subgroup does not reach is an error, and an op
+// that neither the core nor the instruction set knows is an error naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_EMULATION_INTERPRETER_H
+#define FP4TRAIN_EMULATION_INTERPRETER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::fp4train::emulation {
+
+/// An argument of the emulated host function: the bytes of a memref
+/// argument (row-major, its static shape), or the bits of a scalar (integer,
+/// index or float argument; floats as their bit pattern).
+struct EmulatorArgument {
+  std::vector<uint8_t> bytes;
+  uint64_t scalar = 0;
+
+  static EmulatorArgument buffer(std::vector<uint8_t> bytes) {
+    return {std::move(bytes), 0};
+  }
+  static EmulatorArgument bits(uint64_t value) { return {{}, value}; }
+};
+
+/// What the emulated kernels executed.
+struct EmulatorStats {
+  uint64_t launches = 0;
+  uint64_t workgroups = 0;
+  /// Ops executed per subgroup (an op executed by a whole workgroup of four
+  /// waves counts four).
+  uint64_t waveOps = 0;
+  /// Matrix instructions, once per subgroup (MFMA, mma).
+  uint64_t mfmas = 0;
+  /// Conversion instructions, once per op for all its lanes.
+  uint64_t conversions = 0;
+  uint64_t barriers = 0;
+};
+
+/// One SSA value: `width` elements per lane, lane-major, each element's bits
+/// zero-extended into a 64-bit word. A vector holds its elements in order;
+/// an LLVM struct or array its fields, flattened in order (a struct of four
+/// f32 is four words per lane).
+struct LaneValues {
+  unsigned width = 1;
+  std::vector<uint64_t> words;
+
+  LaneValues() = default;
+  LaneValues(unsigned lanes, unsigned width)
+      : width(width), words(size_t{lanes} * width) {}
+  uint64_t &at(unsigned lane, unsigned i = 0) {
+    return words[size_t{lane} * width + i];
+  }
+  uint64_t at(unsigned lane, unsigned i = 0) const {
+    return words[size_t{lane} * width + i];
+  }
+};
+
+namespace detail {
+class Executor;
+} // namespace detail
+
+class InstructionSet;
+
+/// What an instruction set sees of the interpreter while it executes one op:
+/// the lanes' registers, the execution mask, the workgroup's geometry, and
+/// the core's checks and synchronization.
+class ExecutionContext {
+public:
+  ExecutionContext(detail::Executor &executor, Operation &op,
+                   const std::vector<char> &mask)
+      : executor(executor), op(op), mask(mask) {}
+
+  Operation &getOp() const { return op; }
+  const InstructionSet &getInstructionSet() const;
+
+  /// True inside a kernel, false in host code (one lane).
+  bool inKernel() const;
+  /// Lanes executing together: the workgroup's threads, or 1 on the host.
+  unsigned getNumLanes() const;
+  unsigned getSubgroupSize() const;
+  unsigned getNumSubgroups() const;
+  bool isActive(unsigned lane) const { return mask[lane] != 0; }
+
+  /// The lanes of an operand (valid until the next define).
+  const LaneValues &get(Value value) const;
+  /// The 32-bit register `i` of `value` in `lane`.
+  uint32_t getWord(Value value, unsigned lane, unsigned i = 0) const {
+    return static_cast<uint32_t>(get(value).at(lane, i));
+  }
+  /// Defines `result` (zero in every lane, its type's width) and returns its
+  /// lanes to fill in.
+  LaneValues &define(Value result);
+
+  /// Calls `body` for every active lane.
+  void forEachActiveLane(llvm::function_ref<void(unsigned lane)> body) const;
+  /// The rule of collective (matrix) instructions: calls `body` once per
+  /// subgroup with an active lane, with the subgroup's first lane, after
+  /// checking that all of its lanes are active ("wave W executes the
+  /// `instruction` with N of 64 lanes active" otherwise).
+  LogicalResult forEachWholeSubgroup(
+      StringRef instruction,
+      llvm::function_ref<LogicalResult(unsigned subgroup, unsigned firstLane)>
+          body);
+  /// Fails with "`what` differ across the wave" unless every value of
+  /// `values` is the same in all lanes of the subgroup from `firstLane`.
+  LogicalResult requireUniform(ValueRange values, unsigned firstLane,
+                               StringRef what);
+
+  /// A workgroup barrier (gpu.barrier): every subgroup must reach it; it
+  /// separates the shared-memory accesses the race check compares.
+  LogicalResult barrier();
+
+  /// Thread `lane`'s index in dimension `dim` (0..2) of the workgroup, and
+  /// the launch's ids and sizes.
+  int64_t getThreadId(unsigned lane, unsigned dim) const;
+  int64_t getBlockId(unsigned dim) const;
+  int64_t getBlockDim(unsigned dim) const;
+  int64_t getGridDim(unsigned dim) const;
+
+  EmulatorStats &getStats() const;
+
+  /// Fails the emulation with `message`, naming the op, its location and
+  /// the workgroup.
+  LogicalResult fail(const Twine &message) const;
+
+private:
+  detail::Executor &executor;
+  Operation &op;
+  const std::vector<char> &mask;
+};
+
+/// The ops of one target that the core does not know (its intrinsics), with
+/// the geometry and names the core needs for that target.
+class InstructionSet {
+public:
+  virtual ~InstructionSet();
+
+  /// The chip, for messages: "gfx950", "sm_120a".
+  virtual StringRef getName() const = 0;
+  /// Lanes of a subgroup (wave, warp): the unit of the race and barrier
+  /// checks, gpu.lane_id and gpu.subgroup_id.
+  virtual unsigned getSubgroupSize() const = 0;
+  /// What the target calls a subgroup and its shared memory in messages.
+  virtual StringRef getSubgroupTerm() const { return "subgroup"; }
+  virtual StringRef getSharedMemoryTerm() const { return "shared memory"; }
+
+  /// True if this set executes `op` (e.g. by dialect namespace).
+  virtual bool handles(Operation &op) const = 0;
+  /// Executes `op` for the active lanes of `context`.
+  virtual LogicalResult execute(Operation &op,
+                                ExecutionContext &context) const = 0;
+};
+
+/// True for the memory spaces the core treats as workgroup-shared memory:
+/// #gpu.address_space<workgroup> and LLVM's address space 3.
+bool isSharedMemorySpace(Attribute memorySpace);
+
+/// Runs host function `name` of `module` with `arguments` (one per function
+/// argument), its kernels on `instructionSet`, and returns the bytes of
+/// every memref result, row-major. Errors name the op (with its location)
+/// and, for kernel errors, the workgroup and lane.
+llvm::Expected<std::vector<std::vector<uint8_t>>>
+emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,
+        const InstructionSet &instructionSet, EmulatorStats *stats = nullptr);
+
+} // namespace mlir::fp4train::emulation
+
+#endif // FP4TRAIN_EMULATION_INTERPRETER_H

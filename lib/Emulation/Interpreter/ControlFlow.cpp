@@ -1,0 +1,174 @@
+//===- ControlFlow.cpp - scf and gpu ops under the execution mask ---------===//
+//
+// scf.if runs each branch under its lanes' mask, scf.for keeps per-lane
+// induction variables and runs while any lane is in range; the gpu ops read
+// the workgroup's geometry and synchronize it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fp4train::emulation::detail;
+
+int64_t Executor::getThreadId(unsigned lane, unsigned dim) const {
+  const int64_t x = lane % blockDim[0];
+  const int64_t y = (lane / blockDim[0]) % blockDim[1];
+  const int64_t z = lane / (blockDim[0] * blockDim[1]);
+  return dim == 0 ? x : dim == 1 ? y : z;
+}
+
+LogicalResult Executor::barrier(Operation *op, const Mask &mask) {
+  if (!kernel)
+    return fail(op, "barrier outside a kernel");
+  // Every subgroup must arrive (s_barrier and bar.sync count waves/warps).
+  for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
+    auto [first, end] = getSubgroupLanes(subgroup);
+    if (std::find(mask.begin() + first, mask.begin() + end, 1) ==
+        mask.begin() + end)
+      return fail(op, llvm::formatv("{0} {1} does not reach the barrier the "
+                                    "others wait at",
+                                    instructionSet.getSubgroupTerm(),
+                                    subgroup));
+  }
+  ++epoch;
+  ++stats.barriers;
+  return success();
+}
+
+LogicalResult Executor::executeGPU(Operation &op, const Mask &mask) {
+  // An index of the launch, per lane.
+  auto indexValue = [&](auto perLane) -> LogicalResult {
+    if (!kernel)
+      return fail(&op, "GPU index op outside a kernel");
+    Lanes &out = define(op.getResult(0));
+    for (unsigned lane = 0; lane < lanes; ++lane)
+      out.at(lane) = static_cast<Word>(perLane(lane));
+    return success();
+  };
+  auto dimension = [](gpu::Dimension d) { return static_cast<unsigned>(d); };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](gpu::ThreadIdOp id) {
+        return indexValue([&](unsigned lane) {
+          return getThreadId(lane, dimension(id.getDimension()));
+        });
+      })
+      .Case([&](gpu::BlockIdOp id) {
+        return indexValue(
+            [&](unsigned) { return blockId[dimension(id.getDimension())]; });
+      })
+      .Case([&](gpu::BlockDimOp id) {
+        return indexValue(
+            [&](unsigned) { return blockDim[dimension(id.getDimension())]; });
+      })
+      .Case([&](gpu::GridDimOp id) {
+        return indexValue(
+            [&](unsigned) { return gridDim[dimension(id.getDimension())]; });
+      })
+      .Case([&](gpu::LaneIdOp) {
+        return indexValue([&](unsigned lane) { return lane % subgroupSize; });
+      })
+      .Case([&](gpu::SubgroupIdOp) {
+        return indexValue([&](unsigned lane) { return lane / subgroupSize; });
+      })
+      .Case([&](gpu::NumSubgroupsOp) {
+        return indexValue([&](unsigned) { return getNumSubgroups(); });
+      })
+      .Case([&](gpu::SubgroupSizeOp) {
+        return indexValue([&](unsigned) { return subgroupSize; });
+      })
+      .Case([&](gpu::BarrierOp) { return barrier(&op, mask); })
+      .Case([&](gpu::LaunchFuncOp launchOp) { return launch(launchOp); })
+      .Default([&](Operation *) { return failUnsupported(&op); });
+}
+
+//===----------------------------------------------------------------------===//
+// scf
+//===----------------------------------------------------------------------===//
+
+LogicalResult Executor::executeFor(scf::ForOp op, const Mask &mask) {
+  const unsigned bits = getElementBits(op.getInductionVar().getType());
+  const bool isUnsigned = op.getUnsignedCmp();
+  // Copies: the body defines values, which may move the map's entries.
+  Lanes iv = get(op.getLowerBound());
+  const Lanes upper = get(op.getUpperBound());
+  const Lanes step = get(op.getStep());
+  SmallVector<Lanes> iterValues;
+  for (Value init : op.getInitArgs())
+    iterValues.push_back(get(init));
+
+  auto below = [&](unsigned lane) {
+    return isUnsigned ? iv.at(lane) < upper.at(lane)
+                      : signExtend(iv.at(lane), bits) <
+                            signExtend(upper.at(lane), bits);
+  };
+  Mask active(lanes);
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    active[lane] = mask[lane] && below(lane);
+  Block &body = *op.getBody();
+  while (any(active)) {
+    values[op.getInductionVar()] = iv;
+    for (auto [argument, value] :
+         llvm::zip(op.getRegionIterArgs(), iterValues))
+      values[argument] = value;
+    SmallVector<Value> yielded;
+    if (failed(run(body, active, &yielded)))
+      return failure();
+    for (auto [k, value] : llvm::enumerate(yielded)) {
+      const Lanes &next = get(value);
+      for (unsigned lane = 0; lane < lanes; ++lane)
+        if (active[lane])
+          for (unsigned i = 0; i < next.width; ++i)
+            iterValues[k].at(lane, i) = next.at(lane, i);
+    }
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      if (!active[lane])
+        continue;
+      iv.at(lane) = truncate(iv.at(lane) + step.at(lane), bits);
+      active[lane] = below(lane);
+    }
+  }
+  for (auto [result, value] : llvm::zip(op.getResults(), iterValues))
+    values[result] = std::move(value);
+  return success();
+}
+
+LogicalResult Executor::executeIf(scf::IfOp op, const Mask &mask) {
+  const Lanes condition = get(op.getCondition());
+  Mask thenMask(lanes), elseMask(lanes);
+  for (unsigned lane = 0; lane < lanes; ++lane) {
+    thenMask[lane] = mask[lane] && condition.at(lane);
+    elseMask[lane] = mask[lane] && !condition.at(lane);
+  }
+  SmallVector<Lanes> thenValues, elseValues;
+  auto branch = [&](Region &region, const Mask &branchMask,
+                    SmallVectorImpl<Lanes> &results) -> LogicalResult {
+    if (region.empty() || !any(branchMask))
+      return success();
+    SmallVector<Value> yielded;
+    if (failed(run(region.front(), branchMask, &yielded)))
+      return failure();
+    for (Value v : yielded)
+      results.push_back(get(v));
+    return success();
+  };
+  if (failed(branch(op.getThenRegion(), thenMask, thenValues)) ||
+      failed(branch(op.getElseRegion(), elseMask, elseValues)))
+    return failure();
+  for (auto [k, result] : llvm::enumerate(op.getResults())) {
+    Lanes merged(lanes, getWidth(result.getType()));
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      const bool fromThen = condition.at(lane);
+      const SmallVectorImpl<Lanes> &source = fromThen ? thenValues : elseValues;
+      if (source.empty())
+        continue;
+      for (unsigned i = 0; i < merged.width; ++i)
+        merged.at(lane, i) = source[k].at(lane, i);
+    }
+    values[result] = std::move(merged);
+  }
+  return success();
+}

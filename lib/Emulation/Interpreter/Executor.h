@@ -1,0 +1,222 @@
+//===- Executor.h - The interpreter's state, shared by its op families ----===//
+//
+// Private to lib/Emulation/Interpreter: the memory and value representation
+// and the Executor, whose op families live one per file (Arith.cpp,
+// Vector.cpp, MemRef.cpp, LLVM.cpp, Linalg.cpp, ControlFlow.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
+#define FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
+
+#include "fp4train/Emulation/Interpreter.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir::fp4train::emulation::detail {
+
+using Word = uint64_t;
+using Mask = std::vector<char>;
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// A global allocation or a workgroup's shared memory. Shared memory carries
+/// a shadow per byte for the race and uninitialized-read checks.
+struct Memory {
+  std::vector<uint8_t> bytes;
+  bool shared = false;
+  std::vector<uint32_t> writeEpoch; // 0: never written
+  std::vector<uint8_t> writer;
+  std::vector<uint32_t> readEpoch;
+  std::vector<uint64_t> readers; // bit per subgroup, valid in readEpoch
+
+  Memory(size_t size, bool isShared) : bytes(size), shared(isShared) {
+    if (shared) {
+      writeEpoch.assign(size, 0);
+      writer.assign(size, 0);
+      readEpoch.assign(size, 0);
+      readers.assign(size, 0);
+    }
+  }
+};
+
+/// A memref: a strided view of a Memory, in elements.
+struct View {
+  std::shared_ptr<Memory> memory;
+  int64_t offset = 0;
+  SmallVector<int64_t> sizes, strides;
+  unsigned elementBytes = 0;
+
+  int64_t getNumElements() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+  bool isRowMajor() const {
+    int64_t expected = 1;
+    for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+      if (sizes[d] != 1 && strides[d] != expected)
+        return false;
+      expected *= sizes[d];
+    }
+    return true;
+  }
+};
+
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> sizes);
+
+/// A row-major view of fresh storage for a static memref type.
+View allocate(MemRefType type, bool shared);
+
+//===----------------------------------------------------------------------===//
+// Values (Values.cpp)
+//===----------------------------------------------------------------------===//
+
+using Lanes = LaneValues;
+
+/// Bits of a scalar or of a vector's element (index: 64).
+unsigned getElementBits(Type type);
+/// The element type of a vector, or the type itself.
+Type getElementType(Type type);
+/// Words per lane: 1 for a scalar, a vector's elements, the flattened
+/// scalars of an LLVM struct or array.
+unsigned getWidth(Type type);
+
+Word truncate(Word w, unsigned bits);
+int64_t signExtend(Word w, unsigned bits);
+/// An integer of `from` bits extended (signed or not) or truncated to `to`
+/// bits: arith.ext{u,s}i / trunci / index_cast[ui] and LLVM's zext / sext /
+/// trunc.
+Word resizeInteger(Word w, unsigned from, unsigned to, bool isSigned);
+
+float toF32(Word w);
+Word fromF32(float f);
+double toF64(Word w);
+Word fromF64(double d);
+/// Converts a float element of `type` to double and back (exact for every
+/// float type up to f64; narrow results round to nearest even).
+double floatToDouble(Word w, Type type);
+Word doubleToFloat(double d, Type type);
+
+/// Words of an integer, index or float attribute, element by element.
+std::optional<std::vector<Word>> getAttributeWords(Attribute attr);
+
+/// Reinterprets a lane's `count` elements of `fromBits` as elements of
+/// `toBits` (vector/LLVM bitcasts: element 0 in the lowest bits).
+void repack(const Lanes &from, unsigned fromBits, Lanes &to, unsigned toBits,
+            unsigned lanes);
+
+bool any(const Mask &mask);
+
+//===----------------------------------------------------------------------===//
+// The interpreter
+//===----------------------------------------------------------------------===//
+
+/// Executes one region nest (a host function, or one workgroup of a kernel)
+/// with `lanes` lockstep lanes.
+class Executor {
+public:
+  Executor(const InstructionSet &instructionSet, unsigned lanes,
+           EmulatorStats &stats, std::string &error)
+      : instructionSet(instructionSet), lanes(lanes),
+        subgroupSize(instructionSet.getSubgroupSize()), stats(stats),
+        error(error) {}
+
+  const InstructionSet &instructionSet;
+  /// Kernel context: workgroup id, sizes.
+  bool kernel = false;
+  std::array<int64_t, 3> blockId{}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
+  uint32_t epoch = 1;
+
+  unsigned lanes;
+  unsigned subgroupSize;
+  EmulatorStats &stats;
+  std::string &error;
+  DenseMap<Value, Lanes> values;
+  DenseMap<Value, View> views;
+
+  unsigned getNumSubgroups() const {
+    return (lanes + subgroupSize - 1) / subgroupSize;
+  }
+  /// The lanes [first, end) of `subgroup`.
+  std::pair<unsigned, unsigned> getSubgroupLanes(unsigned subgroup) const {
+    return {subgroup * subgroupSize,
+            std::min(lanes, (subgroup + 1) * subgroupSize)};
+  }
+  int64_t getThreadId(unsigned lane, unsigned dim) const;
+
+  /// Runs `block`; the operands of its terminator (scf.yield, func.return)
+  /// go to `yielded`.
+  LogicalResult run(Block &block, const Mask &mask,
+                    SmallVectorImpl<Value> *yielded = nullptr);
+
+  LogicalResult fail(Operation *op, const Twine &message);
+  LogicalResult failUnsupported(Operation *op);
+  LogicalResult barrier(Operation *op, const Mask &mask);
+
+  /// The lanes of a defined value. References stay valid only until the
+  /// next value is defined (the map may grow).
+  Lanes &get(Value value) {
+    auto it = values.find(value);
+    assert(it != values.end() && "use of a value that was never defined");
+    return it->second;
+  }
+  Lanes &define(Value value) {
+    Lanes &result = values[value];
+    result = Lanes(lanes, getWidth(value.getType()));
+    return result;
+  }
+  Lanes uniform(Type type, ArrayRef<Word> words) {
+    Lanes result(lanes, getWidth(type));
+    for (unsigned lane = 0; lane < lanes; ++lane)
+      for (unsigned i = 0; i < result.width; ++i)
+        result.at(lane, i) = words.size() == 1 ? words[0] : words[i];
+    return result;
+  }
+  void alias(Value from, Value to) {
+    View copy = views[from];
+    views[to] = std::move(copy);
+  }
+
+private:
+  LogicalResult execute(Operation &op, const Mask &mask);
+
+  // Op families, one file each.
+  LogicalResult executeArith(Operation &op, const Mask &mask);
+  LogicalResult executeVector(Operation &op, const Mask &mask);
+  LogicalResult executeMemRef(Operation &op, const Mask &mask);
+  LogicalResult executeLLVM(Operation &op);
+  LogicalResult executeGPU(Operation &op, const Mask &mask);
+  LogicalResult executeFor(scf::ForOp op, const Mask &mask);
+  LogicalResult executeIf(scf::IfOp op, const Mask &mask);
+  LogicalResult executeGeneric(linalg::GenericOp op);
+  LogicalResult launch(gpu::LaunchFuncOp op);
+
+  /// The iteration point of the linalg.generic being executed (host only).
+  SmallVector<int64_t> linalgPoint;
+
+  // Memory access of lane `lane` at `indices` of `view`, `count` elements.
+  FailureOr<int64_t> address(Operation *op, const View &view,
+                             ValueRange indices, unsigned lane, int64_t count);
+  LogicalResult checkShared(Operation *op, Memory &memory, int64_t byte,
+                            int64_t size, unsigned subgroup, bool write);
+  LogicalResult load(Operation *op, const View &view, ValueRange indices,
+                     Value result, const Mask &mask);
+  LogicalResult store(Operation *op, const View &view, ValueRange indices,
+                      Value stored, const Mask &mask);
+};
+
+} // namespace mlir::fp4train::emulation::detail
+
+#endif // FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H

@@ -1,0 +1,355 @@
+//===- Interpreter.cpp - Lockstep execution of host code and kernels -----===//
+//
+// The driver of the interpreter: dispatch by op family (one file each), the
+// workgroups of a launch, the instruction set's view of the lanes, and the
+// entry point. Every SSA value holds one entry per lane (the host is a
+// single lane); a workgroup's threads run in lockstep under an execution
+// mask; ops the core does not know go to the InstructionSet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::fp4train::emulation;
+using namespace mlir::fp4train::emulation::detail;
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+LogicalResult Executor::fail(Operation *op, const Twine &message) {
+  std::string location;
+  llvm::raw_string_ostream os(location);
+  op->getLoc().print(os);
+  error = llvm::formatv("{0}: '{1}': {2}", location, op->getName(), message.str());
+  if (kernel)
+    error += llvm::formatv(" (workgroup {0},{1},{2})", blockId[0], blockId[1],
+                           blockId[2]);
+  return failure();
+}
+
+LogicalResult Executor::run(Block &block, const Mask &mask,
+                            SmallVectorImpl<Value> *yielded) {
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      if (isa<scf::YieldOp, func::ReturnOp, gpu::ReturnOp, linalg::YieldOp>(
+              op)) {
+        if (yielded)
+          yielded->assign(op.getOperands().begin(), op.getOperands().end());
+        return success();
+      }
+      return fail(&op, "unsupported terminator");
+    }
+    if (kernel) {
+      // A subgroup issues an op when any of its lanes is active.
+      for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
+        auto [first, end] = getSubgroupLanes(subgroup);
+        if (std::find(mask.begin() + first, mask.begin() + end, 1) !=
+            mask.begin() + end)
+          ++stats.waveOps;
+      }
+    }
+    if (failed(execute(op, mask)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Executor::execute(Operation &op, const Mask &mask) {
+  Dialect *dialect = op.getDialect();
+  StringRef ns = dialect ? dialect->getNamespace() : "";
+  if (ns == "arith")
+    return executeArith(op, mask);
+  if (ns == "vector")
+    return executeVector(op, mask);
+  if (ns == "memref")
+    return executeMemRef(op, mask);
+  if (ns == "llvm")
+    return executeLLVM(op);
+  if (ns == "gpu")
+    return executeGPU(op, mask);
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    return executeFor(forOp, mask);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return executeIf(ifOp, mask);
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return executeGeneric(generic);
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    if (index.getDim() >= linalgPoint.size())
+      return fail(&op, "outside a linalg.generic");
+    values[index.getResult()] =
+        uniform(index.getType(), {static_cast<Word>(linalgPoint[index.getDim()])});
+    return success();
+  }
+  if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
+    if (cast->getNumOperands() != 1 || cast->getNumResults() != 1)
+      return fail(&op, "only 1:1 casts are supported");
+    Value from = cast.getOperand(0), to = cast.getResult(0);
+    if (isa<MemRefType>(from.getType())) {
+      alias(from, to);
+      return success();
+    }
+    Lanes result(lanes, getWidth(to.getType()));
+    repack(get(from), getElementBits(from.getType()), result,
+           getElementBits(to.getType()), lanes);
+    values[to] = std::move(result);
+    return success();
+  }
+  // The target's intrinsics.
+  if (instructionSet.handles(op)) {
+    ExecutionContext context(*this, op, mask);
+    return instructionSet.execute(op, context);
+  }
+  return failUnsupported(&op);
+}
+
+LogicalResult Executor::failUnsupported(Operation *op) {
+  return fail(op, "operation not supported by the " + instructionSet.getName() +
+                      " emulator");
+}
+
+LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
+  if (kernel)
+    return fail(op, "nested launch");
+  auto function = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      op, op.getKernel());
+  if (!function)
+    return fail(op, "kernel not found");
+  if (op.getClusterSizeX() || op.getDynamicSharedMemorySize())
+    return fail(op, "clusters and dynamic " +
+                        instructionSet.getSharedMemoryTerm() +
+                        " are not supported");
+  gpu::KernelDim3 grid = op.getGridSizeOperandValues();
+  gpu::KernelDim3 block = op.getBlockSizeOperandValues();
+  auto scalar = [&](Value v) {
+    return static_cast<int64_t>(get(v).at(0));
+  };
+  const std::array<int64_t, 3> gridDim = {scalar(grid.x), scalar(grid.y),
+                                          scalar(grid.z)};
+  const std::array<int64_t, 3> blockDim = {scalar(block.x), scalar(block.y),
+                                           scalar(block.z)};
+  const int64_t threads = blockDim[0] * blockDim[1] * blockDim[2];
+  if (threads <= 0 || threads > 1024)
+    return fail(op, "workgroup size must be 1..1024");
+  // The shared-memory shadow keeps a bit per subgroup.
+  if ((threads + subgroupSize - 1) / subgroupSize > 64)
+    return fail(op, "more than 64 subgroups in a workgroup");
+  ++stats.launches;
+
+  Block &body = function.getBody().front();
+  ArrayRef<BlockArgument> workgroup = function.getWorkgroupAttributions();
+  if (!function.getPrivateAttributions().empty())
+    return fail(op, "private attributions are not supported");
+
+  for (int64_t z = 0; z < gridDim[2]; ++z)
+    for (int64_t y = 0; y < gridDim[1]; ++y)
+      for (int64_t x = 0; x < gridDim[0]; ++x) {
+        Executor group(instructionSet, static_cast<unsigned>(threads), stats,
+                       error);
+        group.kernel = true;
+        group.blockId = {x, y, z};
+        group.blockDim = blockDim;
+        group.gridDim = gridDim;
+        for (auto [argument, operand] :
+             llvm::zip(function.getArguments(), op.getKernelOperands())) {
+          if (isa<MemRefType>(operand.getType())) {
+            group.views[argument] = views[operand];
+            continue;
+          }
+          const Lanes &host = get(operand);
+          Lanes broadcast(group.lanes, host.width);
+          for (unsigned lane = 0; lane < group.lanes; ++lane)
+            for (unsigned i = 0; i < host.width; ++i)
+              broadcast.at(lane, i) = host.at(0, i);
+          group.values[argument] = std::move(broadcast);
+        }
+        for (BlockArgument attribution : workgroup) {
+          auto type = cast<MemRefType>(attribution.getType());
+          group.views[attribution] =
+              allocate(type, isSharedMemorySpace(type.getMemorySpace()));
+        }
+        ++stats.workgroups;
+        Mask all(group.lanes, 1);
+        if (failed(group.run(body, all)))
+          return failure();
+      }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// What instruction sets see
+//===----------------------------------------------------------------------===//
+
+InstructionSet::~InstructionSet() = default;
+
+bool mlir::fp4train::emulation::isSharedMemorySpace(Attribute memorySpace) {
+  if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memorySpace))
+    return space.getValue() == gpu::AddressSpace::Workgroup;
+  if (auto space = dyn_cast_or_null<IntegerAttr>(memorySpace))
+    return space.getInt() == 3;
+  return false;
+}
+
+const InstructionSet &ExecutionContext::getInstructionSet() const {
+  return executor.instructionSet;
+}
+bool ExecutionContext::inKernel() const { return executor.kernel; }
+unsigned ExecutionContext::getNumLanes() const { return executor.lanes; }
+unsigned ExecutionContext::getSubgroupSize() const {
+  return executor.subgroupSize;
+}
+unsigned ExecutionContext::getNumSubgroups() const {
+  return executor.getNumSubgroups();
+}
+const LaneValues &ExecutionContext::get(Value value) const {
+  return executor.get(value);
+}
+LaneValues &ExecutionContext::define(Value result) {
+  return executor.define(result);
+}
+int64_t ExecutionContext::getThreadId(unsigned lane, unsigned dim) const {
+  return executor.getThreadId(lane, dim);
+}
+int64_t ExecutionContext::getBlockId(unsigned dim) const {
+  return executor.blockId[dim];
+}
+int64_t ExecutionContext::getBlockDim(unsigned dim) const {
+  return executor.blockDim[dim];
+}
+int64_t ExecutionContext::getGridDim(unsigned dim) const {
+  return executor.gridDim[dim];
+}
+EmulatorStats &ExecutionContext::getStats() const { return executor.stats; }
+LogicalResult ExecutionContext::fail(const Twine &message) const {
+  return executor.fail(&op, message);
+}
+LogicalResult ExecutionContext::barrier() {
+  return executor.barrier(&op, mask);
+}
+
+void ExecutionContext::forEachActiveLane(
+    llvm::function_ref<void(unsigned lane)> body) const {
+  for (unsigned lane = 0; lane < executor.lanes; ++lane)
+    if (mask[lane])
+      body(lane);
+}
+
+LogicalResult ExecutionContext::forEachWholeSubgroup(
+    StringRef instruction,
+    llvm::function_ref<LogicalResult(unsigned subgroup, unsigned firstLane)>
+        body) {
+  for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
+    auto [first, end] = executor.getSubgroupLanes(subgroup);
+    const unsigned active = std::count(mask.begin() + first,
+                                       mask.begin() + end, 1);
+    if (active == 0)
+      continue;
+    if (active != getSubgroupSize())
+      return fail(llvm::formatv("{0} {1} executes the {2} with {3} of {4} "
+                                "lanes active",
+                                executor.instructionSet.getSubgroupTerm(),
+                                subgroup, instruction, active,
+                                getSubgroupSize()));
+    if (failed(body(subgroup, first)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ExecutionContext::requireUniform(ValueRange values,
+                                               unsigned firstLane,
+                                               StringRef what) {
+  for (Value value : values) {
+    const LaneValues &lanes = get(value);
+    for (unsigned lane = firstLane + 1; lane < firstLane + getSubgroupSize();
+         ++lane)
+      for (unsigned i = 0; i < lanes.width; ++i)
+        if (lanes.at(lane, i) != lanes.at(firstLane, i))
+          return fail(what + " differ across the " +
+                      executor.instructionSet.getSubgroupTerm());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::vector<std::vector<uint8_t>>>
+mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
+                                   ArrayRef<EmulatorArgument> arguments,
+                                   const InstructionSet &instructionSet,
+                                   EmulatorStats *stats) {
+  auto makeError = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  auto function = module.lookupSymbol<func::FuncOp>(name);
+  if (!function || function.isExternal())
+    return makeError("emulate: no function '" + name + "' with a body");
+  if (arguments.size() != function.getNumArguments())
+    return makeError(llvm::formatv("emulate: '{0}' takes {1} arguments, {2} "
+                                   "given",
+                                   name, function.getNumArguments(),
+                                   arguments.size()));
+  EmulatorStats localStats;
+  std::string error;
+  Executor host(instructionSet, 1, stats ? *stats : localStats, error);
+  for (auto [argument, given] :
+       llvm::zip(function.getArguments(), arguments)) {
+    if (auto type = dyn_cast<MemRefType>(argument.getType())) {
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return makeError("emulate: memref arguments must have static shapes "
+                         "and identity layouts");
+      View view = allocate(type, /*shared=*/false);
+      const size_t size = view.memory->bytes.size();
+      if (given.bytes.size() != size)
+        return makeError(llvm::formatv("emulate: argument {0} needs {1} "
+                                       "bytes, {2} given",
+                                       argument.getArgNumber(), size,
+                                       given.bytes.size()));
+      view.memory->bytes = given.bytes;
+      host.views[argument] = std::move(view);
+      continue;
+    }
+    Lanes scalar(1, 1);
+    scalar.at(0) = truncate(given.scalar, getElementBits(argument.getType()));
+    host.values[argument] = std::move(scalar);
+  }
+  SmallVector<Value> returned;
+  if (failed(host.run(function.getBody().front(), Mask{1}, &returned)))
+    return makeError(error);
+
+  std::vector<std::vector<uint8_t>> results;
+  for (Value value : returned) {
+    if (!isa<MemRefType>(value.getType()))
+      return makeError("emulate: only memref results are supported");
+    const View &view = host.views[value];
+    std::vector<uint8_t> bytes(view.getNumElements() * view.elementBytes);
+    // Row-major copy through the view's strides.
+    const int64_t rank = view.sizes.size();
+    SmallVector<int64_t> index(rank, 0);
+    for (int64_t n = 0; n < view.getNumElements(); ++n) {
+      int64_t element = view.offset;
+      for (int64_t d = 0; d < rank; ++d)
+        element += index[d] * view.strides[d];
+      std::memcpy(bytes.data() + n * view.elementBytes,
+                  view.memory->bytes.data() + element * view.elementBytes,
+                  view.elementBytes);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < view.sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    results.push_back(std::move(bytes));
+  }
+  return results;
+}

@@ -1,0 +1,314 @@
+//===- NVVMInstructions.cpp - The sm_120a instruction set of the emulator -===//
+//
+// The NVVM ops of the sm_120a kernels, executed by the PTX models of
+// fp4train/Emulation/PTX.h on the lanes' registers: the block-scaled
+// mma.sync once per warp with all 32 lanes' fragments (a collective
+// instruction: every lane active, uniform selectors), the packed
+// conversions per active lane, bar.sync as the core's workgroup barrier,
+// and the special registers that gpu-to-nvvm reads the ids from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Emulation/InstructionSets.h"
+
+#include "fp4train/Emulation/PTX.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::fp4train::emulation;
+namespace ptx = ::fp4train::emulation::ptx;
+
+namespace {
+
+/// NVIDIA sm_120a: 32-lane warps, shared memory, the NVVM dialect.
+class SM120aInstructionSet final : public InstructionSet {
+public:
+  StringRef getName() const override { return "sm_120a"; }
+  unsigned getSubgroupSize() const override { return ptx::kWarpSize; }
+  StringRef getSubgroupTerm() const override { return "warp"; }
+  StringRef getSharedMemoryTerm() const override { return "shared memory"; }
+  /// The ops with a model; other NVVM ops are unsupported.
+  bool handles(Operation &op) const override {
+    return isa<NVVM::MmaBlockScaleOp, NVVM::ConvertF32x2ToF4x2Op,
+               NVVM::ConvertF32x2ToF8x2Op, NVVM::Barrier0Op, NVVM::BarrierOp,
+               NVVM::ThreadIdXOp, NVVM::ThreadIdYOp, NVVM::ThreadIdZOp,
+               NVVM::BlockDimXOp, NVVM::BlockDimYOp, NVVM::BlockDimZOp,
+               NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp,
+               NVVM::GridDimXOp, NVVM::GridDimYOp, NVVM::GridDimZOp,
+               NVVM::LaneIdOp, NVVM::WarpIdOp, NVVM::WarpSizeOp>(op);
+  }
+  LogicalResult execute(Operation &op,
+                        ExecutionContext &context) const override;
+};
+
+//===----------------------------------------------------------------------===//
+// mma.sync.aligned.*.row.col.kind::*.block_scale
+//===----------------------------------------------------------------------===//
+
+std::optional<ptx::ElementType> getElementType(NVVM::MMATypes type) {
+  switch (type) {
+  case NVVM::MMATypes::e2m1:
+    return ptx::ElementType::E2M1;
+  case NVVM::MMATypes::e2m3:
+    return ptx::ElementType::E2M3;
+  case NVVM::MMATypes::e3m2:
+    return ptx::ElementType::E3M2;
+  case NVVM::MMATypes::e4m3:
+    return ptx::ElementType::E4M3;
+  case NVVM::MMATypes::e5m2:
+    return ptx::ElementType::E5M2;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The model's configuration of `op`, or a failure naming what the model
+/// does not cover.
+FailureOr<ptx::MmaBlockScaleConfig>
+getConfig(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
+  ptx::MmaBlockScaleConfig config;
+  int expectedK = 64;
+  switch (op.getKind()) {
+  case NVVM::MMABlockScaleKind::MXF8F6F4:
+    config.kind = ptx::BlockScaleKind::MXF8F6F4;
+    expectedK = 32;
+    break;
+  case NVVM::MMABlockScaleKind::MXF4:
+    config.kind = ptx::BlockScaleKind::MXF4;
+    break;
+  case NVVM::MMABlockScaleKind::MXF4NVF4:
+    config.kind = ptx::BlockScaleKind::MXF4NVF4;
+    break;
+  }
+  NVVM::MMAShapeAttr shape = op.getShape();
+  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != expectedK)
+    return context.fail(llvm::formatv(
+        "shape m{0}n{1}k{2} is not modelled for kind {3} (m16n8k{4})",
+        shape.getM(), shape.getN(), shape.getK(),
+        NVVM::stringifyMMABlockScaleKind(op.getKind()), expectedK));
+  switch (op.getScaleVecSize()) {
+  case NVVM::ScaleVecSize::X1:
+    config.scaleVec = ptx::ScaleVec::X1;
+    break;
+  case NVVM::ScaleVecSize::X2:
+    config.scaleVec = ptx::ScaleVec::X2;
+    break;
+  case NVVM::ScaleVecSize::X4:
+    config.scaleVec = ptx::ScaleVec::X4;
+    break;
+  }
+  config.scaleFormat = op.getBlockScaleFormat() == NVVM::BlockScaleFormat::UE8M0
+                           ? ptx::ScaleFormat::UE8M0
+                           : ptx::ScaleFormat::UE4M3;
+  // The element types matter for mxf8f6f4 only; the FP4 kinds are E2M1.
+  if (config.kind == ptx::BlockScaleKind::MXF8F6F4) {
+    std::optional<NVVM::MMATypes> a = op.getMultiplicandAPtxType(),
+                                  b = op.getMultiplicandBPtxType();
+    std::optional<ptx::ElementType> typeA, typeB;
+    if (a)
+      typeA = getElementType(*a);
+    if (b)
+      typeB = getElementType(*b);
+    if (!typeA || !typeB)
+      return context.fail("kind mxf8f6f4 needs e4m3, e5m2, e3m2, e2m3 or e2m1 "
+                          "multiplicand types");
+    config.typeA = *typeA;
+    config.typeB = *typeB;
+  }
+  return config;
+}
+
+LogicalResult executeMma(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
+  FailureOr<ptx::MmaBlockScaleConfig> config = getConfig(op, context);
+  if (failed(config))
+    return failure();
+  // A fragment is 4 registers of packed elements, B 2, C and D 4 f32.
+  auto isWords = [](ValueRange values, size_t count, auto isType) {
+    return values.size() == count &&
+           llvm::all_of(values.getTypes(), [&](Type t) { return isType(t); });
+  };
+  auto isI32 = [](Type t) { return t.isInteger(32); };
+  auto isF32 = [](Type t) { return t.isF32(); };
+  if (!isWords(op.getOperandA(), 4, isI32) ||
+      !isWords(op.getOperandB(), 2, isI32) ||
+      !isWords(op.getOperandC(), 4, isF32))
+    return context.fail("expected A as 4 i32, B as 2 i32 and C as 4 f32");
+  LaneValues &out = context.define(op.getRes());
+  if (out.width != 4)
+    return context.fail("expected a result of 4 f32");
+
+  return context.forEachWholeSubgroup(
+      "mma.block_scale", [&](unsigned, unsigned first) -> LogicalResult {
+        // The selectors are instruction operands the warp shares.
+        if (failed(context.requireUniform(
+                {op.getByteIdA(), op.getThreadIdA(), op.getByteIdB(),
+                 op.getThreadIdB()},
+                first, "scale byte/thread selectors")))
+          return failure();
+        std::vector<std::array<uint32_t, 4>> a(ptx::kWarpSize),
+            c(ptx::kWarpSize), d(ptx::kWarpSize);
+        std::vector<std::array<uint32_t, 2>> b(ptx::kWarpSize);
+        std::vector<uint32_t> scaleA(ptx::kWarpSize), scaleB(ptx::kWarpSize);
+        for (unsigned l = 0; l < ptx::kWarpSize; ++l) {
+          const unsigned lane = first + l;
+          for (auto [i, v] : llvm::enumerate(op.getOperandA()))
+            a[l][i] = context.getWord(v, lane);
+          for (auto [i, v] : llvm::enumerate(op.getOperandB()))
+            b[l][i] = context.getWord(v, lane);
+          for (auto [i, v] : llvm::enumerate(op.getOperandC()))
+            c[l][i] = context.getWord(v, lane);
+          scaleA[l] = context.getWord(op.getScaleAData(), lane);
+          scaleB[l] = context.getWord(op.getScaleBData(), lane);
+        }
+        std::string why = ptx::mmaBlockScale(
+            *config, a, b, c, scaleA, context.getWord(op.getByteIdA(), first),
+            context.getWord(op.getThreadIdA(), first), scaleB,
+            context.getWord(op.getByteIdB(), first),
+            context.getWord(op.getThreadIdB(), first), d.data());
+        if (!why.empty())
+          return context.fail(why);
+        for (unsigned l = 0; l < ptx::kWarpSize; ++l)
+          for (unsigned i = 0; i < 4; ++i)
+            out.at(first + l, i) = d[l][i];
+        ++context.getStats().mfmas;
+        return success();
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// cvt.*.f32 pairs
+//===----------------------------------------------------------------------===//
+
+/// Defines `result` lane by lane from `convert(lane)`, the 16-bit pair code
+/// (hi in bits 15..8): as an i16 or i8, or as vector<2xi8> (element 0 the
+/// low byte, as LLVM's bitcast of the i16).
+LogicalResult
+definePairs(Value result, ExecutionContext &context,
+            llvm::function_ref<uint16_t(unsigned lane)> convert) {
+  LaneValues &out = context.define(result);
+  context.forEachActiveLane([&](unsigned lane) {
+    const uint16_t code = convert(lane);
+    if (out.width == 2) {
+      out.at(lane, 0) = code & 0xFF;
+      out.at(lane, 1) = code >> 8;
+    } else {
+      out.at(lane) = code;
+    }
+  });
+  ++context.getStats().conversions;
+  return success();
+}
+
+LogicalResult executeConvert(NVVM::ConvertF32x2ToF4x2Op op,
+                             ExecutionContext &context) {
+  if (op.getRelu() || !isa<Float4E2M1FNType>(op.getDstTy()))
+    return context.fail("only cvt.rn.satfinite.e2m1x2.f32 is modelled");
+  return definePairs(op.getDst(), context, [&](unsigned lane) {
+    return ptx::cvtRnSatfiniteE2M1x2(context.getWord(op.getA(), lane),
+                                     context.getWord(op.getB(), lane));
+  });
+}
+
+LogicalResult executeConvert(NVVM::ConvertF32x2ToF8x2Op op,
+                             ExecutionContext &context) {
+  const bool satfinite = op.getSat() == NVVM::SaturationMode::SATFINITE;
+  uint16_t (*model)(uint32_t, uint32_t) = nullptr;
+  if (isa<Float8E4M3FNType>(op.getDstTy()) &&
+      op.getRnd() == NVVM::FPRoundingMode::RN && satfinite)
+    model = ptx::cvtRnSatfiniteE4M3x2;
+  else if (isa<Float8E8M0FNUType>(op.getDstTy()) &&
+           op.getRnd() == NVVM::FPRoundingMode::RP && satfinite)
+    model = ptx::cvtRpSatfiniteUE8M0x2;
+  if (!model || op.getRelu())
+    return context.fail("only cvt.rn.satfinite.e4m3x2.f32 and "
+                        "cvt.rp.satfinite.ue8m0x2.f32 are modelled");
+  return definePairs(op.getDst(), context, [&](unsigned lane) {
+    return model(context.getWord(op.getA(), lane),
+                 context.getWord(op.getB(), lane));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Special registers
+//===----------------------------------------------------------------------===//
+
+/// Defines the i32 `result` of a special-register read per lane.
+LogicalResult readRegister(Value result, ExecutionContext &context,
+                           llvm::function_ref<int64_t(unsigned lane)> value) {
+  LaneValues &out = context.define(result);
+  for (unsigned lane = 0; lane < context.getNumLanes(); ++lane)
+    out.at(lane) = static_cast<uint32_t>(value(lane));
+  return success();
+}
+
+} // namespace
+
+LogicalResult SM120aInstructionSet::execute(Operation &op,
+                                            ExecutionContext &context) const {
+  if (!context.inKernel())
+    return context.fail("NVVM op outside a kernel");
+  Value result = op.getNumResults() == 1 ? op.getResult(0) : Value();
+  auto thread = [&](unsigned dim) {
+    return readRegister(result, context, [&](unsigned lane) {
+      return context.getThreadId(lane, dim);
+    });
+  };
+  auto launch = [&](int64_t (ExecutionContext::*get)(unsigned) const,
+                    unsigned dim) {
+    const int64_t value = (context.*get)(dim);
+    return readRegister(result, context, [&](unsigned) { return value; });
+  };
+  using Context = ExecutionContext;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](NVVM::MmaBlockScaleOp mma) { return executeMma(mma, context); })
+      .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op>(
+          [&](auto convert) { return executeConvert(convert, context); })
+      .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
+      .Case([&](NVVM::BarrierOp barrier) -> LogicalResult {
+        // Any barrier id: with every thread of the CTA taking part, each
+        // is a full workgroup barrier.
+        if (barrier.getNumberOfThreads() || barrier.getReductionOp())
+          return context.fail("only whole-CTA barriers without a reduction "
+                              "are modelled");
+        return context.barrier();
+      })
+      .Case([&](NVVM::ThreadIdXOp) { return thread(0); })
+      .Case([&](NVVM::ThreadIdYOp) { return thread(1); })
+      .Case([&](NVVM::ThreadIdZOp) { return thread(2); })
+      .Case([&](NVVM::BlockDimXOp) { return launch(&Context::getBlockDim, 0); })
+      .Case([&](NVVM::BlockDimYOp) { return launch(&Context::getBlockDim, 1); })
+      .Case([&](NVVM::BlockDimZOp) { return launch(&Context::getBlockDim, 2); })
+      .Case([&](NVVM::BlockIdXOp) { return launch(&Context::getBlockId, 0); })
+      .Case([&](NVVM::BlockIdYOp) { return launch(&Context::getBlockId, 1); })
+      .Case([&](NVVM::BlockIdZOp) { return launch(&Context::getBlockId, 2); })
+      .Case([&](NVVM::GridDimXOp) { return launch(&Context::getGridDim, 0); })
+      .Case([&](NVVM::GridDimYOp) { return launch(&Context::getGridDim, 1); })
+      .Case([&](NVVM::GridDimZOp) { return launch(&Context::getGridDim, 2); })
+      .Case([&](NVVM::LaneIdOp) {
+        return readRegister(result, context, [&](unsigned lane) {
+          return lane % ptx::kWarpSize;
+        });
+      })
+      .Case([&](NVVM::WarpIdOp) {
+        return readRegister(result, context, [&](unsigned lane) {
+          return lane / ptx::kWarpSize;
+        });
+      })
+      .Case([&](NVVM::WarpSizeOp) {
+        return readRegister(result, context,
+                            [&](unsigned) { return ptx::kWarpSize; });
+      })
+      .Default([&](Operation *) -> LogicalResult {
+        llvm_unreachable("handles() admitted an op execute() does not know");
+      });
+}
+
+std::unique_ptr<InstructionSet>
+mlir::fp4train::emulation::createSM120aInstructionSet() {
+  return std::make_unique<SM120aInstructionSet>();
+}
