@@ -6,7 +6,9 @@
 #    and the matmul alone, with their time ratios to the fastest OpenBLAS
 #    SGEMM of the same shape and the f32 FMA peak, all measured in this run;
 #  - the static gfx950 report of the 4096^3 MXFP4 GEMM kernel
-#    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed).
+#    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed);
+#  - the static sm_120a report of the 4096^3 NVFP4 GEMM kernel
+#    (benchmarks/sm120a_report.sh: from its PTX and ptxas -v).
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
@@ -124,3 +126,4 @@ print("x SGEMM is the time ratio to the baseline; targets: linear <= 1.0, "
 PY
 
 bash "$(dirname "${BASH_SOURCE[0]}")/gfx950_report.sh" "$build"
+bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build"

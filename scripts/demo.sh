@@ -8,9 +8,12 @@
 #    it with the NVFP4 recipe, printing what each GEMM became.
 # 2. Compiles the same step for gfx950 with the MXFP4 recipe (NVFP4 has no
 #    native gfx950 path) and reports each GEMM kernel's assembly.
-# 3. Trains the MLP example on the CPU under f32, mxfp4-hadamard and nvfp4
+# 3. Compiles it for sm_120a with the NVFP4 recipe and reports each kernel's
+#    PTX (block-scaled mma.sync per K step, registers, shared memory, spills
+#    from ptxas -v when the CUDA toolkit is there).
+# 4. Trains the MLP example on the CPU under f32, mxfp4-hadamard and nvfp4
 #    and prints the comparison table.
-# 4. Verifies and round-trips the hand-written quantized linear layer.
+# 5. Verifies and round-trips the hand-written quantized linear layer.
 # Outputs land in BUILD_DIR/demo/.
 #
 #===----------------------------------------------------------------------===#
@@ -62,6 +65,21 @@ echo "== gfx950: $(basename "$block") with recipe=mxfp4 (assembly in $out/gfx950
 "$opt" "$block" --fp4train-rocm-pipeline="recipe=mxfp4 chip=gfx950 format=isa step-arg=10" \
   -o "$out/transformer_block_gfx950.mlir"
 python3 "$root/scripts/isa_report.py" "$out/transformer_block_gfx950.mlir" "$out/gfx950"
+
+echo
+echo "== sm_120a: $(basename "$block") with recipe=$recipe (PTX in $out/sm120a/)"
+"$opt" "$block" --fp4train-cuda-pipeline="recipe=$recipe chip=sm_120a format=isa step-arg=10" \
+  -o "$out/transformer_block_sm120a.mlir"
+ptxas=()
+for candidate in "$(command -v ptxas || true)" /usr/local/cuda/bin/ptxas; do
+  if [[ -n "$candidate" && -x "$candidate" ]]; then
+    ptxas=(--ptxas "$candidate")
+    break
+  fi
+done
+((${#ptxas[@]})) || echo "(ptxas not found: no register, spill or shared-memory figures)"
+/usr/bin/python3 "$root/scripts/ptx_report.py" "${ptxas[@]}" \
+  "$out/transformer_block_sm120a.mlir" "$out/sm120a"
 
 echo
 echo "== Training the MLP example on the CPU (400 steps per recipe, same seed and data)"

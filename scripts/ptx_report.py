@@ -10,10 +10,19 @@ shared memory and barriers ptxas reports with `-v`, and the occupancy those
 imply on sm_120a (65536 registers and 100 KiB of shared memory per SM, at
 most 48 warps, 1536 threads).
 
-    ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] MODULE.mlir OUT_DIR
+    ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] [--loop KERNEL]...
+                  MODULE.mlir OUT_DIR
 
 With --check, exits non-zero when ptxas rejects a kernel, a kernel spills,
 or the PTX references an external function (libdevice).
+
+With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
+loop (one iteration = one staged K step of 128) per warp: PTX statements by
+class, shared and global bytes, and the bounds they put on the kernel
+against sm_120a's FP4 tensor-core rate (see loop_report). PTX statements
+are not SASS instructions (ptxas removes most moves and folds addressing);
+the CUDA toolkit here has no disassembler, so the counts are an upper bound
+on the issue slots the loop needs.
 """
 import argparse
 import os
@@ -52,6 +61,105 @@ def main_loop(ptx):
     return best
 
 
+# sm_120a (RTX 5090): 1676 dense FP4 TFLOPS at a 2.41 GHz boost over 170
+# SMs (NVIDIA's published 3352 sparse "AI TOPS"), i.e. 4096 FP4 FLOP per
+# clock per SM, 1024 per SM sub-partition (4 per SM, one warp scheduler
+# each, issuing one instruction per clock). An m16n8k64 block-scaled MMA is
+# 16384 FLOP: one per 16 clocks per sub-partition; m16n8k32 (FP8 kinds, half
+# the FP4 rate) the same 16 clocks for 8192 FLOP. DRAM: 1792 GB/s, i.e.
+# 4.4 bytes per clock per SM.
+FP4_FLOP_PER_CLOCK_PER_SM = 4096
+SUBPARTITIONS = 4
+DRAM_BYTES_PER_CLOCK_PER_SM = 1792e9 / 2.41e9 / 170
+
+
+def statements(lines):
+    """PTX statements (opcode, text) of `lines`, labels and comments out."""
+    text = "\n".join(re.sub(r"//.*", "", l) for l in lines)
+    out = []
+    for statement in text.split(";"):
+        statement = re.sub(r"^\s*\$L__\w+:\s*", "", statement.strip())
+        statement = re.sub(r"^@!?%p\d+\s+", "", statement)
+        if not statement or statement.startswith("{") or statement.startswith("}"):
+            continue
+        out.append((statement.split()[0], statement))
+    return out
+
+
+def loop_report(name, ptx, regs, smem, threads):
+    loop = main_loop(ptx)
+    if not loop:
+        print("%s: no loop with an mma.sync" % name)
+        return
+    body = statements(loop)
+    classes = {}
+    shared_bytes = global_bytes = 0
+    width = {"b8": 1, "u8": 1, "b16": 2, "u16": 2, "b32": 4, "u32": 4, "f32": 4,
+             "b64": 8, "u64": 8, "f64": 8}
+    for opcode, text in body:
+        parts = opcode.split(".")
+        vector = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d", p)), 1)
+        size = next((width[p] for p in reversed(parts) if p in width), 4) * vector
+        if opcode.startswith("mma.sync"):
+            key = "mma.sync"
+        elif opcode.startswith("ld.shared"):
+            key = "ld.shared"
+            shared_bytes += size
+        elif opcode.startswith("st.shared"):
+            key = "st.shared"
+            shared_bytes += size
+        elif opcode.startswith("ld.global"):
+            key = "ld.global"
+            global_bytes += size
+        elif opcode.startswith("bar") or opcode.startswith("bra"):
+            key = "bar/branch"
+        elif opcode.startswith("mov"):
+            key = "mov"
+        else:
+            key = "alu/other"
+        classes[key] = classes.get(key, 0) + 1
+    mmas = classes.get("mma.sync", 0)
+    first = next(MMA.search(l) for l in loop if MMA.search(l))
+    k = int(first[1].split("k")[1])
+    flop_per_mma = 16 * 8 * k * 2
+    warps = (threads or 256) // 32
+    other = sum(v for c, v in classes.items() if c != "mma.sync")
+    print()
+    print("Main loop of %s, per warp and K step of 128 (%d warps, %s):" % (
+        name, warps, first[0].split(".block_scale")[0]))
+    for key in ["mma.sync", "ld.shared", "st.shared", "ld.global", "mov", "alu/other", "bar/branch"]:
+        if key in classes:
+            print("  %-11s %4d" % (key, classes[key]))
+    print("  other PTX statements per mma.sync: %.1f" % (other / mmas))
+    # Statements are per warp; their bytes are per lane.
+    print("  shared bytes per mma.sync: %.0f, global bytes per mma.sync: %.0f" % (
+        32 * shared_bytes / mmas, 32 * global_bytes / mmas))
+    # Tensor-core clocks per sub-partition for one K step of the workgroup.
+    groups = 1
+    occupancy_info = occupancy(regs, smem, threads)
+    if occupancy_info:
+        groups = max(1, occupancy_info[0])
+    resident_warps = groups * warps
+    warps_per_sub = resident_warps / SUBPARTITIONS
+    mma_clocks = warps_per_sub * mmas * flop_per_mma / (FP4_FLOP_PER_CLOCK_PER_SM / SUBPARTITIONS)
+    if k == 32:
+        mma_clocks *= 2  # the FP8 kinds run at half the FP4 rate
+    issue_clocks = warps_per_sub * (mmas + other)
+    print("  resident: %d workgroup(s), %d warps per SM, %.1f per sub-partition" % (
+        groups, resident_warps, warps_per_sub))
+    print("  tensor-core clocks per step: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
+        mma_clocks, issue_clocks))
+    bound = min(1.0, mma_clocks / issue_clocks) if issue_clocks else 1.0
+    print("  issue bound on tensor-core utilization: %.0f%% of the FP4 peak" % (100 * bound))
+    step_global = 32 * global_bytes * resident_warps
+    dram_clocks = step_global / DRAM_BYTES_PER_CLOCK_PER_SM
+    print("  global bytes per SM and step: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
+        step_global, step_global / mma_clocks, DRAM_BYTES_PER_CLOCK_PER_SM))
+    print("  from DRAM alone (no L2 reuse) that bounds utilization at %.0f%%; every"
+          " A/B tile is read by N/128 or M/128 workgroups, so L2 is what must serve it" % (
+              100 * min(1.0, mma_clocks / dram_clocks)))
+
+
 def ptxas_info(ptxas, chip, path):
     """(ok, registers, spill bytes, shared bytes, barriers, message)."""
     result = subprocess.run([ptxas, "-arch=" + chip, "-v", path, "-o", os.devnull],
@@ -64,6 +172,21 @@ def ptxas_info(ptxas, chip, path):
     smem = int((re.search(r"(\d+) bytes smem", log) or [0, 0])[1])
     barriers = int((re.search(r"used (\d+) barriers", log) or [0, 0])[1])
     return True, regs, spills, smem, barriers, ""
+
+
+def kind_of(ptx, converts):
+    """What the kernel does, from its instructions."""
+    if MMA.search(ptx):
+        return "gemm"
+    if converts:
+        return "quantize"
+    if len(re.findall(r"mul\.(?:hi|wide)\.u32", ptx)) >= 20:
+        return "quantize-sr"  # Philox4x32-10 rounds in software
+    if "bar.sync" in ptx and "max.u32" in ptx:
+        return "amax"
+    if "add.rn.f32" in ptx and "sub.rn.f32" in ptx:
+        return "hadamard"  # butterflies
+    return "other"
 
 
 def threads_of(ptx):
@@ -91,6 +214,7 @@ def main():
     parser.add_argument("--ptxas")
     parser.add_argument("--chip", default="sm_120a")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--loop", action="append", default=[])
     parser.add_argument("module")
     parser.add_argument("out_dir")
     args = parser.parse_args()
@@ -99,8 +223,9 @@ def main():
     text = open(args.module).read()
     failures = []
     kernels = 0
-    print("%-32s %-34s %9s %7s %5s %6s %7s %4s %s" % (
-        "kernel", "mma (main loop)", "mma/step", "cvt", "regs", "spill", "smem", "bar", "occupancy"))
+    loops = []
+    print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
+        "kernel", "kind", "mma (main loop)", "mma/step", "cvt", "regs", "spill", "smem", "bar", "occupancy"))
     for match in BINARY.finditer(text):
         kernels += 1
         name, ptx = match.group(1), unescape(match.group(2))
@@ -130,8 +255,13 @@ def main():
                 failures.append("%s: %d bytes of spills" % (name, spills))
             o = occupancy(regs, smem, threads_of(ptx)) if ok else None
             occ = "%d CTA / %d warps" % o if o else "-"
-        print("%-32s %-34s %9s %7s %5s %6s %7s %4s %s" % (
-            name, mma, per_step, converts, regs, spills, smem, barriers, occ))
+        print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
+            name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers, occ))
+        if name in args.loop:
+            loops.append((name, ptx, regs if args.ptxas else 0,
+                          smem if args.ptxas else 0, threads_of(ptx)))
+    for loop in loops:
+        loop_report(*loop)
     if not kernels:
         failures.append("no NVVM gpu.binary in %s" % args.module)
     for failure in failures:
