@@ -7,6 +7,7 @@
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 format=isa" | FileCheck %s --check-prefix=NVFP4
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp8 format=isa" | FileCheck %s --check-prefix=MXFP8
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 format=llvm" | FileCheck %s --check-prefix=LLVM
+// RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_121a" | FileCheck %s --check-prefix=SM121
 // RUN: fp4-opt %s --fp4train-cuda-kernel-pipeline="recipe=mxfp4" | FileCheck %s --check-prefix=KERNEL
 // RUN: not fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: not fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 format=bin toolkit=%t.no-cuda" 2>&1 | FileCheck %s --check-prefix=NOPTXAS
@@ -39,6 +40,11 @@
 // MXFP8-SAME:  cvt.rn.satfinite.e4m3x2.f32
 // MXFP8:     gpu.binary @fprop_kernel_1
 // MXFP8-SAME:  [[LOOP:\$L__BB[0-9_]+]]:{{.*}}mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0{{.*}}bra {{(\\09)?}}[[LOOP]];
+
+// sm_121a (DGX Spark) has the same instructions and needs PTX 8.8.
+// SM121:     gpu.binary @fprop_kernel_1  [#gpu.object<#nvvm.target<O = 3, chip = "sm_121a", features = "+ptx88">
+// SM121-SAME:  .version 8.8{{\\0A}}.target sm_121a
+// SM121-SAME:  mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale
 
 // LLVM:      gpu.binary @fprop_kernel_1
 // LLVM-SAME:   llvm.nvvm.mma.block.scale.m16n8k64.row.col.mxf4.scale.2x.f32.e2m1.e2m1.f32.ue8m0

@@ -392,7 +392,8 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   // t, t + threads, ...
   int64_t perStep = tiles.getBlocksPerStep();
   int64_t scaleRows = a.tileRows + bt.tileRows;
-  for (auto [i, scales] : llvm::enumerate(p.scales)) {
+  for (size_t i = 0; i < p.scales.size(); ++i) {
+    Value scales = p.scales[i];
     int64_t first = int64_t(i) * threads;
     Value r = im.add(tid, first);
     Value cond = first + threads <= scaleRows ? Value() : im.lt(r, scaleRows);
@@ -642,6 +643,39 @@ static Operation *getFusedBF16Truncation(Value result) {
   return user;
 }
 
+namespace {
+/// The launch grid of `op`'s kernel on `mma`.
+struct GemmGrid {
+  int64_t x, y, z;
+};
+} // namespace
+
+static GemmGrid getGemmGrid(ScaledMatmulOp op,
+                            const BlockScaledMMATargetInfo &mma) {
+  ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
+  int64_t m = shape[shape.size() - 2], n = shape.back();
+  int64_t batch = 1;
+  for (int64_t d : shape.drop_back(2))
+    batch *= d;
+  GemmTiling tiling = mma.getTiling();
+  int64_t tileN = tiling.subgroupsN * tiling.repN * mma.getN();
+  int64_t tileM = tiling.subgroupsM * tiling.repM * mma.getM();
+  return {(n + tileN - 1) / tileN, (m + tileM - 1) / tileM, batch};
+}
+
+LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
+    ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
+  GemmGrid grid = getGemmGrid(op, mma);
+  constexpr int64_t kMaxX = INT32_MAX, kMaxYZ = 65535;
+  if (grid.x <= kMaxX && grid.y <= kMaxYZ && grid.z <= kMaxYZ)
+    return success();
+  return op.emitOpError("needs a grid of ")
+         << grid.x << " x " << grid.y << " x " << grid.z
+         << " workgroups (N, M and batch tiles) on "
+         << mma.getTarget().getChip()
+         << ", past the launch limits (2^31 - 1 in x, 65535 in y and z)";
+}
+
 LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
     const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
@@ -696,9 +730,9 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   auto shared = MemRefType::get(
       {builder.getSharedBytes()}, rewriter.getI8Type(), AffineMap(),
       mma.getTarget().getSharedMemorySpace(rewriter.getContext()));
+  GemmGrid grid = getGemmGrid(op, mma);
   auto launch = gpu::LaunchOp::create(
-      rewriter, loc, im.c(llvm::divideCeil(n, bt.tileRows)),
-      im.c(llvm::divideCeil(m, a.tileRows)), im.c(batch),
+      rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
       im.c(builder.getThreads()), im.c(1), im.c(1),
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{shared});

@@ -80,7 +80,7 @@ struct FP4TrainToAMDGPUPass
           << mfma << "': expected auto, 32x32x64 or 16x16x128";
       return signalPassFailure();
     }
-    if (failed(checkFP4TrainAMDGPUSupport(root, *chipset, chip)))
+    if (failed(checkFP4TrainAMDGPUSupport(root, *chipset, chip, kind)))
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();

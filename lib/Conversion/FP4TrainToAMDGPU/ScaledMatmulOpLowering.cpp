@@ -100,8 +100,10 @@ void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
 LogicalResult
 mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
                                            const amdgpu::Chipset &chipset,
-                                           StringRef chipName) {
+                                           StringRef chipName,
+                                           std::optional<ScaledMFMAKind> mfma) {
   bool ok = true;
+  CDNA4TargetInfo target(chipName);
   root->walk([&](ScaledMatmulOp op) {
     if (!hasScaledMFMA(chipset)) {
       op.emitOpError("needs gfx950 (CDNA4): chip ")
@@ -121,6 +123,15 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
       ok = false;
       return;
     }
+    ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
+    int64_t batch = 1;
+    for (int64_t d : shape.drop_back(2))
+      batch *= d;
+    ScaledMfmaTargetInfo mfmaInfo(
+        target, mfma ? *mfma
+                     : selectScaledMFMAKind(batch, shape[shape.size() - 2],
+                                            shape.back()));
+    ok &= succeeded(checkScaledMatmulKernelGrid(op, mfmaInfo));
   });
   return success(ok);
 }

@@ -69,9 +69,10 @@ bool NVVMChip::hasTcgen05BlockScaledMMA() const {
 
 std::string NVVMChip::getPTXFeature() const {
   // The first PTX ISA versions with the chip's block-scaled instructions:
-  // 8.7 for sm_120a (llc 22's default for it), 8.8 for sm_103a and for
-  // tcgen05 block scaling on sm_100a (docs/nvvm.md; NVVM.md trap 2).
-  if (capability == 100 || capability == 103)
+  // 8.7 for sm_120a (llc 22's default for it), 8.8 for sm_121a (llc aborts
+  // below it), sm_103a and tcgen05 block scaling on sm_100a (docs/nvvm.md;
+  // NVVM.md trap 2).
+  if (capability == 100 || capability == 103 || capability == 121)
     return "+ptx88";
   if (capability >= 120)
     return "+ptx87";
@@ -101,6 +102,7 @@ getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
 LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
                                                        const NVVMChip &chip) {
   bool ok = true;
+  SM120TargetInfo target(chip.getName());
   root->walk([&](ScaledMatmulOp op) {
     if (std::optional<std::string> reason = getUnsupportedReason(op, chip)) {
       op.emitOpError("with operands ")
@@ -109,7 +111,11 @@ LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
           << " cannot run on "
           << chip.getName() << ": the chip " << *reason;
       ok = false;
+      return;
     }
+    MmaSyncBlockScaleTargetInfo mma(
+        target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
+    ok &= succeeded(checkScaledMatmulKernelGrid(op, mma));
   });
   return success(ok);
 }

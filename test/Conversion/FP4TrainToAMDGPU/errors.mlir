@@ -13,3 +13,15 @@ func.func @nvfp4(%a: !nv, %b: !nv, %acc: tensor<64x64xf32>) -> tensor<64x64xf32>
   %c = fp4train.scaled_matmul %a, %b, %acc : !nv, !nv, tensor<64x64xf32>
   return %c : tensor<64x64xf32>
 }
+
+// -----
+
+// 8388608 rows of 128x128 tiles (the auto rule picks 32x32x64 for a grid
+// this large) would need 65536 workgroups in y.
+!a = !fp4train.scaled<8388608x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+func.func @grid(%a: !a, %b: !b, %acc: tensor<8388608x64xf32>) -> tensor<8388608x64xf32> {
+  // expected-error@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 65536 x 1 workgroups (N, M and batch tiles) on gfx950, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<8388608x64xf32>
+  return %c : tensor<8388608x64xf32>
+}

@@ -24,3 +24,13 @@ func.func @mixed_width(%a: !mx4, %b: !mx8, %acc: tensor<64x64xf32>) -> tensor<64
   %c = fp4train.scaled_matmul %a, %b, %acc : !mx4, !mx8, tensor<64x64xf32>
   return %c : tensor<64x64xf32>
 }
+
+// -----
+
+// A batch of 65536 GEMMs would need 65536 workgroups in z.
+!a = !fp4train.scaled<65536x64x64xf4E2M1FN, block = [1, 1, 32], scale = f8E8M0FNU>
+func.func @grid(%a: !a, %b: !a, %acc: tensor<65536x64x64xf32>) -> tensor<65536x64x64xf32> {
+  // expected-error@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 1 x 65536 workgroups (N, M and batch tiles) on sm_120a, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<65536x64x64xf32>
+  return %c : tensor<65536x64x64xf32>
+}

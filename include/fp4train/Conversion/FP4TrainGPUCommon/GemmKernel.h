@@ -124,6 +124,13 @@ public:
                              MutableArrayRef<Value> accs) const = 0;
 };
 
+/// Emits an error on `op` naming the chip when the kernel's grid on `mma`
+/// (ceil(N / tileN) x ceil(M / tileM) x batch workgroups) exceeds what a
+/// launch can take: 2^31 - 1 workgroups in x, 65535 in y and z (HIP and
+/// CUDA alike).
+LogicalResult checkScaledMatmulKernelGrid(ScaledMatmulOp op,
+                                          const BlockScaledMMATargetInfo &mma);
+
 /// Rewrites `op` (operands in the 1:N conversion of fp4train-expand: codes,
 /// scale codes and, with a global scale, the f32 decode scale) into a
 /// gpu.launch of the skeleton's kernel on `mma`, the result crossing back as

@@ -79,10 +79,13 @@ void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
 /// Emits an error naming the chip and the format on every op under `root`
 /// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `chipset`
 /// (any chip without scaled MFMA; NVFP4 operands, whose E4M3 block scales
-/// gfx950 cannot consume). `chipName` is the user's spelling of the chip.
-LogicalResult checkFP4TrainAMDGPUSupport(Operation *root,
-                                         const amdgpu::Chipset &chipset,
-                                         StringRef chipName);
+/// gfx950 cannot consume; grids past the launch limits). `chipName` is the
+/// user's spelling of the chip, `mfma` the forced instruction, as for the
+/// patterns.
+LogicalResult
+checkFP4TrainAMDGPUSupport(Operation *root, const amdgpu::Chipset &chipset,
+                           StringRef chipName,
+                           std::optional<ScaledMFMAKind> mfma = {});
 
 /// Declares the memory effects of gpu.launch_func (reads and writes of its
 /// memref operands, and of unknown memory), which upstream leaves undeclared.
