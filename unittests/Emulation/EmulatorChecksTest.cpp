@@ -166,3 +166,38 @@ TEST_F(EmulatorChecksTest, UninitializedLdsReadIsReported) {
 }
 
 } // namespace
+
+TEST_F(EmulatorChecksTest, HostFillAndScalarResults) {
+  // Host code as the NVFP4 amax reduction leaves it: a linalg.fill of a
+  // buffer, and scalar results returned as their bytes.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+func.func @main(%out: memref<4x4xi32>, %x: f32) -> (memref<4x4xi32>, f32, i16) {
+  %c7 = arith.constant 7 : i32
+  linalg.fill ins(%c7 : i32) outs(%out : memref<4x4xi32>)
+  %y = arith.addf %x, %x : f32
+  %h = arith.constant -2 : i16
+  return %out, %y, %h : memref<4x4xi32>, f32, i16
+}
+)",
+                                                             &context);
+  ASSERT_TRUE(module);
+  const float x = 1.5f;
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  auto results = emulation::emulate(
+      *module, "main",
+      {emulation::EmulatorArgument::buffer(std::vector<uint8_t>(64)),
+       emulation::EmulatorArgument::bits(bits)});
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 3u);
+  std::vector<int32_t> out(16);
+  std::memcpy(out.data(), (*results)[0].data(), 64);
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(out[i], 7) << "element " << i;
+  ASSERT_EQ((*results)[1].size(), 4u);
+  float y;
+  std::memcpy(&y, (*results)[1].data(), 4);
+  EXPECT_EQ(y, 3.0f);
+  EXPECT_EQ((*results)[2], (std::vector<uint8_t>{0xFE, 0xFF}));
+}

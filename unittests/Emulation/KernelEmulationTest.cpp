@@ -19,99 +19,41 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Emulation/GPUEmulator.h"
-#include "fp4train/InitFP4Train.h"
-#include "fp4train/Numerics/BlockGemm.h"
+#include "KernelEmulationTestUtils.h"
+
 #include "fp4train/Numerics/BlockQuant.h"
-#include "fp4train/Numerics/Formats.h"
 #include "fp4train/Numerics/Hadamard.h"
 #include "fp4train/Pipelines/Pipelines.h"
 
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/APFloat.h"
-
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstring>
-#include <random>
-#include <string>
-#include <vector>
-
 using namespace mlir;
 using namespace mlir::fp4train;
+using namespace ::fp4train::emulation_test;
 namespace numerics = ::fp4train::numerics;
 
 namespace {
 
-std::string join(const std::vector<int64_t> &values, const char *separator) {
-  std::string s;
-  for (size_t i = 0; i < values.size(); ++i)
-    s += (i ? separator : "") + std::to_string(values[i]);
-  return s;
-}
-
-int64_t product(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
-  return n;
-}
-
 /// Parses `source` and lowers it with buildROCmKernelPipeline for gfx950.
 OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &source,
                               const std::string &mfma = "auto") {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
-  if (!module) {
-    ADD_FAILURE() << "cannot parse:\n" << source;
-    return nullptr;
-  }
   ROCmPipelineOptions options;
   options.recipe = "none";
   options.chip = "gfx950";
   options.mfma = mfma;
-  PassManager pm(&context);
-  buildROCmKernelPipeline(pm, options);
-  if (failed(pm.run(*module))) {
-    ADD_FAILURE() << "pipeline failed on:\n" << source;
-    return nullptr;
-  }
-  return module;
+  return ::fp4train::emulation_test::compile(
+      context, source,
+      [&](OpPassManager &pm) { buildROCmKernelPipeline(pm, options); });
 }
 
-class KernelEmulationTest : public ::testing::Test {
+class KernelEmulationTest : public KernelEmulationFixture {
 protected:
-  KernelEmulationTest() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    return registry;
-  }
-
-  /// Emulates @main of `module` on `arguments`.
+  /// Emulates @main of `module` on gfx950.
   std::vector<std::vector<uint8_t>>
   run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
       emulation::EmulatorStats *stats = nullptr) {
-    auto results = emulation::emulate(module, "main", arguments, stats);
-    if (!results) {
-      ADD_FAILURE() << llvm::toString(results.takeError());
-      return {};
-    }
-    return std::move(*results);
+    return KernelEmulationFixture::run(module, std::move(arguments), "gfx950",
+                                       stats);
   }
-
-  MLIRContext context;
 };
-
-std::vector<uint8_t> asBytes(const std::vector<float> &values) {
-  std::vector<uint8_t> bytes(values.size() * 4);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
 
 //===----------------------------------------------------------------------===//
 // Quantize kernels
@@ -132,65 +74,6 @@ numerics::Format getFormat(const std::string &element) {
   if (element == "f8E4M3FN")
     return numerics::Format::MXFP8E4M3;
   return numerics::Format::MXFP8E5M2;
-}
-
-/// Values over many binades, rounded to `input`'s precision; with
-/// `specials`, a zero block, subnormals, ties, ±Inf and NaN, and values that
-/// floor scales push past the largest element.
-std::vector<float> makeQuantizeData(int64_t count, const std::string &input,
-                                    bool specials, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> exponent(-14, 14);
-  std::vector<float> data(count);
-  for (float &x : data)
-    x = std::ldexp(normal(rng), exponent(rng));
-  if (specials && count >= 256) {
-    std::fill(data.begin() + 32, data.begin() + 64, 0.0f);
-    data[70] = std::ldexp(1.0f, -140);
-    data[71] = -std::ldexp(1.0f, -130);
-    data[100] = 2.5f;
-    data[101] = -0.25f;
-    data[130] = INFINITY;
-    data[200] = NAN;
-    data[230] = -INFINITY;
-    // A block whose largest value floor scales map past maxFinite.
-    for (int i = 0; i < 32; ++i)
-      data[160 + i] = (i & 1 ? -1.0f : 1.0f) * (1.0f + i / 31.0f) * 7.9f;
-  }
-  if (input == "f32")
-    return data;
-  const llvm::fltSemantics &semantics = input == "bf16"
-                                            ? llvm::APFloat::BFloat()
-                                            : llvm::APFloat::IEEEhalf();
-  for (float &x : data) {
-    llvm::APFloat value(x);
-    bool lost;
-    value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
-    value.convert(llvm::APFloat::IEEEsingle(),
-                  llvm::APFloat::rmNearestTiesToEven, &lost);
-    x = value.convertToFloat();
-  }
-  return data;
-}
-
-std::vector<uint8_t> encodeInput(const std::vector<float> &data,
-                                 const std::string &input) {
-  if (input == "f32")
-    return asBytes(data);
-  const llvm::fltSemantics &semantics = input == "bf16"
-                                            ? llvm::APFloat::BFloat()
-                                            : llvm::APFloat::IEEEhalf();
-  std::vector<uint8_t> bytes(data.size() * 2);
-  for (size_t i = 0; i < data.size(); ++i) {
-    llvm::APFloat value(data[i]);
-    bool lost;
-    value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
-    const uint16_t bits =
-        static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
-    std::memcpy(bytes.data() + 2 * i, &bits, 2);
-  }
-  return bytes;
 }
 
 void PrintTo(const QuantizeCase &c, std::ostream *os) {
@@ -248,16 +131,8 @@ TEST_P(QuantizeKernelTest, MatchesLibrary) {
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
   ASSERT_EQ(results[0].size(), expected->codes.size());
   ASSERT_EQ(results[1].size(), expected->scales.size());
-  int bad = 0;
-  for (size_t i = 0; i < expected->codes.size(); ++i)
-    if (results[0][i] != expected->codes[i] && bad++ < 5)
-      ADD_FAILURE() << "code " << i << " of " << data[i] << ": kernel "
-                    << int(results[0][i]) << ", library "
-                    << int(expected->codes[i]);
-  for (size_t i = 0; i < expected->scales.size(); ++i)
-    if (results[1][i] != expected->scales[i] && bad++ < 10)
-      ADD_FAILURE() << "scale " << i << ": kernel " << int(results[1][i])
-                    << ", library " << int(expected->scales[i]);
+  int bad = compareCodes(results[0], expected->codes, "code", &data);
+  bad += compareCodes(results[1], expected->scales, "scale");
   EXPECT_EQ(bad, 0);
 }
 
@@ -296,76 +171,18 @@ INSTANTIATE_TEST_SUITE_P(
 // Hadamard kernels
 //===----------------------------------------------------------------------===//
 
-struct HadamardCase {
-  std::vector<int64_t> shape;
-  int64_t size;
-  int64_t axis;
-  std::string signs; // none, fixed, random
-  bool inverse;
-};
-
-void PrintTo(const HadamardCase &c, std::ostream *os) {
-  *os << "n=" << c.size << " " << c.signs << " along " << c.axis << " of "
-      << join(c.shape, "x") << (c.inverse ? " inverse" : "");
-}
-
 class HadamardKernelTest
     : public KernelEmulationTest,
       public ::testing::WithParamInterface<HadamardCase> {};
 
 TEST_P(HadamardKernelTest, MatchesLibrary) {
-  const HadamardCase &c = GetParam();
-  const bool random = c.signs == "random";
-  const std::string tensor = "tensor<" + join(c.shape, "x") + "xf32>";
-  const std::string source =
-      "func.func @main(%x: " + tensor +
-      (random ? ", %seed: i64, %step: i64" : "") + ") -> " + tensor +
-      " {\n  %r = fp4train.hadamard %x with #fp4train.hadamard<" +
-      std::to_string(c.size) + ", " + c.signs + "> along " +
-      std::to_string(c.axis) + (random ? " seed(%seed) step(%step)" : "") +
-      (c.inverse ? " inverse" : "") + " : " + tensor +
-      "\n  return %r : " + tensor + "\n}\n";
-  OwningOpRef<ModuleOp> module = compile(context, source);
-  ASSERT_TRUE(module);
-
-  const int64_t count = product(c.shape);
-  std::vector<float> data = makeQuantizeData(count, "f32", count >= 256, 5);
-  // Finite data: NaN payloads are the hardware's business.
-  for (float &x : data)
-    if (!std::isfinite(x))
-      x = -3.0e38f;
-  const uint64_t seed = 0xFEEDFACE12345678ull, step = 41;
-  std::vector<emulation::EmulatorArgument> arguments = {
-      emulation::EmulatorArgument::buffer(asBytes(data))};
-  if (random) {
-    arguments.push_back(emulation::EmulatorArgument::bits(seed));
-    arguments.push_back(emulation::EmulatorArgument::bits(step));
-  }
-  emulation::EmulatorStats stats;
-  auto results = run(*module, arguments, &stats);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(stats.launches, 1u) << "the rotation did not become a kernel";
-
-  numerics::HadamardConfig config;
-  config.size = c.size;
-  config.signs = *numerics::parseHadamardSigns(c.signs);
-  config.seed = seed;
-  config.step = step;
-  config.axis = c.axis;
-  std::vector<float> expected = data;
-  numerics::Status status =
-      numerics::hadamardRotate(expected.data(), c.shape, config, c.inverse);
-  ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-  int bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    float got;
-    std::memcpy(&got, results[0].data() + 4 * i, 4);
-    if (numerics::floatToBits(got) != numerics::floatToBits(expected[i]) &&
-        bad++ < 5)
-      ADD_FAILURE() << "element " << i << ": kernel " << got << ", library "
-                    << expected[i];
-  }
-  EXPECT_EQ(bad, 0);
+  checkHadamardKernel(
+      GetParam(),
+      [&](const std::string &source) { return compile(context, source); },
+      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+          emulation::EmulatorStats *stats) {
+        return run(module, std::move(arguments), stats);
+      });
 }
 
 std::vector<HadamardCase> hadamardCases() {
@@ -388,10 +205,7 @@ std::vector<HadamardCase> hadamardCases() {
 INSTANTIATE_TEST_SUITE_P(
     Gfx950, HadamardKernelTest, ::testing::ValuesIn(hadamardCases()),
     [](const ::testing::TestParamInfo<HadamardCase> &info) {
-      const HadamardCase &c = info.param;
-      return "n" + std::to_string(c.size) + "_" + c.signs + "_axis" +
-             std::to_string(c.axis) + "_" + join(c.shape, "x") +
-             (c.inverse ? "_inverse" : "");
+      return getHadamardTestName(info.param);
     });
 
 //===----------------------------------------------------------------------===//
@@ -411,69 +225,6 @@ struct GemmCase {
 void PrintTo(const GemmCase &c, std::ostream *os) {
   *os << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " " << c.elementA
       << " x " << c.elementB << " mfma=" << c.mfma << (c.bf16 ? " -> bf16" : "");
-}
-
-/// `x` rounded to bf16, nearest even (APFloat, independent of the kernel),
-/// as a float.
-float roundToBF16(float x) {
-  APFloat value(x);
-  bool losesInfo;
-  value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &losesInfo);
-  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                &losesInfo);
-  return value.convertToFloat();
-}
-
-numerics::ElementType getElementType(const std::string &element) {
-  if (element == "f4E2M1FN")
-    return numerics::ElementType::E2M1;
-  if (element == "f8E4M3FN")
-    return numerics::ElementType::E4M3FN;
-  return numerics::ElementType::E5M2;
-}
-
-/// Random element codes: `exact` draws from values whose products and sums
-/// stay exact in f32 (E2M1: all codes; FP8: magnitudes in [0.5, 4) or 0),
-/// otherwise from every finite code.
-std::vector<uint8_t> makeCodes(int64_t count, const std::string &element,
-                               bool exact, std::mt19937 &rng) {
-  std::vector<uint8_t> codes(count);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (uint8_t &code : codes) {
-    for (;;) {
-      int c = byte(rng);
-      if (element == "f4E2M1FN") {
-        code = c & 0xF;
-        break;
-      }
-      const int magnitude = c & 0x7F;
-      if (element == "f8E4M3FN") {
-        const int exponent = magnitude >> 3;
-        if (magnitude == 0x7F)
-          continue; // NaN
-        if (exact && magnitude != 0 && (exponent < 6 || exponent > 8))
-          continue;
-      } else {
-        const int exponent = magnitude >> 2;
-        if (exponent == 31)
-          continue; // Inf / NaN
-        if (exact && magnitude != 0 && (exponent < 14 || exponent > 16))
-          continue;
-      }
-      code = static_cast<uint8_t>(c);
-      break;
-    }
-  }
-  return codes;
-}
-
-std::vector<uint8_t> makeScales(int64_t count, bool exact, std::mt19937 &rng) {
-  std::uniform_int_distribution<int> wide(127 - 20, 127 + 20);
-  std::uniform_int_distribution<int> narrow(126, 128);
-  std::vector<uint8_t> scales(count);
-  for (uint8_t &s : scales)
-    s = static_cast<uint8_t>(exact ? narrow(rng) : wide(rng));
-  return scales;
 }
 
 class GemmKernelTest : public KernelEmulationTest,
@@ -532,17 +283,7 @@ void GemmKernelTest::check(bool exact) {
                      &stats);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_GT(stats.mfmas, 0u);
-  std::vector<float> kernel(acc.size());
-  if (c.bf16) {
-    ASSERT_EQ(results[0].size(), acc.size() * 2);
-    for (size_t i = 0; i < kernel.size(); ++i) {
-      uint32_t bits = (uint32_t(results[0][2 * i + 1]) << 8 |
-                       results[0][2 * i]) << 16;
-      std::memcpy(&kernel[i], &bits, 4);
-    }
-  } else {
-    std::memcpy(kernel.data(), results[0].data(), results[0].size());
-  }
+  std::vector<float> kernel = decodeGemmResult(results[0], acc.size(), c.bf16);
 
   int bad = 0;
   for (int64_t batch = 0; batch < c.batch; ++batch) {
@@ -558,45 +299,9 @@ void GemmKernelTest::check(bool exact) {
     opB.rows = c.n;
     opB.elementType = getElementType(c.elementB);
     opB.scales = scalesB.data() + batch * c.n * blocks;
-    const float *accBatch = acc.data() + batch * c.m * c.n;
-    std::vector<float> expected(c.m * c.n);
-    numerics::Status status =
-        numerics::blockScaledGemm(opA, opB, accBatch, expected.data());
-    ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-    for (int64_t i = 0; i < c.m; ++i)
-      for (int64_t j = 0; j < c.n; ++j) {
-        const float got = kernel[(batch * c.m + i) * c.n + j];
-        const float want = c.bf16 ? roundToBF16(expected[i * c.n + j])
-                                  : expected[i * c.n + j];
-        double bound = 0;
-        if (!exact) {
-          double magnitude = std::fabs(accBatch[i * c.n + j]);
-          for (int64_t blk = 0; blk < blocks; ++blk) {
-            double p = 0;
-            for (int64_t kk = blk * 32; kk < blk * 32 + 32; ++kk)
-              p += std::fabs(
-                  double(numerics::decodeElement(opA.elementType,
-                                                 opA.codes[i * c.k + kk])) *
-                  numerics::decodeElement(opB.elementType,
-                                          opB.codes[j * c.k + kk]));
-            magnitude += p * std::ldexp(1.0, opA.scales[i * blocks + blk] +
-                                                 opB.scales[j * blocks + blk] -
-                                                 254);
-          }
-          bound = 2.0 * (blocks + 2) * std::ldexp(magnitude, -24) +
-                  std::ldexp(1.0, -149);
-          // Both sides rounded to bf16: at most one bf16 ulp more.
-          if (c.bf16)
-            bound += std::ldexp(std::fabs(double(want)) + bound, -7);
-        }
-        const bool ok = exact ? numerics::floatToBits(got) ==
-                                    numerics::floatToBits(want)
-                              : std::fabs(double(got) - want) <= bound;
-        if (!ok && bad++ < 5)
-          ADD_FAILURE() << "batch " << batch << " C[" << i << "," << j
-                        << "]: kernel " << got << ", library " << want
-                        << " (bound " << bound << ")";
-      }
+    bad += compareWithGemm(opA, opB, acc.data() + batch * c.m * c.n,
+                           kernel.data() + batch * c.m * c.n, exact, c.bf16,
+                           "batch " + std::to_string(batch));
   }
   EXPECT_EQ(bad, 0);
 }
@@ -631,15 +336,11 @@ INSTANTIATE_TEST_SUITE_P(
     Gfx950, GemmKernelTest, ::testing::ValuesIn(gemmCases()),
     [](const ::testing::TestParamInfo<GemmCase> &info) {
       const GemmCase &c = info.param;
-      std::string name = std::to_string(c.batch) + "x" + std::to_string(c.m) +
-                         "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-                         "_" + c.elementA.substr(3) + "_" +
-                         c.elementB.substr(3) + "_" + c.mfma +
-                         (c.bf16 ? "_bf16" : "");
-      for (char &ch : name)
-        if (!isalnum(static_cast<unsigned char>(ch)))
-          ch = '_';
-      return name;
+      return sanitizeTestName(
+          std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" +
+          std::to_string(c.n) + "x" + std::to_string(c.k) + "_" +
+          c.elementA.substr(3) + "_" + c.elementB.substr(3) + "_" + c.mfma +
+          (c.bf16 ? "_bf16" : ""));
     });
 
 } // namespace

@@ -179,7 +179,8 @@ bool isSharedMemorySpace(Attribute memorySpace);
 
 /// Runs host function `name` of `module` with `arguments` (one per function
 /// argument), its kernels on `instructionSet`, and returns the bytes of
-/// every memref result, row-major. Errors name the op (with its location)
+/// every memref result, row-major, and of every scalar result (integer,
+/// index or float bits, little-endian). Errors name the op (with its location)
 /// and, for kernel errors, the workgroup and lane.
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,

@@ -63,6 +63,23 @@ struct View {
       n *= s;
     return n;
   }
+  /// Calls `f(n, element)` for every element in row-major order: n its
+  /// row-major position, `element` its index in `memory` (in elements).
+  void forEachElement(llvm::function_ref<void(int64_t, int64_t)> f) const {
+    const int64_t rank = sizes.size();
+    SmallVector<int64_t> index(rank, 0);
+    for (int64_t n = 0, e = getNumElements(); n < e; ++n) {
+      int64_t element = offset;
+      for (int64_t d = 0; d < rank; ++d)
+        element += index[d] * strides[d];
+      f(n, element);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
   bool isRowMajor() const {
     int64_t expected = 1;
     for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
@@ -201,6 +218,7 @@ private:
   LogicalResult executeFor(scf::ForOp op, const Mask &mask);
   LogicalResult executeIf(scf::IfOp op, const Mask &mask);
   LogicalResult executeGeneric(linalg::GenericOp op);
+  LogicalResult executeFill(linalg::FillOp op);
   LogicalResult launch(gpu::LaunchFuncOp op);
 
   /// The iteration point of the linalg.generic being executed (host only).

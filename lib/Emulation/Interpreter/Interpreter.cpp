@@ -82,6 +82,8 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
     return executeIf(ifOp, mask);
   if (auto generic = dyn_cast<linalg::GenericOp>(op))
     return executeGeneric(generic);
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return executeFill(fill);
   if (auto index = dyn_cast<linalg::IndexOp>(op)) {
     if (index.getDim() >= linalgPoint.size())
       return fail(&op, "outside a linalg.generic");
@@ -329,26 +331,31 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
 
   std::vector<std::vector<uint8_t>> results;
   for (Value value : returned) {
-    if (!isa<MemRefType>(value.getType()))
-      return makeError("emulate: only memref results are supported");
+    // A scalar result (the f32 global decode scale of an NVFP4 tensor, say):
+    // its bits, little-endian, in its own width.
+    Type type = value.getType();
+    if (type.isIntOrIndexOrFloat()) {
+      const unsigned bits = getElementBits(type);
+      if (bits % 8)
+        return makeError("emulate: scalar results must be whole bytes");
+      const Word word = host.values[value].at(0);
+      std::vector<uint8_t> bytes(bits / 8);
+      for (unsigned i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<uint8_t>(word >> (8 * i));
+      results.push_back(std::move(bytes));
+      continue;
+    }
+    if (!isa<MemRefType>(type))
+      return makeError("emulate: only memref and scalar results are "
+                       "supported");
     const View &view = host.views[value];
     std::vector<uint8_t> bytes(view.getNumElements() * view.elementBytes);
     // Row-major copy through the view's strides.
-    const int64_t rank = view.sizes.size();
-    SmallVector<int64_t> index(rank, 0);
-    for (int64_t n = 0; n < view.getNumElements(); ++n) {
-      int64_t element = view.offset;
-      for (int64_t d = 0; d < rank; ++d)
-        element += index[d] * view.strides[d];
+    view.forEachElement([&](int64_t n, int64_t element) {
       std::memcpy(bytes.data() + n * view.elementBytes,
                   view.memory->bytes.data() + element * view.elementBytes,
                   view.elementBytes);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++index[d] < view.sizes[d])
-          break;
-        index[d] = 0;
-      }
-    }
+    });
     results.push_back(std::move(bytes));
   }
   return results;

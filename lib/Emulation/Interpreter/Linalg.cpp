@@ -1,7 +1,9 @@
-//===- Linalg.cpp - linalg.generic on host buffers ------------------------===//
+//===- Linalg.cpp - linalg.generic and linalg.fill on host buffers --------===//
 //
 // Host code that the kernel pipeline leaves, e.g. the Philox draw of random
-// Hadamard signs: the body runs once per iteration point, one lane.
+// Hadamard signs or the reduction of NVFP4's per-workgroup amax words (a
+// linalg.fill of the init, then a reduction linalg.generic): the body runs
+// once per iteration point, one lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,5 +77,19 @@ LogicalResult Executor::executeGeneric(linalg::GenericOp op) {
     }
   }
   linalgPoint.clear();
+  return success();
+}
+
+LogicalResult Executor::executeFill(linalg::FillOp op) {
+  if (kernel || lanes != 1)
+    return fail(op, "linalg.fill inside a kernel");
+  if (!op.hasPureBufferSemantics())
+    return fail(op, "only linalg.fill on buffers is supported");
+  const Word w = get(op.getInputs()[0]).at(0);
+  const View &view = views[op.getOutputs()[0]];
+  view.forEachElement([&](int64_t, int64_t element) {
+    std::memcpy(view.memory->bytes.data() + element * view.elementBytes, &w,
+                view.elementBytes);
+  });
   return success();
 }
