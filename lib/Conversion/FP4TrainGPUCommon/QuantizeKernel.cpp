@@ -82,9 +82,11 @@ bool mlir::fp4train::isQuantizeKernelShape(QuantizeOp op) {
   for (int64_t b : block.drop_back())
     if (b != 1)
       return false;
-  // Work-items of the grid must fit in 32 bits.
+  // The grid's work-items (256 per workgroup, one per block) must fit the
+  // 32-bit x dimension of a launch.
   int64_t numBlocks = type.getNumElements() / block.back();
-  if (numBlocks == 0 || numBlocks > int64_t(INT32_MAX))
+  if (numBlocks == 0 ||
+      llvm::divideCeil(numBlocks, kThreads) * kThreads > int64_t(UINT32_MAX))
     return false;
   Type input = op.getInput().getType().getElementType();
   return input.isF32() || input.isBF16() || input.isF16();
@@ -110,6 +112,23 @@ struct QuantizeConfig {
   Value globalEncode, globalDecode;
 };
 
+/// `encode(element, index)` (an i8 code) of every element of `v` (vectors
+/// of 4 f32), as one vector<4xi8> per vector.
+SmallVector<Value>
+encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v,
+                 function_ref<Value(Value, int64_t)> encode) {
+  SmallVector<Value> quads;
+  for (auto [w, quad] : llvm::enumerate(v)) {
+    SmallVector<Value, 4> codes;
+    for (int64_t k = 0; k < 4; ++k)
+      codes.push_back(
+          encode(vector::ExtractOp::create(ib, quad, k), 4 * int64_t(w) + k));
+    quads.push_back(vector::FromElementsOp::create(
+        ib, VectorType::get({4}, ib.getI8Type()), codes));
+  }
+  return quads;
+}
+
 class QuantizeKernelBuilder {
 public:
   QuantizeKernelBuilder(OpBuilder &b, Location loc,
@@ -132,9 +151,11 @@ private:
   /// The magnitude bits (i32) of the block's amax.
   Value blockAbsMaxBits(ImplicitLocOpBuilder &ib, ArrayRef<Value> x);
   void quantizeBlock(Value block, Value codes, Value scales);
-  /// [SR1] One i8 code per element of the scaled values `v`.
-  SmallVector<Value> convertStochastic(ImplicitLocOpBuilder &ib, Value block,
-                                       ArrayRef<Value> v);
+  /// [SR1] The codes of the scaled values `v`, one vector<4xi8> per
+  /// vector<4xf32>.
+  SmallVector<Value>
+  convertStochastic(ImplicitLocOpBuilder &ib, Value block,
+                    const TargetInfoBase::ScaledBlock &scaled);
 
   OpBuilder &b;
   Location loc;
@@ -195,8 +216,9 @@ Value QuantizeKernelBuilder::blockAbsMaxBits(ImplicitLocOpBuilder &ib,
 }
 
 SmallVector<Value>
-QuantizeKernelBuilder::convertStochastic(ImplicitLocOpBuilder &ib, Value block,
-                                         ArrayRef<Value> v) {
+QuantizeKernelBuilder::convertStochastic(
+    ImplicitLocOpBuilder &ib, Value block,
+    const TargetInfoBase::ScaledBlock &scaled) {
   Type i32 = ib.getI32Type(), i64 = ib.getI64Type();
   // [SR1] key = {lo, hi of seed}; the word of element i is word i & 3 of
   // philox(counter = {lo, hi of i >> 2, 0, 0}). Element 4w + k of the block
@@ -205,24 +227,47 @@ QuantizeKernelBuilder::convertStochastic(ImplicitLocOpBuilder &ib, Value block,
   Value key1 = arith::TruncIOp::create(
       ib, i32,
       arith::ShRUIOp::create(ib, config.seed, codecs::i64Const(ib, 32)));
+  // Counters are below numel / 4: below 2^32 (every realistic tensor) they
+  // are computed in 32 bits with a zero high word.
+  bool wideCounter =
+      config.numBlocks * config.blockSize / 4 > int64_t(UINT32_MAX);
+  Type counterType = wideCounter ? i64 : i32;
+  auto counterConst = [&](int64_t c) {
+    return wideCounter ? codecs::i64Const(ib, c)
+                       : codecs::i32Const(ib, uint32_t(c));
+  };
   Value counterBase = arith::MulIOp::create(
-      ib, arith::IndexCastUIOp::create(ib, i64, block),
-      codecs::i64Const(ib, config.blockSize / 4));
+      ib, arith::IndexCastUIOp::create(ib, counterType, block),
+      counterConst(config.blockSize / 4));
   Value zero = codecs::i32Const(ib, 0);
-  SmallVector<Value> codes;
-  for (auto [w, quad] : llvm::enumerate(v)) {
-    Value counter =
-        arith::AddIOp::create(ib, counterBase, codecs::i64Const(ib, w));
-    Value counterLo = arith::TruncIOp::create(ib, i32, counter);
-    Value counterHi = arith::TruncIOp::create(
-        ib, i32, arith::ShRUIOp::create(ib, counter, codecs::i64Const(ib, 32)));
-    std::array<Value, 4> rbits = codecs::philox4x32_10(
+  // Quad by quad, so that only four words are live at a time.
+  SmallVector<Value> quads;
+  for (int64_t w = 0, e = scaled.x.size(); w < e; ++w) {
+    Value counter = arith::AddIOp::create(ib, counterBase, counterConst(w));
+    Value counterLo = counter, counterHi = zero;
+    if (wideCounter) {
+      counterLo = arith::TruncIOp::create(ib, i32, counter);
+      counterHi = arith::TruncIOp::create(
+          ib, i32,
+          arith::ShRUIOp::create(ib, counter, codecs::i64Const(ib, 32)));
+    }
+    std::array<Value, 4> words = codecs::philox4x32_10(
         ib, {counterLo, counterHi, zero, zero}, {key0, key1});
-    for (int64_t k = 0; k < 4; ++k)
-      codes.push_back(codecs::encodeE2M1Stochastic(
-          ib, vector::ExtractOp::create(ib, quad, k), rbits[k]));
+    TargetInfoBase::ScaledBlock quad{scaled.x.slice(w, 1), scaled.mxScaleCode,
+                                     scaled.floorScale, scaled.factor};
+    if (std::optional<SmallVector<Value>> hw =
+            target.buildConvertStochasticE2M1(ib, quad, words)) {
+      quads.push_back(hw->front());
+      continue;
+    }
+    quads.push_back(
+        encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, quad),
+                         [&](Value x, int64_t i) {
+                           return codecs::encodeE2M1Stochastic(ib, x, words[i]);
+                         })
+            .front());
   }
-  return codes;
+  return quads;
 }
 
 void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
@@ -236,33 +281,32 @@ void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
   Value base = arith::MulIOp::create(ib, block, index(bs));
   SmallVector<Value> x = loadBlock(base);
   Value amax = codecs::f32FromBits(ib, blockAbsMaxBits(ib, x));
-  Value code, factor;
-  if (config.nv) {
-    code = codecs::nvfp4BlockScaleCode(ib, amax, config.globalEncode);
-    factor = codecs::nvfp4ElementScale(ib, code, config.globalDecode);
-  } else {
-    code = codecs::mxScaleCode(ib, amax, format, config.rceil);
-    factor = codecs::inverseE8M0(ib, code);
-  }
-  // One f32 product per element, as the expansion's x * factor.
-  Value factors =
-      vector::BroadcastOp::create(ib, VectorType::get({4}, ib.getF32Type()),
-                                  factor);
-  SmallVector<Value> v;
-  for (Value q : x)
-    v.push_back(arith::MulFOp::create(ib, q, factors));
-
-  SmallVector<Value> elementCodes;
+  Value code = config.nv
+                   ? codecs::nvfp4BlockScaleCode(ib, amax, config.globalEncode)
+                   : codecs::mxScaleCode(ib, amax, format, config.rceil);
+  // The element scale, emitted where a target's convert (or the software
+  // recipe) first needs it: gfx950's scaled converts take the code itself.
+  Value factorValue;
+  auto factor = [&]() -> Value {
+    if (!factorValue)
+      factorValue =
+          config.nv ? codecs::nvfp4ElementScale(ib, code, config.globalDecode)
+                    : codecs::inverseE8M0(ib, code);
+    return factorValue;
+  };
+  TargetInfoBase::ScaledBlock scaled{x, config.nv ? Value() : code,
+                                     !config.nv && !config.rceil, factor};
+  SmallVector<Value> quads;
   if (config.seed) {
-    elementCodes = convertStochastic(ib, block, v);
+    quads = convertStochastic(ib, block, scaled);
   } else if (std::optional<SmallVector<Value>> hw =
-                 target.buildConvertRNE(ib, config.element, v)) {
-    elementCodes = std::move(*hw);
+                 target.buildConvertRNE(ib, config.element, scaled)) {
+    quads = std::move(*hw);
   } else {
-    for (Value q : v)
-      for (int64_t k = 0; k < 4; ++k)
-        elementCodes.push_back(codecs::encodeRNESat(
-            ib, vector::ExtractOp::create(ib, q, k), format));
+    quads = encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, scaled),
+                             [&](Value x, int64_t) {
+      return codecs::encodeRNESat(ib, x, format);
+    });
   }
 
   auto i8x16 = VectorType::get({16}, i8);
@@ -271,9 +315,14 @@ void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
     nanBlock = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, code,
                                      arith::ConstantIntOp::create(ib, i8, -1));
   Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(i8x16));
+  auto concat = [&](Value a, Value b) {
+    int64_t n = cast<VectorType>(a.getType()).getNumElements();
+    return vector::ShuffleOp::create(
+        ib, a, b, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
+  };
   for (int64_t chunk = 0; chunk < bs / 16; ++chunk) {
-    Value chunkCodes = vector::FromElementsOp::create(
-        ib, i8x16, ArrayRef(elementCodes).slice(16 * chunk, 16));
+    Value chunkCodes = concat(concat(quads[4 * chunk], quads[4 * chunk + 1]),
+                              concat(quads[4 * chunk + 2], quads[4 * chunk + 3]));
     // [MX3] A NaN-scaled block decodes to NaN through its scale; its
     // element codes are defined as 0.
     if (nanBlock)
@@ -298,7 +347,8 @@ void QuantizeKernelBuilder::buildQuantize(gpu::LaunchOp launch, Value codes,
 
 void QuantizeKernelBuilder::buildAbsMax(gpu::LaunchOp launch, Value partial) {
   ImplicitLocOpBuilder ib(loc, b);
-  auto [block, inRange] = getBlock(launch);
+  Value block, inRange;
+  std::tie(block, inRange) = getBlock(launch);
   auto amaxOfBlock = [&]() {
     return blockAbsMaxBits(ib, loadBlock(arith::MulIOp::create(
                                    ib, block, index(config.blockSize))));
@@ -392,9 +442,10 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
   LogicalResult
   matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isQuantizeKernelShape(op))
+    if (!isQuantizeKernelShape(op) || !target->isQuantizeOnTarget(op))
       return rewriter.notifyMatchFailure(
-          op, "not an MX/NVFP4 quantize blocked along the last dimension");
+          op, "not an MX/NVFP4 quantize blocked along the last dimension "
+              "that the chip runs");
     Location loc = op.getLoc();
     ScaledTensorType type = op.getResult().getType();
     QuantizeConfig config;

@@ -2,8 +2,11 @@
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -31,6 +34,26 @@ Value TargetInfoBase::getSubgroupId(OpBuilder &b, Location loc,
 
 std::optional<SmallVector<Value>>
 TargetInfoBase::buildConvertRNE(ImplicitLocOpBuilder &, Type,
-                                ArrayRef<Value>) const {
+                                const ScaledBlock &) const {
   return std::nullopt;
 }
+
+std::optional<SmallVector<Value>>
+TargetInfoBase::buildConvertStochasticE2M1(ImplicitLocOpBuilder &,
+                                           const ScaledBlock &,
+                                           ArrayRef<Value>) const {
+  return std::nullopt;
+}
+
+SmallVector<Value> TargetInfoBase::scaleBlock(ImplicitLocOpBuilder &b,
+                                              const ScaledBlock &block) {
+  // One f32 product per element, as the expansion's x * factor.
+  Value factors = vector::BroadcastOp::create(
+      b, VectorType::get({4}, b.getF32Type()), block.factor());
+  SmallVector<Value> v;
+  for (Value q : block.x)
+    v.push_back(arith::MulFOp::create(b, q, factors));
+  return v;
+}
+
+bool TargetInfoBase::isQuantizeOnTarget(QuantizeOp) const { return true; }

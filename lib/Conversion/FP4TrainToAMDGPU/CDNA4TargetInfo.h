@@ -18,6 +18,17 @@ public:
   /// LDS banks of 4 bytes (the CDNA3 ISA guide's figure, which CDNA4's
   /// larger LDS is assumed to keep).
   int64_t getSharedMemoryBanks() const override { return 32; }
+  /// v_cvt_scalef32_pk_{fp4,fp8,bf8}_f32 (ScaledConvert.cpp).
+  std::optional<SmallVector<Value>>
+  buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
+                  const ScaledBlock &block) const override;
+  /// v_cvt_scalef32_sr_pk_fp4_f32 (ScaledConvert.cpp).
+  std::optional<SmallVector<Value>>
+  buildConvertStochasticE2M1(ImplicitLocOpBuilder &b, const ScaledBlock &block,
+                             ArrayRef<Value> words) const override;
+  /// MX formats only: the GEMM cannot take NVFP4 on gfx950, so its
+  /// quantization has no kernel either.
+  bool isQuantizeOnTarget(QuantizeOp op) const override;
 
 private:
   std::string chip;

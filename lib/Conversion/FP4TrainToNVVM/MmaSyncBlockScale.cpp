@@ -186,9 +186,9 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
 
 std::optional<SmallVector<Value>>
 SM120TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
-                                 ArrayRef<Value> scaled) const {
+                                 const ScaledBlock &block) const {
   // cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 d, hi, lo computes the library's
-  // encodeRNESat of each input: RNE on the target grid with its
+  // encodeRNESat of each scaled input x * factor: RNE on the target grid with its
   // subnormals, magnitudes past the largest finite value (and Inf) to it,
   // the sign kept (also on zero); NaN to 0x7 (E2M1, as the library's
   // E2M1 NaN code) or 0x7F (E4M3; the MX kernels replace the codes of
@@ -197,8 +197,9 @@ SM120TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
   if (!fp4 && !isa<Float8E4M3FNType>(element))
     return std::nullopt;
   Type i8 = b.getI8Type(), i16 = b.getI16Type();
-  SmallVector<Value> codes;
-  for (Value quad : scaled)
+  SmallVector<Value> quads;
+  for (Value quad : scaleBlock(b, block)) {
+    SmallVector<Value, 4> codes;
     for (int64_t p = 0; p < 4; p += 2) {
       Value lo = vector::ExtractOp::create(b, quad, p);
       Value hi = vector::ExtractOp::create(b, quad, p + 1);
@@ -221,5 +222,8 @@ SM120TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                                    arith::ConstantIntOp::create(b, i16, 8))));
       }
     }
-  return codes;
+    quads.push_back(
+        vector::FromElementsOp::create(b, VectorType::get({4}, i8), codes));
+  }
+  return quads;
 }

@@ -21,7 +21,7 @@ public:
   int64_t getSharedMemoryBanks() const override { return 32; }
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
-                  ArrayRef<Value> scaled) const override;
+                  const ScaledBlock &block) const override;
 
 private:
   std::string chip;

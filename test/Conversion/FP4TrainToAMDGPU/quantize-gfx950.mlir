@@ -21,9 +21,8 @@
 // CHECK:           %[[AMAX:.*]] = arith.maxui %{{.*}}, %{{.*}} : i32
 // CHECK:           arith.subi %{{.*}}, %c2_i32 : i32
 // CHECK:           %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
-// CHECK:           %[[CODE32:.*]] = arith.extui %[[CODE]] : i8 to i32
-// CHECK:           %[[NONFINITE:.*]] = arith.cmpi eq, %[[CODE32]], %c255_i32
 // The instruction's scale: an f32 whose exponent field is the code.
+// CHECK:           %[[CODE32:.*]] = arith.extui %[[CODE]] : i8 to i32
 // CHECK:           %[[SBITS:.*]] = arith.shli %[[CODE32]], %c23_i32
 // CHECK:           %[[SCALE:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
 // Floor scales: clamp to +-6 * 2^(code - 127) (0x01400000 = bits(6) - 127 << 23).
@@ -40,6 +39,7 @@
 // CHECK:           vector.shuffle %{{.*}}, %{{.*}} [2, 6, 3, 7] : vector<4xi8>, vector<4xi8>
 // CHECK-COUNT-12:  amdgpu.packed_scaled_trunc
 // [MX3] a NaN/Inf block's codes are 0; two 16-byte stores and the scale.
+// CHECK:           %[[NONFINITE:.*]] = arith.cmpi eq, %[[CODE]], %c-1_i8 : i8
 // CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
 // CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<8192xi8>, vector<16xi8>
 // CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
@@ -124,10 +124,6 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 // CHECK:           scf.if %[[IN]] {
 // CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<2560xbf16>, vector<8xbf16>
 // CHECK:             %[[CODE:.*]] = arith.trunci %{{.*}} : i32 to i8
-// CHECK:             %[[SBITS:.*]] = arith.shli %{{.*}}, %c23_i32
-// CHECK:             %[[SCALE:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
-// CHECK-NOT:         arith.minnumf
-// CHECK-NOT:         amdgpu.packed_scaled_trunc
 // CHECK:             %[[KEY0:.*]] = arith.trunci %[[SEED]] : i64 to i32
 // CHECK:             %[[SEEDHI:.*]] = arith.shrui %[[SEED]], %c32_i64 : i64
 // CHECK:             %[[KEY1:.*]] = arith.trunci %[[SEEDHI]] : i64 to i32
@@ -136,6 +132,10 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 // CHECK:             arith.addi %[[CTR0]], %c0_i32{{.*}} : i32
 // Ten Philox rounds: two 32x32->64 multiplies each.
 // CHECK-COUNT-20:    arith.mului_extended
+// CHECK:             %[[SBITS:.*]] = arith.shli %{{.*}}, %c23_i32
+// CHECK:             %[[SCALE:.*]] = arith.bitcast %[[SBITS]] : i32 to f32
+// CHECK-NOT:         arith.minnumf
+// CHECK-NOT:         amdgpu.packed_scaled_trunc
 // CHECK:             %[[PAIR01:.*]] = vector.shuffle %[[Q0:.*]], %[[Q0]] [0, 1] : vector<4xf32>, vector<4xf32>
 // CHECK:             %[[R0:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %[[PAIR01]], %{{.*}}, %[[SCALE]] -> %[[ZERO:.*]][0] : i32
 // CHECK:             arith.andi %[[R0]], %c15_i32
@@ -182,7 +182,8 @@ func.func @mxfp4_sr_floor(%x: tensor<256x32xf32>, %seed: i64)
 // -----
 
 // Past 2^34 elements a Philox counter (linear index / 4) needs its high word:
-// the counters are computed in i64 and split.
+// the counters are computed in i64 and split. (2^31 blocks: the grid's
+// 2^31 work-items still fit the launch's 32-bit x dimension.)
 // CHECK-LABEL: func.func @mxfp4_sr_wide_counter
 // CHECK:         gpu.launch
 // CHECK:           %[[B:.*]] = arith.index_castui %{{.*}} : index to i64
@@ -193,11 +194,11 @@ func.func @mxfp4_sr_floor(%x: tensor<256x32xf32>, %seed: i64)
 // CHECK:           %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
 // CHECK:           arith.mului_extended %{{.*}}, %[[LO]] : i32
 // CHECK:           arith.xori %{{.*}}, %[[HI]] : i32
-func.func @mxfp4_sr_wide_counter(%x: tensor<4294967296x32xf32>, %seed: i64)
-    -> !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+func.func @mxfp4_sr_wide_counter(%x: tensor<2147483648x32xf32>, %seed: i64)
+    -> !fp4train.scaled<2147483648x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
   %q = fp4train.quantize %x rounding = stochastic seed(%seed)
-      : tensor<4294967296x32xf32> -> !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
-  return %q : !fp4train.scaled<4294967296x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+      : tensor<2147483648x32xf32> -> !fp4train.scaled<2147483648x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<2147483648x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 }
 
 // -----

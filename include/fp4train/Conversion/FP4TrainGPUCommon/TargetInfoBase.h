@@ -19,6 +19,7 @@
 #include <optional>
 
 namespace mlir::fp4train {
+class QuantizeOp;
 
 /// The primitives of one GPU chip that the shared kernel builders need.
 class TargetInfoBase {
@@ -41,17 +42,46 @@ public:
   Value getLaneId(OpBuilder &b, Location loc, Value tid) const;
   Value getSubgroupId(OpBuilder &b, Location loc, Value tid) const;
 
-  /// The scaled-convert hook of the quantize kernels: the element codes
-  /// (i8, one per element, in the low bits) of `scaled`, values already
-  /// multiplied by their block's element scale ([MX1] 2^-e, [NV1] enc) and
-  /// clamped where the rule clamps, rounded to nearest even with saturation
-  /// to the finite range (`codecs::encodeRNESat`). `scaled` holds f32
-  /// vectors of 4. Return std::nullopt to let the builder use the exact
-  /// integer recipe in software; a target returns hardware conversions only
-  /// where they compute the same bits.
+  /// One quantize block as the scaled-convert hooks see it: its elements
+  /// `x` (f32 vectors of 4, in order), the E8M0 code of an MX block (i8;
+  /// null for NVFP4), whether [MX1] floor scales may push |x * factor| past
+  /// the largest element (RNE and SR then saturate), and `factor()`, which
+  /// emits (once) the f32 element scale ([MX1] inverseE8M0(code), [NV1]
+  /// enc) for targets that need it.
+  struct ScaledBlock {
+    ArrayRef<Value> x;
+    Value mxScaleCode;
+    bool floorScale;
+    function_ref<Value()> factor;
+  };
+
+  /// The scaled-convert hook of the quantize kernels: the element codes of
+  /// the block, those of the library's `encodeRNESat(x * factor)` (one f32
+  /// product, then RNE with saturation to the finite range; NaN only occurs
+  /// in [MX3] blocks, whose codes the kernel replaces). The result holds one
+  /// vector<4xi8> per input vector, one code per byte in the low bits.
+  /// Return std::nullopt to let the builder use the exact integer recipe in
+  /// software; a target returns hardware conversions only where they
+  /// compute the same bits.
   virtual std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
-                  ArrayRef<Value> scaled) const;
+                  const ScaledBlock &block) const;
+
+  /// The [SR1] hook: the E2M1 codes of the library's
+  /// `encodeE2M1Stochastic(x * factor, word)`, element i with `words[i]`
+  /// (i32), as for buildConvertRNE. std::nullopt runs that recipe in
+  /// software.
+  virtual std::optional<SmallVector<Value>>
+  buildConvertStochasticE2M1(ImplicitLocOpBuilder &b, const ScaledBlock &block,
+                             ArrayRef<Value> words) const;
+
+  /// The library's scaled values x * factor of `block` (vectors of 4 f32).
+  static SmallVector<Value> scaleBlock(ImplicitLocOpBuilder &b,
+                                       const ScaledBlock &block);
+
+  /// Whether this chip runs `op` (of the shape isQuantizeKernelShape
+  /// accepts) as a kernel; the rest stays on the host expansion.
+  virtual bool isQuantizeOnTarget(QuantizeOp op) const;
 };
 
 } // namespace mlir::fp4train

@@ -67,10 +67,11 @@ void populateFP4TrainToAMDGPUConversionPatterns(
 /// 2-D blocks, blocks along another dimension) stays on the host.
 bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
 
-/// Adds the pattern lowering the quantize ops of isQuantizeOnGPU to a
-/// gpu.launch of a kernel on amdgpu.packed_scaled_trunc (RNE) or
-/// rocdl.cvt.scalef32.sr.pk.fp4.f32 (SR), one lane per block; benefit 2,
-/// over fp4train-expand's quantize pattern.
+/// Adds the pattern lowering the quantize ops of isQuantizeOnGPU to the
+/// shared quantize kernel (FP4TrainGPUCommon/KernelBuilders.h), one lane per
+/// block, its element encodes on amdgpu.packed_scaled_trunc (RNE) or
+/// rocdl.cvt.scalef32.sr.pk.fp4.f32 (SR); benefit 2, over fp4train-expand's
+/// quantize pattern.
 /// populateFP4TrainToAMDGPUConversionPatterns includes it.
 void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
