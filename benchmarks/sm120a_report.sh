@@ -22,18 +22,7 @@ trap 'rm -rf "$out"' EXIT
 "$fp4opt" "$root/benchmarks/sm120a_gemm_4096.mlir" -o "$out/gemm.mlir" \
   --fp4train-cuda-pipeline="recipe=none chip=sm_120a format=isa"
 
-ptxas=()
-for candidate in "$(command -v ptxas || true)" /usr/local/cuda/bin/ptxas; do
-  if [[ -n "$candidate" && -x "$candidate" ]]; then
-    ptxas=(--ptxas "$candidate")
-    break
-  fi
-done
 echo
 echo "Static sm_120a report: 4096x4096x4096 NVFP4 GEMM, mma.sync m16n8k64" \
   "kind::mxf4nvf4 (128x128 workgroup tiles, K steps of 128); from the PTX, no GPU"
-if ((${#ptxas[@]} == 0)); then
-  echo "(ptxas not found: no register, spill or occupancy figures)"
-fi
-/usr/bin/python3 "$root/scripts/ptx_report.py" "${ptxas[@]}" --loop gemm_kernel \
-  "$out/gemm.mlir" "$out/ptx"
+/usr/bin/python3 "$root/scripts/ptx_report.py" --loop gemm_kernel "$out/gemm.mlir" "$out/ptx"

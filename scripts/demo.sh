@@ -70,16 +70,7 @@ echo
 echo "== sm_120a: $(basename "$block") with recipe=$recipe (PTX in $out/sm120a/)"
 "$opt" "$block" --fp4train-cuda-pipeline="recipe=$recipe chip=sm_120a format=isa step-arg=10" \
   -o "$out/transformer_block_sm120a.mlir"
-ptxas=()
-for candidate in "$(command -v ptxas || true)" /usr/local/cuda/bin/ptxas; do
-  if [[ -n "$candidate" && -x "$candidate" ]]; then
-    ptxas=(--ptxas "$candidate")
-    break
-  fi
-done
-((${#ptxas[@]})) || echo "(ptxas not found: no register, spill or shared-memory figures)"
-/usr/bin/python3 "$root/scripts/ptx_report.py" "${ptxas[@]}" \
-  "$out/transformer_block_sm120a.mlir" "$out/sm120a"
+/usr/bin/python3 "$root/scripts/ptx_report.py" "$out/transformer_block_sm120a.mlir" "$out/sm120a"
 
 echo
 echo "== Training the MLP example on the CPU (400 steps per recipe, same seed and data)"

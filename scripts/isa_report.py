@@ -27,16 +27,10 @@ import shutil
 import subprocess
 import sys
 
-BINARY = re.compile(r'gpu\.binary @(\w+)\s*\[#gpu\.object<#rocdl\.target<[^>]*>,\s*(?:\w+ = )?"((?:[^"\\]|\\.)*)"')
+from gpu_binary import binaries
+
 MFMA = re.compile(r"v_mfma_scale_f32_(\w+)_f8f6f4")
 CONVERT = re.compile(r"v_cvt_scalef32_(?:sr_)?pk_\w+")
-
-
-def unescape(text):
-    # MLIR string attributes escape bytes as \XX (hex) plus \\ and \".
-    return re.sub(r"\\([0-9A-Fa-f]{2}|\\|\")",
-                  lambda m: m.group(1) if m.group(1) in ('\\', '"')
-                  else chr(int(m.group(1), 16)), text)
 
 
 def main_loop(asm):
@@ -277,8 +271,7 @@ def main():
     text = open(module).read()
     kernels = {}
     print("%-22s %-36s %5s %5s %6s %7s %6s %9s" % ("kernel", "MFMAs/loop iter", "VGPR", "AGPR", "spills", "scratch", "LDS", "waves/SIMD"))
-    for name, escaped in BINARY.findall(text):
-        asm = unescape(escaped)
+    for name, asm in binaries(text, "rocdl"):
         kernels[name] = asm
         with open(os.path.join(out_dir, name + ".s"), "w") as f:
             f.write(asm)

@@ -13,6 +13,9 @@ most 48 warps, 1536 threads).
     ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] [--loop KERNEL]...
                   MODULE.mlir OUT_DIR
 
+ptxas is --ptxas, else the one on PATH, else /usr/local/cuda/bin/ptxas; without
+one the register, spill and occupancy columns are left empty.
+
 With --check, exits non-zero when ptxas rejects a kernel, a kernel spills,
 or the PTX references an external function (libdevice).
 
@@ -27,20 +30,14 @@ on the issue slots the loop needs.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 
-BINARY = re.compile(
-    r'gpu\.binary @(\w+)\s*\[#gpu\.object<#nvvm\.target<[^>]*>,[^"]*?"((?:[^"\\]|\\.)*)"')
+from gpu_binary import binaries
+
 MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?")
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
-
-
-def unescape(text):
-    # MLIR string attributes escape bytes as \XX (hex) plus \\ and \".
-    return re.sub(r"\\([0-9A-Fa-f]{2}|\\|\")",
-                  lambda m: m.group(1) if m.group(1) in ('\\', '"')
-                  else chr(int(m.group(1), 16)), text)
 
 
 def main_loop(ptx):
@@ -218,6 +215,11 @@ def main():
     parser.add_argument("module")
     parser.add_argument("out_dir")
     args = parser.parse_args()
+    if not args.ptxas:
+        args.ptxas = shutil.which("ptxas") or (
+            "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None)
+        if not args.ptxas:
+            print("(ptxas not found: no register, spill or occupancy figures)")
 
     os.makedirs(args.out_dir, exist_ok=True)
     text = open(args.module).read()
@@ -226,9 +228,8 @@ def main():
     loops = []
     print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
         "kernel", "kind", "mma (main loop)", "mma/step", "cvt", "regs", "spill", "smem", "bar", "occupancy"))
-    for match in BINARY.finditer(text):
+    for name, ptx in binaries(text, "nvvm"):
         kernels += 1
-        name, ptx = match.group(1), unescape(match.group(2))
         path = os.path.join(args.out_dir, name + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)

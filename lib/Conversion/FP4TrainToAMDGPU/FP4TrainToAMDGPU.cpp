@@ -13,6 +13,8 @@
 
 #include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
 
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -83,19 +85,14 @@ struct FP4TrainToAMDGPUPass
     if (failed(checkFP4TrainAMDGPUSupport(root, *chipset, chip, kind)))
       return signalPassFailure();
 
-    MLIRContext *ctx = &getContext();
-    FP4TrainToStandardTypeConverter converter;
-    ConversionTarget target(*ctx);
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    RewritePatternSet patterns(ctx);
     // The GPU patterns outrank fp4train-expand's scaled_matmul and quantize
     // patterns; the support check above guarantees the GEMM one applies to
     // every scaled_matmul, the quantize one takes the ops of its rule.
-    populateFP4TrainToAMDGPUConversionPatterns(converter, patterns, *chipset,
-                                               kind);
-    populateFP4TrainToStandardConversionPatterns(converter, patterns);
-    populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
-    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+    if (failed(applyFP4TrainGPUConversion(
+            root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
+              populateFP4TrainToAMDGPUConversionPatterns(converter, patterns,
+                                                         *chipset, kind);
+            })))
       signalPassFailure();
   }
 };

@@ -158,15 +158,11 @@ struct FP4TrainToNVVMPass
     if (failed(checkFP4TrainNVVMSupport(root, *parsed)))
       return signalPassFailure();
 
-    MLIRContext *ctx = &getContext();
-    FP4TrainToStandardTypeConverter converter;
-    ConversionTarget target(*ctx);
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    RewritePatternSet patterns(ctx);
-    populateFP4TrainToNVVMConversionPatterns(converter, patterns, *parsed);
-    populateFP4TrainToStandardConversionPatterns(converter, patterns);
-    populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
-    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+    if (failed(applyFP4TrainGPUConversion(
+            root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
+              populateFP4TrainToNVVMConversionPatterns(converter, patterns,
+                                                       *parsed);
+            })))
       signalPassFailure();
   }
 };

@@ -47,6 +47,16 @@ void populateQuantizeKernelPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     std::shared_ptr<const TargetInfoBase> target);
 
+/// The one conversion of a GPU target pass over `root`: fp4train-expand's
+/// 1:N type conversion, the target's kernel patterns (`populateKernels`,
+/// benefit 2) and the expansion's patterns for every fp4train op that stays
+/// on the host, so that the i8 codes and scales flow between kernels and
+/// host code without casts; afterwards no fp4train op or type is left. The
+/// pass has reported what the chip cannot run before.
+LogicalResult applyFP4TrainGPUConversion(
+    Operation *root,
+    function_ref<void(TypeConverter &, RewritePatternSet &)> populateKernels);
+
 } // namespace mlir::fp4train
 
 #endif // FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_KERNELBUILDERS_H
