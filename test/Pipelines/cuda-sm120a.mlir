@@ -25,14 +25,17 @@
 // MXFP4-SAME:  [[LOOP:\$L__BB[0-9_]+]]:{{.*}}mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0{{.*}}bra {{(\\09)?}}[[LOOP]];
 // MXFP4-NOT:   .extern
 
-// With nvfp4, the activation's amax reduction and quantize kernels (the
-// 16x16 weight blocks are quantized on the host), then the GEMM on
-// kind::mxf4nvf4 with UE4M3 scales.
+// With nvfp4, the activation's amax reduction and quantize kernels, the
+// weight's (16x16 blocks: the amax reduction and the band kernel, which
+// also synchronizes), then the GEMM on kind::mxf4nvf4 with UE4M3 scales.
 // NVFP4:     gpu.binary @fprop_kernel
 // NVFP4-SAME:  bar.sync
 // NVFP4:     gpu.binary @fprop_kernel_0
 // NVFP4-SAME:  cvt.rn.satfinite.e2m1x2.f32
-// NVFP4:     gpu.binary @fprop_kernel_1
+// NVFP4:     gpu.binary @fprop_kernel_2
+// NVFP4-SAME:  bar.sync
+// NVFP4-SAME:  cvt.rn.satfinite.e2m1x2.f32
+// NVFP4:     gpu.binary @fprop_kernel_3
 // NVFP4-SAME:  [[LOOP:\$L__BB[0-9_]+]]:{{.*}}mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3{{.*}}bra {{(\\09)?}}[[LOOP]];
 
 // With mxfp8, E4M3 on m16n8k32 kind::mxf8f6f4.

@@ -87,6 +87,8 @@ struct QuantizeCase {
   bool stochastic = false;
   /// NVFP4 only: how amax_tensor is obtained.
   Amax amax = Amax::None;
+  /// NVFP4 only: 16x16 blocks over the last two dimensions.
+  bool twoD = false;
 };
 
 std::string getElementName(numerics::Format format) {
@@ -110,7 +112,8 @@ std::string getQuantizeTestName(const QuantizeCase &c) {
                      (c.stochastic ? "_sr" : "") +
                      (c.amax == Amax::Computed   ? "_amax_computed"
                       : c.amax == Amax::Supplied ? "_amax_supplied"
-                                                 : "");
+                                                 : "") +
+                     (c.twoD ? "_2d" : "");
   return sanitizeTestName(name);
 }
 
@@ -128,6 +131,8 @@ TEST_P(SM120QuantizeKernelTest, MatchesLibrary) {
   const int64_t blockSize = nv ? 16 : 32;
   std::vector<int64_t> block(c.shape.size(), 1);
   block.back() = blockSize;
+  if (c.twoD)
+    block[block.size() - 2] = blockSize;
   const std::string tensor =
       "tensor<" + join(c.shape, "x") + "x" + c.input + ">";
   const std::string scaled =
@@ -180,6 +185,7 @@ TEST_P(SM120QuantizeKernelTest, MatchesLibrary) {
   numerics::QuantConfig config;
   config.format = c.format;
   config.blockSize = blockSize;
+  config.twoDimensional = c.twoD;
   config.scaleMode =
       c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
   if (c.stochastic) {
@@ -233,6 +239,16 @@ std::vector<QuantizeCase> quantizeCases() {
                    Amax::Computed});
   cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, true,
                    Amax::Computed});
+  // [NV1] 16x16 blocks (the weight layout): 48 x 320 is 3 bands of 20 column
+  // blocks, a full and a ragged workgroup each; a batch dimension; SR.
+  cases.push_back({{48, 320}, Format::NVFP4, "f32", false, false, false,
+                   Amax::Computed, true});
+  cases.push_back({{32, 256}, Format::NVFP4, "f32", false, true, false,
+                   Amax::Supplied, true});
+  cases.push_back({{2, 32, 64}, Format::NVFP4, "bf16", false, true, false,
+                   Amax::Computed, true});
+  cases.push_back({{32, 64}, Format::NVFP4, "f32", false, true, true,
+                   Amax::Computed, true});
   return cases;
 }
 

@@ -189,8 +189,9 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     once per workgroup; f32 or fused bf16 epilogue; ragged M, N and K.
 
     Quantize ops blocked along the last dimension (MXFP4, MXFP8, NVFP4 with
-    the tensor amax computed by a reduction kernel or supplied) become a
-    kernel with one lane per block: block scales by the exact integer
+    the tensor amax computed by a reduction kernel or supplied), and NVFP4
+    16x16 weight blocks, become a kernel with one lane per block (per block
+    row for 16x16 blocks, which combine their amax in shared memory): block scales by the exact integer
     recipes of [MX1]/[MX2]/[MX3]/[NV1], elements by
     `cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32`, and [SR1] stochastic rounding
     in software (sm_120a has no stochastic FP4 conversion), with Philox in

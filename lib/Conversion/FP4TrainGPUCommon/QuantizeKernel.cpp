@@ -28,8 +28,16 @@
 // codecs::nvfp4GlobalScale, as the expansion does. The two scalars reach the
 // quantize kernel as kernel arguments.
 //
+// NVFP4 16x16 blocks (the weight layout of the NVIDIA recipe) take a
+// workgroup of 16 x 16 lanes per band of 16 rows and 16 column blocks: lane
+// (r, c) loads and later encodes the 16 elements of row r in column block c,
+// the 16 lanes of a block put their row amaxes in shared memory, and after
+// one barrier each takes the max of its block's 16 words (exact, order-free);
+// the row-0 lane writes the block's scale code.
+//
 // The input is flattened to 1-D (blocks along the last dimension are
-// contiguous runs of B), the results are reshaped back.
+// contiguous runs of B; 16x16 blocks are index math on the flat rows), the
+// results are reshaped back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,15 +87,28 @@ bool mlir::fp4train::isQuantizeKernelShape(QuantizeOp op) {
   ArrayRef<int64_t> block = type.getBlockShape();
   if (block.empty() || block.back() != (nv ? 16 : 32))
     return false;
-  for (int64_t b : block.drop_back())
+  bool twoD = type.is2DBlocked();
+  for (int64_t b : block.drop_back(twoD ? 2 : 1))
     if (b != 1)
       return false;
-  // The grid's work-items (256 per workgroup, one per block) must fit the
-  // 32-bit x dimension of a launch.
-  int64_t numBlocks = type.getNumElements() / block.back();
-  if (numBlocks == 0 ||
-      llvm::divideCeil(numBlocks, kThreads) * kThreads > int64_t(UINT32_MAX))
+  if (twoD && (!nv || block[block.size() - 2] != 16))
     return false;
+  int64_t numBlocks = type.getNumElements() / block.back();
+  if (numBlocks == 0)
+    return false;
+  if (twoD) {
+    // 16 column blocks x one band of 16 rows per workgroup; bands in y.
+    int64_t columnBlocks = type.getShape().back() / 16;
+    int64_t bands = numBlocks / columnBlocks / 16;
+    if (llvm::divideCeil(columnBlocks, 16) > int64_t(INT32_MAX) ||
+        bands > 65535)
+      return false;
+  } else if (llvm::divideCeil(numBlocks, kThreads) * kThreads >
+             int64_t(UINT32_MAX)) {
+    // The grid's work-items (one per block) must fit the 32-bit x
+    // dimension of a launch.
+    return false;
+  }
   Type input = op.getInput().getType().getElementType();
   return input.isF32() || input.isBF16() || input.isF16();
 }
@@ -106,6 +127,11 @@ struct QuantizeConfig {
   Type element;
   int64_t blockSize, numBlocks;
   bool nv, rceil;
+  /// [NV1] 16x16 blocks over the last two dimensions (the weight layout):
+  /// the tensor as rows x `columns`, `columnBlocks` = columns / 16 blocks
+  /// per row band of 16 rows, `rowBlocks` bands.
+  bool twoD = false;
+  int64_t columns = 0, columnBlocks = 0, rowBlocks = 0;
   /// [SR1] seed (i64), null for RNE.
   Value seed;
   /// [NV1] S_enc and S_dec (f32), null for MX.
@@ -138,6 +164,11 @@ public:
 
   /// The quantize kernel: writes `codes` and `scales`.
   void buildQuantize(gpu::LaunchOp launch, Value codes, Value scales);
+  /// The 16x16-block quantize kernel: a workgroup of 16 x 16 lanes takes a
+  /// band of 16 rows and 16 column blocks, lane (r, c) the 16 elements of
+  /// row r in column block c; the lanes of a block combine their row amaxes
+  /// through shared memory (`shared`, 256 words).
+  void buildQuantize2D(gpu::LaunchOp launch, Value codes, Value scales);
   /// The amax kernel: writes one magnitude word per workgroup to `partial`.
   void buildAbsMax(gpu::LaunchOp launch, Value partial);
 
@@ -151,6 +182,13 @@ private:
   /// The magnitude bits (i32) of the block's amax.
   Value blockAbsMaxBits(ImplicitLocOpBuilder &ib, ArrayRef<Value> x);
   void quantizeBlock(Value block, Value codes, Value scales);
+  /// Encodes the elements `x` of one block, whose amax has the magnitude
+  /// bits `amaxBits`, to `codes` at element offset `base`, and its scale
+  /// code to `scales[scaleIndex]` (only where `writeScale` holds, when
+  /// given). `linearBlock` = base / B indexes the [SR1] words.
+  void encodeBlock(ImplicitLocOpBuilder &ib, ArrayRef<Value> x, Value amaxBits,
+                   Value base, Value linearBlock, Value codes, Value scales,
+                   Value scaleIndex, Value writeScale);
   /// [SR1] The codes of the scaled values `v`, one vector<4xi8> per
   /// vector<4xf32>.
   SmallVector<Value>
@@ -273,14 +311,22 @@ QuantizeKernelBuilder::convertStochastic(
 void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
                                           Value scales) {
   ImplicitLocOpBuilder ib(loc, b);
+  Value base = arith::MulIOp::create(ib, block, index(config.blockSize));
+  SmallVector<Value> x = loadBlock(base);
+  encodeBlock(ib, x, blockAbsMaxBits(ib, x), base, block, codes, scales, block,
+              Value());
+}
+
+void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
+                                        ArrayRef<Value> x, Value amaxBits,
+                                        Value base, Value linearBlock,
+                                        Value codes, Value scales,
+                                        Value scaleIndex, Value writeScale) {
   const num::MiniFloatFormat &format =
       codecs::getMiniFloatFormat(config.element);
   Type i8 = ib.getI8Type();
   int64_t bs = config.blockSize;
-
-  Value base = arith::MulIOp::create(ib, block, index(bs));
-  SmallVector<Value> x = loadBlock(base);
-  Value amax = codecs::f32FromBits(ib, blockAbsMaxBits(ib, x));
+  Value amax = codecs::f32FromBits(ib, amaxBits);
   Value code = config.nv
                    ? codecs::nvfp4BlockScaleCode(ib, amax, config.globalEncode)
                    : codecs::mxScaleCode(ib, amax, format, config.rceil);
@@ -298,7 +344,7 @@ void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
                                      !config.nv && !config.rceil, factor};
   SmallVector<Value> quads;
   if (config.seed) {
-    quads = convertStochastic(ib, block, scaled);
+    quads = convertStochastic(ib, linearBlock, scaled);
   } else if (std::optional<SmallVector<Value>> hw =
                  target.buildConvertRNE(ib, config.element, scaled)) {
     quads = std::move(*hw);
@@ -331,7 +377,93 @@ void QuantizeKernelBuilder::quantizeBlock(Value block, Value codes,
     vector::StoreOp::create(ib, chunkCodes, codes, ValueRange{offset},
                             /*nontemporal=*/false, llvm::Align(16));
   }
-  memref::StoreOp::create(ib, code, scales, ValueRange{block});
+  if (!writeScale) {
+    memref::StoreOp::create(ib, code, scales, ValueRange{scaleIndex});
+    return;
+  }
+  auto ifOp = scf::IfOp::create(ib, writeScale, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  memref::StoreOp::create(b, loc, code, scales, ValueRange{scaleIndex});
+}
+
+void QuantizeKernelBuilder::buildQuantize2D(gpu::LaunchOp launch, Value codes,
+                                            Value scales) {
+  ImplicitLocOpBuilder ib(loc, b);
+  auto f32x4 = VectorType::get({4}, ib.getF32Type());
+  Value shared = launch.getWorkgroupAttributions().front();
+  Value tid = launch.getThreadIds().x;
+  Value r = arith::DivUIOp::create(ib, tid, index(16));
+  Value c = arith::RemUIOp::create(ib, tid, index(16));
+  Value rowBlock = launch.getBlockIds().y;
+  Value columnBlock = arith::AddIOp::create(
+      ib, arith::MulIOp::create(ib, launch.getBlockIds().x, index(16)), c);
+  Value row = arith::AddIOp::create(
+      ib, arith::MulIOp::create(ib, rowBlock, index(16)), r);
+  // Element offset of the lane's 16 elements, and that offset / 16.
+  Value linearBlock = arith::AddIOp::create(
+      ib, arith::MulIOp::create(ib, row, index(config.columnBlocks)),
+      columnBlock);
+  Value base = arith::MulIOp::create(ib, linearBlock, index(16));
+  Value inRange;
+  if (config.columnBlocks % 16)
+    inRange = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, columnBlock,
+                                    index(config.columnBlocks));
+
+  // Each lane's elements and row amax; lanes past the last column block
+  // (which still take part in the barrier) contribute +0.
+  SmallVector<Value> x;
+  Value bits;
+  if (!inRange) {
+    x = loadBlock(base);
+    bits = blockAbsMaxBits(ib, x);
+  } else {
+    auto ifOp = scf::IfOp::create(
+        ib, inRange,
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          ImplicitLocOpBuilder inner(loc, b);
+          SmallVector<Value> values = loadBlock(base);
+          values.push_back(blockAbsMaxBits(inner, values));
+          scf::YieldOp::create(inner, values);
+        },
+        [&](OpBuilder &nested, Location) {
+          ImplicitLocOpBuilder inner(loc, nested);
+          SmallVector<Value> zeros(
+              4, arith::ConstantOp::create(inner, inner.getZeroAttr(f32x4)));
+          zeros.push_back(codecs::i32Const(inner, 0));
+          scf::YieldOp::create(inner, zeros);
+        });
+    x = SmallVector<Value>(ifOp.getResults().take_front(4));
+    bits = ifOp.getResult(4);
+  }
+  memref::StoreOp::create(ib, bits, shared, ValueRange{tid});
+  target.buildBarrier(b, loc);
+  // The block's amax: the unsigned max of its 16 rows' words (column c).
+  Value blockBits;
+  for (int64_t k = 0; k < 16; ++k) {
+    Value word = memref::LoadOp::create(
+        ib, shared, ValueRange{arith::AddIOp::create(ib, c, index(16 * k))});
+    blockBits = blockBits
+                    ? arith::MaxUIOp::create(ib, blockBits, word).getResult()
+                    : word;
+  }
+  Value scaleIndex = arith::AddIOp::create(
+      ib, arith::MulIOp::create(ib, rowBlock, index(config.columnBlocks)),
+      columnBlock);
+  Value firstRow =
+      arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, r, index(0));
+  if (!inRange)
+    return encodeBlock(ib, x, blockBits, base, linearBlock, codes, scales,
+                       scaleIndex, firstRow);
+  auto ifOp = scf::IfOp::create(ib, inRange, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  ImplicitLocOpBuilder inner(loc, b);
+  encodeBlock(inner, x, blockBits, base, linearBlock, codes, scales,
+              scaleIndex, firstRow);
 }
 
 void QuantizeKernelBuilder::buildQuantize(gpu::LaunchOp launch, Value codes,
@@ -454,6 +586,10 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     config.numBlocks = type.getNumElements() / config.blockSize;
     config.nv = isNVFP4(type);
     config.rceil = op.getScaleMode() == ScaleMode::rceil;
+    config.twoD = type.is2DBlocked();
+    config.columns = type.getShape().back();
+    config.columnBlocks = config.columns / config.blockSize;
+    config.rowBlocks = config.numBlocks / config.columnBlocks / 16;
     if (op.getRounding() == RoundingMode::stochastic)
       config.seed = adaptor.getSeed();
 
@@ -502,10 +638,27 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
         rewriter, loc,
         MemRefType::get({type.getNumElements()}, rewriter.getI8Type()));
     Value scales = allocKernelBuffer(
-        rewriter, loc, MemRefType::get({config.numBlocks}, rewriter.getI8Type()));
-    auto launch = gpu::LaunchOp::create(rewriter, loc, c(groups), c(1), c(1),
-                                        c(kThreads), c(1), c(1));
-    {
+        rewriter, loc,
+        MemRefType::get({config.twoD ? config.numBlocks / 16 : config.numBlocks},
+                        rewriter.getI8Type()));
+    if (config.twoD) {
+      auto shared = MemRefType::get(
+          {kThreads}, rewriter.getI32Type(), AffineMap(),
+          target->getSharedMemorySpace(rewriter.getContext()));
+      auto launch = gpu::LaunchOp::create(
+          rewriter, loc, c(llvm::divideCeil(config.columnBlocks, 16)),
+          c(config.rowBlocks), c(1), c(kThreads), c(1), c(1),
+          /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+          /*asyncDependencies=*/{}, /*workgroupAttributions=*/
+          TypeRange{shared});
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      QuantizeKernelBuilder(rewriter, loc, *target, config, input)
+          .buildQuantize2D(launch, codes, scales);
+      gpu::TerminatorOp::create(rewriter, loc);
+    } else {
+      auto launch = gpu::LaunchOp::create(rewriter, loc, c(groups), c(1), c(1),
+                                          c(kThreads), c(1), c(1));
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&launch.getBody().front());
       QuantizeKernelBuilder(rewriter, loc, *target, config, input)

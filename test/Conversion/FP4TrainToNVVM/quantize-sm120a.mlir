@@ -80,11 +80,22 @@ func.func @sr(%x: tensor<8x64xf32>, %seed: i64)
 
 // -----
 
-// 16x16 (weight) blocks stay on the host expansion; the quantize kernel
-// takes blocks along the last dimension only.
+// 16x16 (weight) blocks: the amax reduction kernel, then one workgroup of
+// 16 x 16 lanes per band of 16 rows and 16 column blocks (here 1 x 2): lane
+// (r, c) takes row r of column block c, the block amax is the max of the 16
+// row words in shared memory after one barrier, and the row-0 lane writes
+// the scale code.
 // CHECK-LABEL: func.func @weights_2d
-// CHECK-NOT:   gpu.launch
-// CHECK:       linalg.generic
+// CHECK:       gpu.launch
+// CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}) workgroup(%[[SMEM:.*]] : memref<256xi32, #gpu.address_space<workgroup>>)
+// CHECK:         %[[R:.*]] = arith.divui %[[TID]], %c16
+// CHECK:         memref.store %{{.*}}, %[[SMEM]][%[[TID]]]
+// CHECK:         gpu.barrier
+// CHECK-COUNT-16: memref.load %[[SMEM]]
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[R]], %c0
+// CHECK-COUNT-8: nvvm.convert.f32x2.to.f4x2
+// CHECK:         scf.if %[[FIRST]]
+// CHECK:           memref.store %{{.*}} : memref<4xi8>
 func.func @weights_2d(%w: tensor<32x32xf32>)
     -> !fp4train.scaled<32x32xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global> {
   %q = fp4train.quantize %w : tensor<32x32xf32>

@@ -36,8 +36,10 @@ void populateHadamardKernelPatterns(TypeConverter &converter,
 /// True when the shared quantize kernel takes `op`: MXFP4 / MXFP8 (E8M0
 /// scales of 32-element blocks) or NVFP4 (E4M3 scales of 16-element blocks
 /// with the f32 global scale, amax computed or supplied), blocks along the
-/// last dimension only (block shape [1, ..., 1, B]), round to nearest even
-/// or [SR1] stochastic rounding (E2M1), from f32, bf16 or f16.
+/// last dimension (block shape [1, ..., 1, B]) or, for NVFP4, 16x16 blocks
+/// over the last two ([1, ..., 16, 16]), round to nearest even or [SR1]
+/// stochastic rounding (E2M1), from f32, bf16 or f16, with a grid that fits
+/// a launch.
 bool isQuantizeKernelShape(QuantizeOp op);
 
 /// Adds the pattern lowering the quantize ops of isQuantizeKernelShape to a
