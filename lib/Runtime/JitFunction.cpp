@@ -134,12 +134,6 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
       symbols[interner(symbol.name)] = {
           llvm::orc::ExecutorAddr::fromPtr(symbol.address),
           llvm::JITSymbolFlags::Exported};
-    // Bufferization lowers copies between buffers of different layouts
-    // (the zero padding and slicing around block-scaled GEMMs) to calls of
-    // this C runner utility.
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   auto entry = result->engine->lookupPacked("_mlir_ciface_" + name.str());
