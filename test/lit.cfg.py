@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "FP4TRAIN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fp4train_obj_root, "test")
 # Inputs/ hold data, not tests. Unit/ is a suite of its own (its own
@@ -30,6 +30,7 @@ tools = [
     "fp4-opt",
     "fp4-quant",
     "fp4-train",
+    "fp4train-capi-test",
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
