@@ -16,7 +16,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <mutex>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -26,6 +29,52 @@ void fp4trainRegisterPasses(void) {
   std::call_once(once, [] { fp4train::registerAllPasses(); });
 }
 
+namespace {
+/// Redirects file descriptor 2 to a temporary file while alive. Pass option
+/// parsers print their errors ("no such option", "Cannot find option named")
+/// straight to llvm::errs() instead of the error stream they are given; the
+/// C API must return them, not print them. Parsing a pipeline is short and
+/// serialized, so the window in which another thread's stderr output would
+/// land in the file too is small.
+class StderrCapture {
+public:
+  StderrCapture() {
+    std::fflush(stderr);
+    llvm::errs().flush();
+    file = std::tmpfile();
+    saved = file ? ::dup(2) : -1;
+    if (saved >= 0)
+      ::dup2(::fileno(file), 2);
+  }
+  /// Restores fd 2 and returns what was written to it.
+  std::string finish() {
+    std::string text;
+    if (saved < 0)
+      return text;
+    std::fflush(stderr);
+    llvm::errs().flush();
+    ::dup2(saved, 2);
+    ::close(saved);
+    saved = -1;
+    std::rewind(file);
+    char buffer[4096];
+    size_t read;
+    while ((read = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+      text.append(buffer, read);
+    return text;
+  }
+  ~StderrCapture() {
+    finish();
+    if (file)
+      std::fclose(file);
+  }
+
+private:
+  std::FILE *file = nullptr;
+  int saved = -1;
+};
+} // namespace
+
 FailureOr<OpPassManager>
 mlir::fp4train::capi::parsePipeline(llvm::StringRef text,
                                     llvm::raw_ostream &errors) {
@@ -34,7 +83,18 @@ mlir::fp4train::capi::parsePipeline(llvm::StringRef text,
   std::string anchored = trimmed.starts_with("builtin.module(")
                              ? trimmed.str()
                              : "builtin.module(" + trimmed.str() + ")";
-  return parsePassPipeline(anchored, errors);
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  StderrCapture capture;
+  std::string parserErrors;
+  llvm::raw_string_ostream parserStream(parserErrors);
+  FailureOr<OpPassManager> result = parsePassPipeline(anchored, parserStream);
+  std::string printed = capture.finish();
+  // The option parser's own words first: they name the bad option.
+  if (failed(result))
+    errors << llvm::StringRef(printed).trim() << (printed.empty() ? "" : "\n")
+           << parserErrors;
+  return result;
 }
 
 MlirModule fp4trainModuleCreateParse(MlirContext context, MlirStringRef source,
