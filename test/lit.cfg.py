@@ -21,6 +21,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%fp4train_src", config.fp4train_src_root))
 config.substitutions.append(("%fp4train_obj", config.fp4train_obj_root))
+config.substitutions.append(("%{c_compiler}", config.c_compiler))
+config.substitutions.append(("%{cxx_compiler}", config.cxx_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
