@@ -51,17 +51,27 @@ getOptionMap(const FP4TrainQuantOptions &options) {
   return map;
 }
 
+namespace {
+/// A request checked against its tensor's shape.
+struct CheckedRequest {
+  num::QuantRequest request;
+  /// The block quantization validated against `shape` (axis normalized).
+  num::QuantConfig config;
+  std::vector<int64_t> shape;
+};
+} // namespace
+
 /// Checks `options` and the shape; reports and returns nothing on error.
-static std::optional<num::QuantRequest>
-getRequest(const FP4TrainQuantOptions *options, intptr_t rank,
-           const int64_t *shape, std::vector<int64_t> &shapeVector,
-           MlirStringCallback onError, void *userData) {
+static std::optional<CheckedRequest>
+checkRequest(const FP4TrainQuantOptions *options, intptr_t rank,
+             const int64_t *shape, MlirStringCallback onError,
+             void *userData) {
   if (!options || rank < 0 || (rank > 0 && !shape)) {
     capi::reportError(onError, userData,
                       "quantization needs options and a shape");
     return std::nullopt;
   }
-  shapeVector.assign(shape, shape + rank);
+  std::vector<int64_t> shapeVector(shape, shape + rank);
   for (int64_t size : shapeVector) {
     if (size < 0) {
       capi::reportError(onError, userData, "negative dimension size");
@@ -74,24 +84,24 @@ getRequest(const FP4TrainQuantOptions *options, intptr_t rank,
     capi::reportError(onError, userData, request.error().message);
     return std::nullopt;
   }
-  return *request;
+  num::Expected<num::QuantConfig> config =
+      num::validateConfig(shapeVector, request->quant);
+  if (!config) {
+    capi::reportError(onError, userData, config.error().message);
+    return std::nullopt;
+  }
+  return CheckedRequest{*request, *config, std::move(shapeVector)};
 }
 
 MlirLogicalResult fp4trainQuantizeGetScalesShape(
     const FP4TrainQuantOptions *options, intptr_t rank, const int64_t *shape,
     int64_t *scalesShape, MlirStringCallback onError, void *userData) {
-  std::vector<int64_t> shapeVector;
-  std::optional<num::QuantRequest> request =
-      getRequest(options, rank, shape, shapeVector, onError, userData);
-  if (!request)
+  std::optional<CheckedRequest> checked =
+      checkRequest(options, rank, shape, onError, userData);
+  if (!checked)
     return mlirLogicalResultFailure();
-  num::Expected<num::QuantConfig> config =
-      num::validateConfig(shapeVector, request->quant);
-  if (!config) {
-    capi::reportError(onError, userData, config.error().message);
-    return mlirLogicalResultFailure();
-  }
-  std::vector<int64_t> scales = num::getScaleShape(shapeVector, *config);
+  std::vector<int64_t> scales =
+      num::getScaleShape(checked->shape, checked->config);
   std::copy(scales.begin(), scales.end(), scalesShape);
   return mlirLogicalResultSuccess();
 }
@@ -102,13 +112,12 @@ MlirLogicalResult fp4trainQuantize(const FP4TrainQuantOptions *options,
                                    uint8_t *scales, float *globalScale,
                                    float *dequantized,
                                    MlirStringCallback onError, void *userData) {
-  std::vector<int64_t> shapeVector;
-  std::optional<num::QuantRequest> request =
-      getRequest(options, rank, shape, shapeVector, onError, userData);
-  if (!request)
+  std::optional<CheckedRequest> checked =
+      checkRequest(options, rank, shape, onError, userData);
+  if (!checked)
     return mlirLogicalResultFailure();
   num::Expected<num::QuantResult> result =
-      num::runQuantRequest(data, shapeVector, *request);
+      num::runQuantRequest(data, checked->shape, checked->request);
   if (!result) {
     capi::reportError(onError, userData, result.error().message);
     return mlirLogicalResultFailure();
@@ -133,21 +142,16 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
                                      float globalDecodeScale, float *out,
                                      MlirStringCallback onError,
                                      void *userData) {
-  std::vector<int64_t> shapeVector;
-  std::optional<num::QuantRequest> request =
-      getRequest(options, rank, shape, shapeVector, onError, userData);
-  if (!request)
+  std::optional<CheckedRequest> checked =
+      checkRequest(options, rank, shape, onError, userData);
+  if (!checked)
     return mlirLogicalResultFailure();
-  num::Expected<num::QuantConfig> config =
-      num::validateConfig(shapeVector, request->quant);
-  if (!config) {
-    capi::reportError(onError, userData, config.error().message);
-    return mlirLogicalResultFailure();
-  }
+  const std::vector<int64_t> &shapeVector = checked->shape;
+  const num::QuantRequest *request = &checked->request;
   num::QuantizedTensor tensor;
-  tensor.config = *config;
+  tensor.config = checked->config;
   tensor.shape = shapeVector;
-  tensor.scaleShape = num::getScaleShape(shapeVector, *config);
+  tensor.scaleShape = num::getScaleShape(shapeVector, checked->config);
   auto count = [](const std::vector<int64_t> &s) {
     return std::accumulate(s.begin(), s.end(), int64_t(1),
                            std::multiplies<int64_t>());
@@ -155,7 +159,7 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
   tensor.codes.assign(codes, codes + count(shapeVector));
   tensor.scales.assign(scales, scales + count(tensor.scaleShape));
   tensor.globalDecodeScale =
-      config->format == num::Format::NVFP4 ? globalDecodeScale : 1.0f;
+      checked->config.format == num::Format::NVFP4 ? globalDecodeScale : 1.0f;
   std::vector<float> values = num::dequantize(tensor);
   if (request->hadamard && request->unrotate) {
     num::Status status = num::hadamardRotate(values.data(), shapeVector,
