@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "FP4TRAIN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fp4train_obj_root, "test")
 # Inputs/ hold data, not tests. Unit/ is a suite of its own (its own
@@ -20,6 +20,9 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%fp4train_src", config.fp4train_src_root))
+config.substitutions.append(("%fp4train_obj", config.fp4train_obj_root))
+config.substitutions.append(("%{c_compiler}", config.c_compiler))
+config.substitutions.append(("%{cxx_compiler}", config.cxx_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -30,6 +33,7 @@ tools = [
     "fp4-opt",
     "fp4-quant",
     "fp4-train",
+    "fp4train-capi-test",
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -448,6 +448,18 @@ static float parallelAbsMax(const float *data, int64_t count) {
   return bitsToFloat(maxBits.load());
 }
 
+std::vector<int64_t> getScaleShape(const std::vector<int64_t> &shape,
+                                   const QuantConfig &validated) {
+  std::vector<int64_t> scaleShape = shape;
+  if (validated.twoDimensional) {
+    scaleShape[shape.size() - 2] /= validated.blockSize;
+    scaleShape[shape.size() - 1] /= validated.blockSize;
+  } else {
+    scaleShape[validated.axis] /= validated.blockSize;
+  }
+  return scaleShape;
+}
+
 Status quantizeInto(const float *data, const std::vector<int64_t> &shape,
                     const QuantConfig &config, QuantizedTensor &result) {
   Expected<QuantConfig> validated = validateConfig(shape, config);
@@ -460,13 +472,7 @@ Status quantizeInto(const float *data, const std::vector<int64_t> &shape,
   result.globalDecodeScale = 1.0f;
   int64_t numElements = getNumElements(shape);
   result.codes.resize(numElements);
-  result.scaleShape = shape;
-  if (result.config.twoDimensional) {
-    result.scaleShape[shape.size() - 2] /= config.blockSize;
-    result.scaleShape[shape.size() - 1] /= config.blockSize;
-  } else {
-    result.scaleShape[result.config.axis] /= config.blockSize;
-  }
+  result.scaleShape = getScaleShape(shape, result.config);
   BlockLayout layout = makeBlockLayout(shape, result.config.axis, config.blockSize,
                                          config.twoDimensional);
   result.scales.resize(layout.numBlocks);

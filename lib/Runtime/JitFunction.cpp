@@ -114,6 +114,17 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   if (llvm::Error error = withDiagnostics(
           context, "compiling @" + name.str(), [&] { return pm.run(module); }))
     return std::move(error);
+  // call() passes results as out-parameters; a function that still returns
+  // values would read garbage (or crash), so reject it here.
+  if (!result->results.empty()) {
+    auto lowered = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!lowered ||
+        !isa<LLVM::LLVMVoidType>(lowered.getFunctionType().getReturnType()))
+      return llvm::createStringError(
+          "compiling @" + name.str() +
+          ": the pipeline must lower it to an llvm.func returning results "
+          "through out-parameters (fp4train-cpu-pipeline{out-params=true})");
+  }
 
   // The lowered code is left unoptimized by the conversion passes; LLVM's
   // -O2 pipeline makes the non-GEMM parts of a step (loops over
@@ -134,12 +145,6 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
       symbols[interner(symbol.name)] = {
           llvm::orc::ExecutorAddr::fromPtr(symbol.address),
           llvm::JITSymbolFlags::Exported};
-    // Bufferization lowers copies between buffers of different layouts
-    // (the zero padding and slicing around block-scaled GEMMs) to calls of
-    // this C runner utility.
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   auto entry = result->engine->lookupPacked("_mlir_ciface_" + name.str());

@@ -320,8 +320,48 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
   c.store();
 }
 
+/// `memrefCopy` of MLIR's C runner utilities: bufferization lowers copies
+/// between buffers of different layouts (the zero padding and slicing around
+/// block-scaled GEMMs) to calls of it. Provided here rather than by linking
+/// libmlir_c_runner_utils.so, which depends on libMLIR.so and would load a
+/// second copy of MLIR next to the static one every JIT host links.
+static void copyMemref(int64_t elementSize, UnrankedMemRefType<char> *source,
+                       UnrankedMemRefType<char> *destination) {
+  DynamicMemRefType<char> src(*source), dst(*destination);
+  int64_t rank = src.rank;
+  char *srcBase = src.data + src.offset * elementSize;
+  char *dstBase = dst.data + dst.offset * elementSize;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (src.sizes[dim] == 0)
+      return;
+  // The innermost dimension is copied as one run when both are unit-strided.
+  bool innerRuns =
+      rank > 0 && src.strides[rank - 1] == 1 && dst.strides[rank - 1] == 1;
+  int64_t runLength = innerRuns ? src.sizes[rank - 1] : 1;
+  int64_t outerRank = innerRuns ? rank - 1 : rank;
+  while (true) {
+    int64_t srcOffset = 0, dstOffset = 0;
+    for (int64_t dim = 0; dim < outerRank; ++dim) {
+      srcOffset += index[dim] * src.strides[dim];
+      dstOffset += index[dim] * dst.strides[dim];
+    }
+    std::memcpy(dstBase + dstOffset * elementSize,
+                srcBase + srcOffset * elementSize, runLength * elementSize);
+    int64_t dim = outerRank - 1;
+    for (; dim >= 0; --dim) {
+      if (++index[dim] < src.sizes[dim])
+        break;
+      index[dim] = 0;
+    }
+    if (dim < 0)
+      return;
+  }
+}
+
 std::vector<fp4train::runtime::Symbol> fp4train::runtime::getSymbols() {
   return {
+      {"memrefCopy", reinterpret_cast<void *>(&copyMemref)},
       {"_mlir_ciface_fp4train_rt_quantize",
        reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_quantize)},
       {"_mlir_ciface_fp4train_rt_dequantize",

@@ -17,8 +17,8 @@
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Hadamard.h"
 #include "fp4train/Numerics/Npy.h"
+#include "fp4train/Numerics/QuantOptions.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -119,26 +119,6 @@ static std::string parseCommandLine(int argc, char **argv,
   return "";
 }
 
-/// Parses a whole decimal integer in [min, max].
-static bool parseInteger(const std::string &text, long long min, long long max,
-                         long long &value) {
-  if (text.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  value = std::strtoll(text.c_str(), &end, 10);
-  return errno == 0 && *end == '\0' && value >= min && value <= max;
-}
-
-static bool parseUnsigned64(const std::string &text, uint64_t &value) {
-  if (text.empty() || text[0] == '-')
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  value = std::strtoull(text.c_str(), &end, 0);
-  return errno == 0 && *end == '\0';
-}
-
 /// Reads the input tensor as f32, honouring --bf16.
 static Expected<NpyArray> readInput(const std::string &path, bool bf16) {
   Expected<NpyArray> array = readNpy(path);
@@ -154,112 +134,6 @@ static Expected<NpyArray> readInput(const std::string &path, bool bf16) {
   return array;
 }
 
-/// Parses the value of the enumerated option `name` with `parse` into `out`;
-/// returns an error message naming the accepted spellings, or "".
-template <typename T, typename Parse>
-static std::string parseEnumOption(const CommandLine &cl, const std::string &name,
-                                   Parse parse, const char *expected, T &out) {
-  const std::string &text = cl.options.at(name);
-  std::optional<T> value = parse(text);
-  if (!value)
-    return "invalid --" + name + " '" + text + "' (expected " + expected + ")";
-  out = *value;
-  return "";
-}
-
-/// Builds the quantization and rotation settings from `quantize` options.
-static std::string makeConfigs(const CommandLine &cl, QuantConfig &quant,
-                               std::optional<HadamardConfig> &hadamard) {
-  if (!cl.has("format"))
-    return "missing required option '--format'";
-  std::string error =
-      parseEnumOption(cl, "format", parseFormat,
-                      "mxfp4, nvfp4, mxfp8-e4m3 or mxfp8-e5m2", quant.format);
-  if (!error.empty())
-    return error;
-  quant.blockSize = getDefaultBlockSize(quant.format);
-
-  if (cl.has("scale-mode")) {
-    if (quant.format == Format::NVFP4)
-      return "--scale-mode applies to the MX formats only";
-    error = parseEnumOption(cl, "scale-mode", parseScaleMode, "floor or rceil",
-                            quant.scaleMode);
-    if (!error.empty())
-      return error;
-  }
-  if (cl.has("block")) {
-    const std::string &block = cl.options.at("block");
-    if (block == "16x16") {
-      quant.blockSize = 16;
-      quant.twoDimensional = true;
-    } else if (block == "16" || block == "32") {
-      quant.blockSize = std::stoi(block);
-    } else {
-      return "invalid --block '" + block + "' (expected 16, 32 or 16x16)";
-    }
-  }
-  if (cl.has("axis")) {
-    long long axis;
-    if (!parseInteger(cl.options.at("axis"), -64, 63, axis))
-      return "invalid --axis '" + cl.options.at("axis") + "'";
-    quant.axis = axis;
-  }
-  if (cl.has("rounding")) {
-    error = parseEnumOption(cl, "rounding", parseRounding, "rne or sr",
-                            quant.rounding);
-    if (!error.empty())
-      return error;
-  }
-  if (cl.has("seed")) {
-    // One seed keys both random streams: [SR1] words and [H1] random signs
-    // (whose --signs value is checked with the other rotation options).
-    bool randomSigns = cl.has("signs") && cl.options.at("signs") == "random";
-    if (quant.rounding != Rounding::Stochastic && !randomSigns)
-      return "--seed requires --rounding sr or --signs random";
-    if (!parseUnsigned64(cl.options.at("seed"), quant.seed))
-      return "invalid --seed '" + cl.options.at("seed") + "'";
-  }
-  if (cl.has("amax")) {
-    const std::string &text = cl.options.at("amax");
-    char *end = nullptr;
-    float amax = std::strtof(text.c_str(), &end);
-    if (text.empty() || *end != '\0')
-      return "invalid --amax '" + text + "'";
-    quant.amax = amax;
-  }
-
-  if (!cl.has("hadamard")) {
-    for (const char *option : {"signs", "step", "unrotate"})
-      if (cl.has(option))
-        return std::string("--") + option + " requires --hadamard";
-    return "";
-  }
-  HadamardConfig rotation;
-  long long size;
-  if (!parseInteger(cl.options.at("hadamard"), 0, 1 << 20, size) ||
-      !isValidHadamardSize(size))
-    return "invalid --hadamard '" + cl.options.at("hadamard") +
-           "' (expected 16, 32, 64, 128 or 256)";
-  rotation.size = size;
-  rotation.axis = quant.axis;
-  if (cl.has("signs")) {
-    error = parseEnumOption(cl, "signs", parseHadamardSigns,
-                            "none, fixed or random", rotation.signs);
-    if (!error.empty())
-      return error;
-  }
-  if (cl.has("step")) {
-    if (rotation.signs != HadamardSigns::Random)
-      return "--step requires --signs random";
-    if (!parseUnsigned64(cl.options.at("step"), rotation.step))
-      return "invalid --step '" + cl.options.at("step") + "'";
-  }
-  // Random signs are keyed by the same seed as SR when one is given.
-  rotation.seed = quant.seed;
-  hadamard = rotation;
-  return "";
-}
-
 static int runQuantize(int argc, char **argv) {
   CommandLine cl;
   OptionSpec spec{{"format", "scale-mode", "block", "axis", "rounding", "seed",
@@ -268,11 +142,9 @@ static int runQuantize(int argc, char **argv) {
   std::string error = parseCommandLine(argc, argv, spec, cl);
   if (!error.empty())
     return fail(error);
-  QuantConfig config;
-  std::optional<HadamardConfig> hadamard;
-  error = makeConfigs(cl, config, hadamard);
-  if (!error.empty())
-    return fail(error);
+  Expected<QuantRequest> request = parseQuantOptions(cl.options);
+  if (!request)
+    return fail(request.error().message);
   if (cl.positional.size() != 2)
     return fail("expected an input .npy and an output prefix, got " +
                 std::to_string(cl.positional.size()) + " positional arguments");
@@ -282,25 +154,12 @@ static int runQuantize(int argc, char **argv) {
   if (!input)
     return fail(input.error().message);
   std::vector<float> data = input->toFloats();
-  // Check the block layout before rotating so a bad shape names the block.
-  Expected<QuantConfig> validated = validateConfig(input->shape, config);
-  if (!validated)
-    return fail(validated.error().message);
-  if (hadamard) {
-    Status status = hadamardRotate(data.data(), input->shape, *hadamard);
-    if (!status)
-      return fail(status.error().message);
-  }
-  Expected<QuantizedTensor> quantized = quantize(data.data(), input->shape, config);
-  if (!quantized)
-    return fail(quantized.error().message);
-  std::vector<float> deq = dequantize(*quantized);
-  if (hadamard && cl.has("unrotate")) {
-    Status status =
-        hadamardRotate(deq.data(), input->shape, *hadamard, /*inverse=*/true);
-    if (!status)
-      return fail(status.error().message);
-  }
+  Expected<QuantResult> result =
+      runQuantRequest(data.data(), input->shape, *request);
+  if (!result)
+    return fail(result.error().message);
+  const QuantizedTensor *quantized = &result->quantized;
+  const std::vector<float> &deq = result->dequantized;
 
   Status status = writeNpy(out + ".codes.npy", NpyDType::UInt8,
                            quantized->shape, quantized->codes.data());
@@ -310,7 +169,7 @@ static int runQuantize(int argc, char **argv) {
   if (status)
     status = writeNpy(out + ".deq.npy", NpyDType::Float32, quantized->shape,
                       deq.data());
-  if (status && config.format == Format::NVFP4) {
+  if (status && quantized->config.format == Format::NVFP4) {
     float global[2] = {quantized->amax, quantized->globalDecodeScale};
     status = writeNpy(out + ".global.npy", NpyDType::Float32, {2}, global);
   }

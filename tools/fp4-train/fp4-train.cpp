@@ -25,6 +25,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
+#include "fp4train/Numerics/Npy.h"
 #include "fp4train/Numerics/Parallel.h"
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
@@ -107,6 +108,12 @@ static cl::opt<unsigned>
 static cl::opt<std::string> outDir("out", cl::desc("directory for losses.csv "
                                                    "and loss_curves.svg"),
                                    cl::cat(category));
+static cl::opt<std::string> dumpStep(
+    "dump-first-step",
+    cl::desc("directory to write the first step's arguments (argN.npy) and "
+             "results (resultN.npy) to, for checking other hosts of the "
+             "compiled step (the Python package) against this one"),
+    cl::cat(category));
 static cl::opt<int> keepFirst("keep-first", cl::init(-1),
                               cl::desc("leading linear layers kept in high "
                                        "precision"),
@@ -270,6 +277,8 @@ public:
     for (std::vector<float> &out : outs)
       results.push_back(out.data());
     jit.call(args, results);
+    if (step == 0 && !dumpStep.empty())
+      dump(args, results);
     if (signature.updatesInGraph) {
       params.swap(outs);
     } else {
@@ -280,6 +289,34 @@ public:
   }
 
 private:
+  /// Writes what one call took and returned as .npy files (scalars as
+  /// 0-d float32 arrays).
+  void dump(llvm::ArrayRef<const void *> args, llvm::ArrayRef<void *> results) {
+    if (std::error_code error = llvm::sys::fs::create_directories(dumpStep))
+      fail("cannot create '" + dumpStep + "': " + error.message());
+    auto write = [&](const std::string &name, const JitValue &value,
+                     const void *data) {
+      float scalar = 0;
+      if (value.kind == JitValue::Kind::F32)
+        scalar = *static_cast<const float *>(data);
+      else if (value.kind == JitValue::Kind::I64)
+        scalar = float(*static_cast<const int64_t *>(data));
+      if (value.kind != JitValue::Kind::Tensor)
+        data = &scalar;
+      ::fp4train::numerics::Status status = ::fp4train::numerics::writeNpy(
+          dumpStep + "/" + name + ".npy",
+          value.elementBytes == 1 ? ::fp4train::numerics::NpyDType::UInt8
+                                  : ::fp4train::numerics::NpyDType::Float32,
+          value.shape, data);
+      if (!status)
+        fail(status.error().message);
+    };
+    for (auto [i, value] : llvm::enumerate(jit.getArguments()))
+      write("arg" + std::to_string(i), value, args[i]);
+    for (auto [j, value] : llvm::enumerate(jit.getResults()))
+      write("result" + std::to_string(j), value, results[j]);
+  }
+
   void update(size_t i, int64_t t) {
     std::vector<float> &p = params[i];
     const std::vector<float> &g = outs[i];

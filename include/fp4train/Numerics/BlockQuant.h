@@ -89,6 +89,11 @@ struct QuantizedTensor {
 Expected<QuantConfig> validateConfig(const std::vector<int64_t> &shape,
                                      const QuantConfig &config);
 
+/// The shape of the scale codes of a tensor of `shape` quantized with
+/// `validated` (a configuration returned by validateConfig).
+std::vector<int64_t> getScaleShape(const std::vector<int64_t> &shape,
+                                   const QuantConfig &validated);
+
 /// Quantizes a row-major tensor of the given shape. Multithreaded over blocks;
 /// the result does not depend on the thread count.
 Expected<QuantizedTensor> quantize(const float *data,

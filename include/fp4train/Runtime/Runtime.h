@@ -134,8 +134,9 @@ struct Symbol {
   void *address;
 };
 
-/// Every C-interface entry point with its address, for JITs that resolve
-/// symbols in process (e.g. `ExecutionEngine::registerSymbols`).
+/// Every C-interface entry point with its address, and the `memrefCopy` that
+/// lowered copies call, for JITs that resolve symbols in process (e.g.
+/// `ExecutionEngine::registerSymbols`).
 std::vector<Symbol> getSymbols();
 
 } // namespace fp4train::runtime

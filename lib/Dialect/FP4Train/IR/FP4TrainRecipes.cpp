@@ -10,6 +10,9 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -90,4 +93,27 @@ RecipeAttr mlir::fp4train::getRecipePreset(MLIRContext *context,
   if (name == "none")
     return b.recipe(name, {}, {}, {});
   return {};
+}
+
+RecipeAttr mlir::fp4train::parseRecipe(Location loc, StringRef text) {
+  MLIRContext *context = loc.getContext();
+  std::string presets = llvm::join(getRecipePresetNames(), ", ");
+  if (text.empty()) {
+    emitError(loc, "the recipe option is required: one of ")
+        << presets << ", or a #fp4train.recipe attribute";
+    return {};
+  }
+  if (!text.starts_with("#")) {
+    RecipeAttr recipe = getRecipePreset(context, text);
+    if (!recipe)
+      emitError(loc, "unknown recipe '")
+          << text << "'; expected one of " << presets
+          << ", or a #fp4train.recipe attribute";
+    return recipe;
+  }
+  Attribute attr = parseAttribute(text, context);
+  auto recipe = dyn_cast_or_null<RecipeAttr>(attr);
+  if (!recipe)
+    emitError(loc, "recipe '") << text << "' is not a #fp4train.recipe";
+  return recipe;
 }

@@ -55,30 +55,6 @@ struct RecipeOverrides {
 };
 } // namespace
 
-/// Parses `text`: a preset name or a `#fp4train.recipe<...>` attribute.
-static RecipeAttr parseRecipe(Location loc, StringRef text) {
-  MLIRContext *context = loc.getContext();
-  std::string presets = llvm::join(getRecipePresetNames(), ", ");
-  if (text.empty()) {
-    emitError(loc, "the recipe option is required: one of ")
-        << presets << ", or a #fp4train.recipe attribute";
-    return {};
-  }
-  if (!text.starts_with("#")) {
-    RecipeAttr recipe = getRecipePreset(context, text);
-    if (!recipe)
-      emitError(loc, "unknown recipe '")
-          << text << "'; expected one of " << presets
-          << ", or a #fp4train.recipe attribute";
-    return recipe;
-  }
-  Attribute attr = parseAttribute(text, context);
-  auto recipe = dyn_cast_or_null<RecipeAttr>(attr);
-  if (!recipe)
-    emitError(loc, "recipe '") << text << "' is not a #fp4train.recipe";
-  return recipe;
-}
-
 /// Applies `overrides` to `recipe`; the result goes through the recipe's
 /// verifier, so an inconsistent combination is reported, not built.
 static RecipeAttr applyOverrides(Location loc, RecipeAttr recipe,

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir {
+class Location;
 class MLIRContext;
 
 namespace fp4train {
@@ -25,6 +26,11 @@ llvm::ArrayRef<llvm::StringRef> getRecipePresetNames();
 
 /// Returns the preset recipe called `name`, or null when there is none.
 RecipeAttr getRecipePreset(MLIRContext *context, llvm::StringRef name);
+
+/// Parses `text`, a preset name or the text of a `#fp4train.recipe<...>`
+/// attribute, as the `recipe` option of the quantize passes takes it. Returns
+/// null after emitting an error at `loc` otherwise.
+RecipeAttr parseRecipe(Location loc, llvm::StringRef text);
 
 } // namespace fp4train
 } // namespace mlir

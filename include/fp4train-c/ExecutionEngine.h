@@ -1,0 +1,94 @@
+/*===- fp4train-c/ExecutionEngine.h - JIT-compile and call a function -*- C -*-===*\
+|*                                                                            *|
+|* Compiles one function of a module (a training step) with a CPU pipeline,  *|
+|* JITs it with the fp4train runtime linked in, and calls it on buffers the  *|
+|* caller owns. The signature is the function's before lowering: static      *|
+|* tensors of f32 (or of one byte per element for i8 and narrow float codes), *|
+|* f32 and i64/index scalars.                                                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FP4TRAIN_C_EXECUTIONENGINE_H
+#define FP4TRAIN_C_EXECUTIONENGINE_H
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A compiled function. Owned by the caller: fp4trainJitDestroy.
+typedef struct FP4TrainJit {
+  void *ptr;
+} FP4TrainJit;
+
+/// What the host passes for one argument or result.
+typedef enum FP4TrainJitKind {
+  /// A dense row-major buffer of `elementBytes`-sized elements.
+  FP4TrainJitTensor = 0,
+  /// A `float`.
+  FP4TrainJitF32 = 1,
+  /// An `int64_t`.
+  FP4TrainJitI64 = 2,
+} FP4TrainJitKind;
+
+/// The host view of one argument or result; `shape` (of `rank` entries) lives
+/// as long as the FP4TrainJit.
+typedef struct FP4TrainJitValue {
+  FP4TrainJitKind kind;
+  intptr_t rank;
+  const int64_t *shape;
+  /// 4 for f32 tensors, 1 for code (i8, f4E2M1FN, f8*) tensors.
+  int64_t elementBytes;
+  /// Whether the argument carries `{fp4train.param}`.
+  bool isParam;
+} FP4TrainJitValue;
+
+/// Lowers a clone of `module` (the module itself is not changed) with the
+/// textual pipeline `pipeline` (as fp4trainModuleRunPipeline takes it) and
+/// JITs function `function`. The pipeline must take linalg on tensors to the
+/// LLVM dialect returning results through out-parameters: a
+/// `fp4train-cpu-pipeline{...}` gets `out-params=true` added when it does not
+/// say it; other pipelines must. Returns a null handle on failure, passing the
+/// first diagnostic of the failing step to `onError`. Call
+/// fp4trainRegisterPasses first.
+MLIR_CAPI_EXPORTED FP4TrainJit fp4trainJitCreate(MlirModule module,
+                                                 MlirStringRef function,
+                                                 MlirStringRef pipeline,
+                                                 MlirStringCallback onError,
+                                                 void *userData);
+
+/// Whether `jit` is null (a failed fp4trainJitCreate).
+static inline bool fp4trainJitIsNull(FP4TrainJit jit) { return !jit.ptr; }
+
+/// Frees a compiled function.
+MLIR_CAPI_EXPORTED void fp4trainJitDestroy(FP4TrainJit jit);
+
+/// The number of arguments and results of the compiled function.
+MLIR_CAPI_EXPORTED intptr_t fp4trainJitGetNumArguments(FP4TrainJit jit);
+MLIR_CAPI_EXPORTED intptr_t fp4trainJitGetNumResults(FP4TrainJit jit);
+
+/// Argument / result `pos`.
+MLIR_CAPI_EXPORTED FP4TrainJitValue fp4trainJitGetArgument(FP4TrainJit jit,
+                                                           intptr_t pos);
+MLIR_CAPI_EXPORTED FP4TrainJitValue fp4trainJitGetResult(FP4TrainJit jit,
+                                                         intptr_t pos);
+
+/// Calls the function: `args[i]` points to argument i (a tensor buffer, a
+/// float or an int64_t, see FP4TrainJitKind), `results[j]` to a buffer of
+/// result j's size, which the call fills. Buffers must match the signature;
+/// they are not checked. Safe to call from several threads on distinct
+/// buffers.
+MLIR_CAPI_EXPORTED void fp4trainJitCall(FP4TrainJit jit,
+                                        const void *const *args,
+                                        void *const *results);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // FP4TRAIN_C_EXECUTIONENGINE_H

@@ -1,0 +1,93 @@
+"""compile: a JIT training step equal to fp4-train's, and error paths."""
+
+import subprocess
+
+import fp4train
+import numpy as np
+import pytest
+
+from conftest import EXAMPLES, read_example
+
+from test_module import SCALE
+
+
+def step_arg(ctx, text):
+    """The index of the step argument, as fp4-train finds it (the first
+    i64/index argument)."""
+    f = fp4train.compile(ctx.parse(text), "train_step",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    return next(i for i, a in enumerate(f.arguments) if a[0] == "i64")
+
+
+@pytest.mark.parametrize("example, recipe", [
+    ("mlp_train_step.mlir", "nvfp4"),
+    ("mlp_train_step.mlir", "mxfp4-sr"),
+    ("transformer_block_train_step.mlir", "mxfp4-hadamard"),
+])
+def test_train_step_equals_fp4_train(ctx, tools_dir, tmp_path, example, recipe):
+    # fp4-train's first step: its arguments and results, bit for bit.
+    subprocess.run([str(tools_dir / "fp4-train"), str(EXAMPLES / example),
+                    "--recipe", recipe, "--steps", "1",
+                    "--dump-first-step", str(tmp_path)],
+                   check=True, capture_output=True)
+    text = read_example(example)
+    pipeline = (f"fp4train-cpu-pipeline{{recipe={recipe} numerics=runtime "
+                f"step-arg={step_arg(ctx, text)}}}")
+    f = fp4train.compile(ctx.parse(text), "train_step", pipeline)
+    args = []
+    for i, (kind, shape, _, _) in enumerate(f.arguments):
+        value = np.load(tmp_path / f"arg{i}.npy")
+        args.append(value if kind == "tensor"
+                    else float(value) if kind == "f32" else int(value))
+    results = f(*args)
+    assert len(results) == len(f.results)
+    for j, result in enumerate(results):
+        expected = np.load(tmp_path / f"result{j}.npy")
+        assert result.shape == expected.shape
+        assert result.tobytes() == expected.tobytes(), f"result {j}"
+
+
+def test_scale_function(ctx):
+    f = fp4train.compile(ctx.parse(SCALE), "scale",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    assert f.arguments == [("tensor", (64,), 4, False), ("f32", (), 4, False)]
+    x = np.arange(64, dtype=np.float32)
+    (y,) = f(x, 0.5)
+    assert np.array_equal(y, x * np.float32(0.5))
+    # The module is not lowered in place.
+    assert fp4train.compile(ctx.parse(SCALE), "scale") is not None
+
+
+def test_compile_errors(ctx):
+    module = ctx.parse(SCALE)
+    with pytest.raises(fp4train.Error, match="no function @nope"):
+        fp4train.compile(module, "nope")
+    with pytest.raises(fp4train.Error, match="does not refer to a registered pass"):
+        fp4train.compile(module, "scale", "no-such-pipeline")
+    with pytest.raises(fp4train.Error, match="out-parameters"):
+        fp4train.compile(module, "scale",
+                         "fp4train-cpu-pipeline{recipe=none out-params=false}")
+    with pytest.raises(TypeError):
+        fp4train.compile(str(module), "scale")
+    dynamic = ctx.parse("func.func @d(%x: tensor<?xf32>) -> tensor<?xf32> "
+                        "{ return %x : tensor<?xf32> }")
+    with pytest.raises(fp4train.Error, match="argument 0 has a type the host cannot pass"):
+        fp4train.compile(dynamic, "d")
+
+
+def test_call_errors(ctx):
+    f = fp4train.compile(ctx.parse(SCALE), "scale",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    x = np.zeros(64, dtype=np.float32)
+    with pytest.raises(TypeError, match="expected 2 arguments, got 1"):
+        f(x)
+    with pytest.raises(TypeError, match="float32"):
+        f(x.astype(np.float64), 1.0)
+    with pytest.raises(TypeError, match="C-contiguous"):
+        f(np.zeros(128, dtype=np.float32)[::2], 1.0)
+    with pytest.raises(TypeError, match="must be a float"):
+        f(x, "1")
+    with pytest.raises(TypeError, match="numpy array"):
+        f([0.0] * 64, 1.0)
+    with pytest.raises(fp4train.Error, match=r"shape \(32\) but the function takes \(64\)"):
+        f(np.zeros(32, dtype=np.float32), 1.0)
