@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Numerics/Npy.h"
+#include "fp4train/Numerics/ElementCount.h"
+#include "fp4train/Numerics/Files.h"
 
+#include <cassert>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -31,10 +34,10 @@ const char *getNpyDescriptor(NpyDType dtype) {
 }
 
 int64_t NpyArray::getNumElements() const {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
+  // parseNpy rejects shapes whose byte size overflows.
+  std::optional<int64_t> count = checkedNumElements(shape);
+  assert(count && "element count overflow in a parsed .npy shape");
+  return *count;
 }
 
 std::vector<float> NpyArray::toFloats() const {
@@ -66,18 +69,39 @@ class HeaderParser {
 public:
   explicit HeaderParser(std::string_view text) : text(text) {}
 
-  /// Positions the cursor after `'key':`; false when the key is absent.
-  bool seekKey(std::string_view key) {
-    std::string quoted = "'" + std::string(key) + "'";
-    size_t at = text.find(quoted);
-    if (at == std::string_view::npos)
-      return false;
-    pos = at + quoted.size();
+  /// The dict's entries, keys to the text of their values, read as Python
+  /// tokens (so a key spelled inside a string value is not taken for one);
+  /// nothing when the text is not a flat dict of strings, booleans and
+  /// tuples.
+  std::optional<std::vector<std::pair<std::string_view, std::string_view>>>
+  parseDict() {
+    std::vector<std::pair<std::string_view, std::string_view>> entries;
     skipSpace();
-    if (!consume(':'))
-      return false;
+    if (!consume('{'))
+      return std::nullopt;
+    for (;;) {
+      skipSpace();
+      if (consume('}'))
+        break;
+      std::optional<std::string_view> key = parseString();
+      if (!key)
+        return std::nullopt;
+      skipSpace();
+      if (!consume(':'))
+        return std::nullopt;
+      skipSpace();
+      size_t begin = pos;
+      if (!skipValue())
+        return std::nullopt;
+      entries.emplace_back(*key, text.substr(begin, pos - begin));
+      skipSpace();
+      if (!consume(',') && (pos >= text.size() || text[pos] != '}'))
+        return std::nullopt;
+    }
     skipSpace();
-    return true;
+    if (pos != text.size())
+      return std::nullopt;
+    return entries;
   }
 
   std::optional<std::string_view> parseString() {
@@ -93,9 +117,9 @@ public:
   }
 
   std::optional<bool> parseBool() {
-    if (text.substr(pos, 4) == "True")
+    if (text.substr(pos) == "True")
       return true;
-    if (text.substr(pos, 5) == "False")
+    if (text.substr(pos) == "False")
       return false;
     return std::nullopt;
   }
@@ -125,6 +149,26 @@ public:
   }
 
 private:
+  /// Skips a string, a tuple without nested strings, or a bare word.
+  bool skipValue() {
+    if (pos < text.size() && (text[pos] == '\'' || text[pos] == '"'))
+      return parseString().has_value();
+    if (consume('(')) {
+      size_t end = text.find(')', pos);
+      if (end == std::string_view::npos ||
+          text.substr(pos, end - pos).find_first_of("'\"(") !=
+              std::string_view::npos)
+        return false;
+      pos = end + 1;
+      return true;
+    }
+    size_t begin = pos;
+    while (pos < text.size() &&
+           (std::isalnum((unsigned char)text[pos]) || text[pos] == '_'))
+      ++pos;
+    return pos > begin;
+  }
+
   void skipSpace() {
     while (pos < text.size() && std::isspace((unsigned char)text[pos]))
       ++pos;
@@ -166,11 +210,24 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
   if (size - prefix < headerLength)
     return fail("truncated .npy header");
 
-  HeaderParser header(std::string_view(
-      reinterpret_cast<const char *>(data + prefix), headerLength));
-  if (!header.seekKey("descr"))
+  auto entries = HeaderParser(std::string_view(
+                     reinterpret_cast<const char *>(data + prefix),
+                     headerLength))
+                     .parseDict();
+  if (!entries)
+    return fail("corrupt .npy header: not a dict literal");
+  // A parser over the value of `key`, or nothing when the key is absent.
+  auto value = [&](std::string_view key) -> std::optional<HeaderParser> {
+    for (auto &[name, text] : *entries)
+      if (name == key)
+        return HeaderParser(text);
+    return std::nullopt;
+  };
+
+  std::optional<HeaderParser> descrValue = value("descr");
+  if (!descrValue)
     return fail("corrupt .npy header: no 'descr'");
-  std::optional<std::string_view> descr = header.parseString();
+  std::optional<std::string_view> descr = descrValue->parseString();
   if (!descr)
     return fail("corrupt .npy header: bad 'descr'");
   NpyArray array;
@@ -184,17 +241,19 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
     return fail("unsupported dtype '" + std::string(*descr) +
                 "' (expected '<f4' float32, '<u2' bfloat16 bits or '|u1')");
 
-  if (!header.seekKey("fortran_order"))
+  std::optional<HeaderParser> fortranValue = value("fortran_order");
+  if (!fortranValue)
     return fail("corrupt .npy header: no 'fortran_order'");
-  std::optional<bool> fortranOrder = header.parseBool();
+  std::optional<bool> fortranOrder = fortranValue->parseBool();
   if (!fortranOrder)
     return fail("corrupt .npy header: bad 'fortran_order'");
   if (*fortranOrder)
     return fail("Fortran-order arrays are not supported; save it in C order");
 
-  if (!header.seekKey("shape"))
+  std::optional<HeaderParser> shapeValue = value("shape");
+  if (!shapeValue)
     return fail("corrupt .npy header: no 'shape'");
-  std::optional<std::vector<int64_t>> shape = header.parseShape();
+  std::optional<std::vector<int64_t>> shape = shapeValue->parseShape();
   if (!shape)
     return fail("corrupt .npy header: bad 'shape'");
   array.shape = std::move(*shape);
@@ -203,8 +262,9 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
   size_t elementSize = getElementSize(array.dtype);
   size_t count = 1;
   for (int64_t dim : array.shape) {
-    if (dim != 0 && count > std::numeric_limits<size_t>::max() / elementSize /
-                                size_t(dim))
+    if (dim != 0 &&
+        count > size_t(std::numeric_limits<int64_t>::max()) / elementSize /
+                    size_t(dim))
       return fail("corrupt .npy header: the shape is too large");
     count *= size_t(dim);
   }
@@ -222,19 +282,10 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
 }
 
 Expected<NpyArray> readNpy(const std::string &path) {
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return makeError("cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<uint8_t> contents;
-  uint8_t buffer[1 << 16];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
-    contents.insert(contents.end(), buffer, buffer + got);
-  bool failed = std::ferror(file);
-  std::fclose(file);
-  if (failed)
-    return makeError("cannot read '" + path + "'");
-  return parseNpy(contents.data(), contents.size(), path);
+  Expected<std::vector<uint8_t>> contents = readFile(path);
+  if (!contents)
+    return contents.error();
+  return parseNpy(contents->data(), contents->size(), path);
 }
 
 std::vector<uint8_t> serializeNpy(NpyDType dtype,
@@ -250,16 +301,24 @@ std::vector<uint8_t> serializeNpy(NpyDType dtype,
   // Python spells a one-element tuple "(5,)".
   header += shape.size() == 1 ? ",)" : ")";
   header += ", }";
+  // Version 1.0 stores the header length in 16 bits; a longer header (a
+  // high-rank shape) needs version 2.0 and its 32-bit length, as NumPy does.
+  size_t lengthBytes = 2;
+  auto padded = [&] {
+    size_t total = kMagicSize + 2 + lengthBytes + header.size() + 1;
+    return header.size() + 1 + (64 - total % 64) % 64;
+  };
+  if (padded() > 0xFFFF)
+    lengthBytes = 4;
   // Pad with spaces so the data starts on a 64-byte boundary.
-  size_t total = kMagicSize + 4 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
+  header.resize(padded() - 1, ' ');
   header += '\n';
 
   std::vector<uint8_t> out(kMagic, kMagic + kMagicSize);
-  out.push_back(1);
+  out.push_back(lengthBytes == 2 ? 1 : 2);
   out.push_back(0);
-  out.push_back(uint8_t(header.size()));
-  out.push_back(uint8_t(header.size() >> 8));
+  for (size_t i = 0; i < lengthBytes; ++i)
+    out.push_back(uint8_t(header.size() >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
   const uint8_t *bytes = static_cast<const uint8_t *>(data);
   out.insert(out.end(), bytes, bytes + count * getElementSize(dtype));
@@ -268,16 +327,7 @@ std::vector<uint8_t> serializeNpy(NpyDType dtype,
 
 Status writeNpy(const std::string &path, NpyDType dtype,
                 const std::vector<int64_t> &shape, const void *data) {
-  std::vector<uint8_t> contents = serializeNpy(dtype, shape, data);
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return makeError("cannot write '" + path + "': " + std::strerror(errno));
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), file) ==
-            contents.size();
-  ok &= std::fclose(file) == 0;
-  if (!ok)
-    return makeError("cannot write '" + path + "'");
-  return Success{};
+  return writeFiles({{path, serializeNpy(dtype, shape, data)}});
 }
 
 } // namespace fp4train::numerics

@@ -1,6 +1,7 @@
 //===- JitFunction.cpp - JIT-compile and call one function ----------------===//
 
 #include "fp4train/Runtime/JitFunction.h"
+#include "fp4train/Numerics/ElementCount.h"
 
 #include "fp4train/Runtime/Runtime.h"
 
@@ -16,16 +17,26 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <limits>
 #include <string>
 
 using namespace mlir;
 using namespace mlir::fp4train;
 
 int64_t JitValue::getNumElements() const {
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
-  return count;
+  // JitFunction::compile rejects the values whose count overflows.
+  std::optional<int64_t> count = ::fp4train::checkedNumElements(shape);
+  assert(count && "element count overflow in a JIT signature");
+  return *count;
+}
+
+/// Whether the host can allocate a buffer for `value`: its element count and
+/// byte size fit int64 (a wrapped count would make the host allocate a few
+/// elements for a tensor the JIT code then reads in full).
+static bool isAddressable(const JitValue &value) {
+  std::optional<int64_t> count = ::fp4train::checkedNumElements(value.shape);
+  return count &&
+         *count <= std::numeric_limits<int64_t>::max() / value.elementBytes;
 }
 
 /// The host view of `type`, or nothing when the host cannot pass it.
@@ -89,6 +100,10 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
           "@" + name.str() + " argument " + std::to_string(index) +
           " has a type the host cannot pass (static f32 or code tensors, f32 "
           "and i64 scalars)");
+    if (!isAddressable(*value))
+      return llvm::createStringError(
+          "@" + name.str() + " argument " + std::to_string(index) +
+          " has more elements than the host can address");
     value->isParam = bool(function.getArgAttr(index, "fp4train.param"));
     result->arguments.push_back(*value);
   }
@@ -98,6 +113,10 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
       return llvm::createStringError("@" + name.str() + " result " +
                                      std::to_string(index) +
                                      " is not a static f32 or code tensor");
+    if (!isAddressable(*value))
+      return llvm::createStringError(
+          "@" + name.str() + " result " + std::to_string(index) +
+          " has more elements than the host can address");
     result->results.push_back(*value);
   }
   function.setPublic();

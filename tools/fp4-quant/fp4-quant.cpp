@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Numerics/BlockQuant.h"
+#include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Hadamard.h"
 #include "fp4train/Numerics/Npy.h"
 #include "fp4train/Numerics/QuantOptions.h"
@@ -161,18 +162,22 @@ static int runQuantize(int argc, char **argv) {
   const QuantizedTensor *quantized = &result->quantized;
   const std::vector<float> &deq = result->dequantized;
 
-  Status status = writeNpy(out + ".codes.npy", NpyDType::UInt8,
-                           quantized->shape, quantized->codes.data());
-  if (status)
-    status = writeNpy(out + ".scales.npy", NpyDType::UInt8,
-                      quantized->scaleShape, quantized->scales.data());
-  if (status)
-    status = writeNpy(out + ".deq.npy", NpyDType::Float32, quantized->shape,
-                      deq.data());
-  if (status && quantized->config.format == Format::NVFP4) {
+  // All outputs or none: a failure on the last one must not leave the
+  // first ones behind, looking like a complete result.
+  std::vector<OutputFile> files = {
+      {out + ".codes.npy", serializeNpy(NpyDType::UInt8, quantized->shape,
+                                        quantized->codes.data())},
+      {out + ".scales.npy",
+       serializeNpy(NpyDType::UInt8, quantized->scaleShape,
+                    quantized->scales.data())},
+      {out + ".deq.npy",
+       serializeNpy(NpyDType::Float32, quantized->shape, deq.data())}};
+  if (quantized->config.format == Format::NVFP4) {
     float global[2] = {quantized->amax, quantized->globalDecodeScale};
-    status = writeNpy(out + ".global.npy", NpyDType::Float32, {2}, global);
+    files.push_back({out + ".global.npy",
+                     serializeNpy(NpyDType::Float32, {2}, global)});
   }
+  Status status = writeFiles(files);
   if (!status)
     return fail(status.error().message);
   return 0;

@@ -3,15 +3,18 @@
 #include "Report.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace fp4train::train;
 
 double fp4train::train::windowMean(const std::vector<double> &losses,
                                    int64_t end, int64_t window) {
+  // A run may hold fewer steps than the window or horizon asked for (a
+  // short --steps): never read past its losses.
+  end = std::min<int64_t>(end, int64_t(losses.size()));
   int64_t begin = std::max<int64_t>(0, end - window);
   double sum = 0;
   for (int64_t i = begin; i < end; ++i)
@@ -70,27 +73,31 @@ void fp4train::train::printComparison(const std::vector<Run> &runs,
 
 namespace {
 
-/// A file closed on scope exit.
-struct File {
-  FILE *handle;
-  explicit File(const std::string &path) : handle(std::fopen(path.c_str(), "w")) {}
-  ~File() {
+/// A FILE that writes into memory: the report is rendered first and
+/// written with the other outputs as one set (fp4train/Numerics/Files.h).
+struct MemoryFile {
+  char *buffer = nullptr;
+  size_t size = 0;
+  FILE *handle = open_memstream(&buffer, &size);
+  ~MemoryFile() {
     if (handle)
       std::fclose(handle);
+    std::free(buffer);
+  }
+  /// The text written so far; the stream stays usable.
+  std::string take() {
+    if (!handle || std::fflush(handle) != 0)
+      return "";
+    return std::string(buffer, size);
   }
 };
 
-std::string openError(const std::string &path) {
-  return "cannot write '" + path + "': " + std::strerror(errno);
-}
-
 } // namespace
 
-std::string fp4train::train::writeCsv(const std::string &path,
-                                      const std::vector<Run> &runs) {
-  File file(path);
+std::string fp4train::train::renderCsv(const std::vector<Run> &runs) {
+  MemoryFile file;
   if (!file.handle)
-    return openError(path);
+    return "";
   std::fprintf(file.handle, "step");
   size_t rows = 0;
   for (const Run &run : runs) {
@@ -108,11 +115,10 @@ std::string fp4train::train::writeCsv(const std::string &path,
     }
     std::fprintf(file.handle, "\n");
   }
-  return "";
+  return file.take();
 }
 
-std::string fp4train::train::writeSvg(const std::string &path,
-                                      const std::vector<Run> &runs,
+std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
                                       int64_t window,
                                       const std::string &title) {
   static const char *const kColors[] = {"#000000", "#1f77b4", "#ff7f0e",
@@ -151,9 +157,9 @@ std::string fp4train::train::writeSvg(const std::string &path,
     return top + (logHigh - v) / (logHigh - logLow) * (height - top - bottom);
   };
 
-  File file(path);
+  MemoryFile file;
   if (!file.handle)
-    return openError(path);
+    return "";
   FILE *f = file.handle;
   std::fprintf(f,
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" "
@@ -204,5 +210,5 @@ std::string fp4train::train::writeSvg(const std::string &path,
                  width - right + 42, ly + 4, runs[r].recipe.c_str());
   }
   std::fprintf(f, "</svg>\n");
-  return "";
+  return file.take();
 }

@@ -41,13 +41,13 @@ std::optional<int64_t> firstStepReaching(const std::vector<double> &losses,
 void printComparison(const std::vector<Run> &runs, size_t reference,
                      int64_t window, int64_t tokensPerStep);
 
-/// losses.csv: one row per step, one column per recipe (empty past a run's
-/// end). Returns an error message, empty on success.
-std::string writeCsv(const std::string &path, const std::vector<Run> &runs);
+/// The text of losses.csv: one row per step, one column per recipe (empty
+/// past a run's end).
+std::string renderCsv(const std::vector<Run> &runs);
 
 /// An SVG plot of the moving-mean loss curves (log-scale loss axis).
-std::string writeSvg(const std::string &path, const std::vector<Run> &runs,
-                     int64_t window, const std::string &title);
+std::string renderSvg(const std::vector<Run> &runs, int64_t window,
+                      const std::string &title);
 
 } // namespace fp4train::train
 

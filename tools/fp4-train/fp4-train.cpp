@@ -25,6 +25,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
+#include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Npy.h"
 #include "fp4train/Numerics/Parallel.h"
 #include "fp4train/Pipelines/Pipelines.h"
@@ -38,6 +39,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,6 +49,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -227,6 +230,28 @@ StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
   return s;
 }
 
+/// Fails unless the host buffers of a run (parameters, their results and
+/// Adam's two moments, the batch) fit in the machine's memory: an allocation
+/// past it would end the process in std::bad_alloc.
+void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
+                     bool adam) {
+  // The counts are checked by JitFunction::compile; the sum in long double
+  // cannot overflow.
+  long double bytes = 0;
+  auto args = jit.getArguments();
+  for (size_t index : signature.params)
+    bytes += (adam ? 4.0L : 2.0L) * args[index].getNumElements() * 4;
+  bytes += 4.0L * args[signature.input].getNumElements() +
+           4.0L * args[signature.target].getNumElements();
+  uint64_t available = ::fp4train::numerics::getPhysicalMemoryBytes();
+  if (available && bytes > (long double)available)
+    fail("@" + functionName + " needs " +
+         llvm::Twine((unsigned long long)std::min<long double>(bytes, 1e19L)) +
+         " bytes of host buffers for its parameters and batch, more than "
+         "this machine's " +
+         llvm::Twine((unsigned long long)available));
+}
+
 /// The training state of one run: parameters and optimizer moments.
 class Trainer {
 public:
@@ -396,6 +421,7 @@ Run train(ModuleOp module, llvm::StringRef recipeName, const Task &task,
       compileFor(module, recipeName, resolvedStepArg, path);
   auto function = module.lookupSymbol<func::FuncOp>(functionName);
   StepSignature signature = readSignature(function, *jit);
+  checkHostMemory(*jit, signature, adam);
   Trainer trainer(*jit, signature, adam, lr);
   Run run;
   run.recipe = recipeName.str();
@@ -430,12 +456,46 @@ Run train(ModuleOp module, llvm::StringRef recipeName, const Task &task,
   return run;
 }
 
+/// The contents of a regular input file; /dev/zero, a FIFO or a file larger
+/// than the machine's memory is an error, not an endless read.
+std::unique_ptr<llvm::MemoryBuffer> readInputFile(const std::string &path) {
+  ::fp4train::numerics::Expected<std::vector<uint8_t>> contents =
+      ::fp4train::numerics::readFile(path);
+  if (!contents)
+    fail(contents.error().message);
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(reinterpret_cast<const char *>(contents->data()),
+                      contents->size()),
+      path);
+}
+
+/// The first function on a call cycle reachable from `function`, if any.
+/// Every call of a step runs to completion, so a step that reaches itself
+/// again recurses until the stack overflows (SIGSEGV in the JIT code).
+std::optional<std::string> findRecursion(ModuleOp module,
+                                         func::FuncOp function) {
+  llvm::StringMap<bool> onPath; // true while on the DFS path
+  std::function<std::optional<std::string>(func::FuncOp)> visit =
+      [&](func::FuncOp f) -> std::optional<std::string> {
+    auto [it, inserted] = onPath.try_emplace(f.getName(), true);
+    if (!inserted)
+      return it->second ? std::optional<std::string>(f.getName().str())
+                        : std::nullopt;
+    std::optional<std::string> found;
+    f.walk([&](func::CallOp call) {
+      if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+        found = visit(callee);
+      return found ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    onPath[f.getName()] = false;
+    return found;
+  };
+  return visit(function);
+}
+
 OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
-  auto file = llvm::MemoryBuffer::getFile(inputFile);
-  if (!file)
-    fail("cannot open '" + inputFile + "': " + file.getError().message());
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  sources.AddNewSourceBuffer(readInputFile(inputFile), llvm::SMLoc());
   std::string message;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
     if (message.empty()) {
@@ -454,6 +514,9 @@ OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
   auto function = module->lookupSymbol<func::FuncOp>(functionName);
   if (!function || function.isExternal())
     fail("no function @" + functionName + " in '" + inputFile + "'");
+  if (std::optional<std::string> cycle = findRecursion(*module, function))
+    fail("@" + functionName + " is recursive (@" + *cycle +
+         " calls itself): a training step must run to completion");
   return module;
 }
 
@@ -528,12 +591,10 @@ int main(int argc, char **argv) {
   if (text) {
     if (inputShape[1] != targetShape[1])
       fail("the text task needs input and target of the same width");
-    auto file = llvm::MemoryBuffer::getFile(corpus);
-    if (!file)
-      fail("cannot open '" + corpus + "': " + file.getError().message());
-    if (int64_t((*file)->getBufferSize()) < inputShape[0] + 2)
+    std::unique_ptr<llvm::MemoryBuffer> file = readInputFile(corpus);
+    if (int64_t(file->getBufferSize()) < inputShape[0] + 2)
       fail("the corpus '" + corpus + "' is shorter than one step's window");
-    data = createTextTask((*file)->getBuffer().str(), inputShape[0],
+    data = createTextTask(file->getBuffer().str(), inputShape[0],
                           inputShape[1], seed);
   } else {
     data = createTeacherTask(inputShape[0], inputShape[1], targetShape[1],
@@ -579,13 +640,17 @@ int main(int argc, char **argv) {
     if (std::error_code error = llvm::sys::fs::create_directories(outDir))
       fail("cannot create '" + outDir + "': " + error.message());
     std::string csv = outDir + "/losses.csv", svg = outDir + "/loss_curves.svg";
-    std::string error = writeCsv(csv, runs);
-    if (error.empty())
-      error = writeSvg(svg, runs, window,
-                       inputFile + " @" + functionName + ": " +
-                           data->describe());
-    if (!error.empty())
-      fail(error);
+    auto bytes = [](const std::string &text) {
+      return std::vector<uint8_t>(text.begin(), text.end());
+    };
+    // Both files or neither, every write checked.
+    ::fp4train::numerics::Status status = ::fp4train::numerics::writeFiles(
+        {{csv, bytes(renderCsv(runs))},
+         {svg, bytes(renderSvg(runs, window,
+                               inputFile + " @" + functionName + ": " +
+                                   data->describe()))}});
+    if (!status)
+      fail(status.error().message);
     std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
   }
   return 0;

@@ -89,6 +89,44 @@ TEST(Npy, Errors) {
   ASSERT_FALSE(bool(missing));
   EXPECT_EQ(missing.error().message,
             "cannot open '/nonexistent/file.npy': No such file or directory");
+  EXPECT_EQ(parseError(fileWithHeader("'descr': '<f4'", 0)),
+            "x.npy: corrupt .npy header: not a dict literal");
+}
+
+// Keys are read as tokens of the dict: a key spelled inside a string value
+// (here a double-quoted one, as NumPy may write for user metadata) is not
+// taken for the real one.
+TEST(Npy, KeysInsideStringValues) {
+  std::vector<uint8_t> file = fileWithHeader(
+      "{'note': \"'shape': (64,), 'descr': '|u1'\", 'descr': '<f4', "
+      "'fortran_order': False, 'shape': (2, 32), }",
+      256);
+  Expected<NpyArray> array = parseNpy(file.data(), file.size(), "x.npy");
+  ASSERT_TRUE(bool(array)) << array.error().message;
+  EXPECT_EQ(array->dtype, NpyDType::Float32);
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{2, 32}));
+}
+
+// A header past 64 KiB (a high-rank shape) does not fit version 1.0's
+// 16-bit length: the writer switches to version 2.0 rather than storing the
+// length modulo 2^16 (a corrupt file).
+TEST(Npy, LongHeadersUseVersion2) {
+  std::vector<int64_t> shape(30000, 1);
+  shape[0] = 3;
+  float values[3] = {1, 2, 3};
+  std::vector<uint8_t> file = serializeNpy(NpyDType::Float32, shape, values);
+  EXPECT_EQ(file[6], 2);
+  size_t length = file[8] | file[9] << 8 | file[10] << 16 | size_t(file[11]) << 24;
+  EXPECT_GT(length, 0xFFFFu);
+  EXPECT_EQ((12 + length) % 64, 0u);
+  Expected<NpyArray> array = parseNpy(file.data(), file.size(), "x.npy");
+  ASSERT_TRUE(bool(array)) << array.error().message;
+  EXPECT_EQ(array->shape, shape);
+  EXPECT_EQ(array->toFloats(), std::vector<float>(values, values + 3));
+
+  // Short headers stay version 1.0.
+  file = serializeNpy(NpyDType::Float32, {3}, values);
+  EXPECT_EQ(file[6], 1);
 }
 
 } // namespace

@@ -262,9 +262,13 @@ std::string fp4train::emulation::cdna4::scaledMfma(
                   true;
             continue;
           }
+          // A multiplication by the power of two, not a left shift: the
+          // significand product is negative for half of the pairs, and
+          // shifting a negative value left is undefined behaviour.
           const __int128 product =
-              static_cast<__int128>(x.significand * y.significand)
-              << (x.exponent + y.exponent - productLsb);
+              static_cast<__int128>(x.significand * y.significand) *
+              (static_cast<__int128>(1)
+               << (x.exponent + y.exponent - productLsb));
           blockSum += product;
           anyNonzeroProduct |= product != 0;
         }

@@ -11,6 +11,13 @@
 // SCALAR: error: params option names argument #2 of type 'f32', but parameters must be ranked tensors
 // MALFORMED: for the --params option: 'x' value invalid for uint argument
 // REPORT: error: cannot write the report:
+// A full device is a diagnostic too, not "LLVM ERROR: IO failure on output
+// stream" from the stream's destructor; /dev/full stays in place.
+// RUN: not fp4-opt %s -fp4train-annotate-roles="report=/dev/full" 2>&1 | FileCheck %s --check-prefix=FULL
+// RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 report=/dev/full" 2>&1 | FileCheck %s --check-prefix=FULL
+// RUN: test -c /dev/full
+// FULL: error: cannot write the report to '/dev/full': No space left on device
+// FULL-NOT: LLVM ERROR
 
 // A JAX Dense layer, W : [in, out] = [64, 16], passed by index, not by
 // attribute: Y = X . W, dX = dY . W^T, dW = X^T . dY.

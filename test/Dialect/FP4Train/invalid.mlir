@@ -17,6 +17,13 @@ func.func private @block_rank(!fp4train.scaled<64x128xf4E2M1FN, block = [32], sc
 
 // -----
 
+// 2^31 x 2^32 elements: the count wraps to INT64_MIN, from which every
+// lowering would size its buffers.
+// expected-error @below {{the tensor has more elements than int64 can count}}
+func.func private @count_overflow(!fp4train.scaled<2147483648x4294967296xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>)
+
+// -----
+
 // expected-error @below {{dimension sizes must be positive}}
 func.func private @zero_dim(!fp4train.scaled<0x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>)
 
@@ -288,6 +295,16 @@ func.func @hadamard_multiple(%x: tensor<64x40xf32>) {
 func.func @hadamard_dynamic(%x: tensor<64x?xf32>) {
   // expected-error @below {{dimension 1 must be static}}
   %0 = fp4train.hadamard %x with #fp4train.hadamard<16, none> along 1 : tensor<64x?xf32>
+  return
+}
+
+// -----
+
+// The lowerings allocate the result with static sizes: a dynamic dimension
+// that is not rotated is rejected here rather than turned into invalid IR.
+func.func @hadamard_dynamic_other(%x: tensor<?x64xf32>) {
+  // expected-error @below {{needs a static shape, but dimension 0 is dynamic}}
+  %0 = fp4train.hadamard %x with #fp4train.hadamard<16, none> along 1 : tensor<?x64xf32>
   return
 }
 

@@ -87,9 +87,12 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // a transposed view, Dgrad. That needs NVFP4 (the only 16x16 format), one
   // quantization for both roles, and no rotation that would differ between
   // the two contraction dimensions.
+  // Both arrays are named locals: an ArrayRef built from a braced list
+  // inside the range expression would point at a temporary that dies before
+  // the loop body runs (stack-use-after-scope).
   GemmRecipeAttr weightRoles[] = {fprop, dgrad};
-  for (auto [role, gemm] : llvm::zip_equal(
-           ArrayRef<StringLiteral>{"fprop", "dgrad"}, weightRoles)) {
+  StringLiteral roleNames[] = {"fprop", "dgrad"};
+  for (auto [role, gemm] : llvm::zip_equal(roleNames, weightRoles)) {
     if (!gemm)
       continue;
     if (gemm.getRhs().getFormat() != Format::nvfp4)

@@ -93,6 +93,13 @@ LogicalResult HadamardOp::verify() {
   int64_t n = getRotation().getSize();
   if (ShapedType::isDynamic(size))
     return emitOpError("dimension ") << dim << " must be static";
+  // Every lowering (expand, to-runtime, the GPU kernels) allocates its
+  // result and blocks the other dimensions with static sizes, as the
+  // block-scaled types the rotation feeds have.
+  for (auto [i, other] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(other))
+      return emitOpError("needs a static shape, but dimension ")
+             << i << " is dynamic";
   if (size % n != 0)
     return emitOpError("dimension ")
            << dim << " of size " << size

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+#include "fp4train/Numerics/ElementCount.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -90,6 +91,9 @@ ScaledTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "dimension sizes must be positive";
   if (llvm::any_of(blockShape, [](int64_t b) { return b <= 0; }))
     return emitError() << "block sizes must be positive";
+  // Every lowering sizes buffers and loops from the element count.
+  if (!::fp4train::checkedNumElements(shape))
+    return emitError() << "the tensor has more elements than int64 can count";
 
   SmallVector<int64_t> blockedDims;
   for (auto [dim, block] : llvm::enumerate(blockShape))
@@ -141,10 +145,10 @@ ScaledTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 int64_t ScaledTensorType::getNumElements() const {
-  int64_t n = 1;
-  for (int64_t dim : getShape())
-    n *= dim;
-  return n;
+  // The verifier rejects shapes whose count overflows.
+  std::optional<int64_t> count = ::fp4train::checkedNumElements(getShape());
+  assert(count && "element count overflow in a verified type");
+  return *count;
 }
 
 SmallVector<int64_t> ScaledTensorType::getBlockedDims() const {

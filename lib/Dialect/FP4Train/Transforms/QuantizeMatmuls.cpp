@@ -256,12 +256,16 @@ static ContractionPlan planContraction(const ContractionRole &info,
     return plan;
   }
   linalg::LinalgOp op = info.op;
-  for (Value input : op.getDpsInputs()) {
-    Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  // The rewrite casts operands and accumulator through f32: an integer
+  // contraction (an int8 GEMM, an index computation) is left as it is.
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type element =
+        cast<RankedTensorType>(operand.get().getType()).getElementType();
     if (!isa<Float32Type, BFloat16Type, Float16Type>(element)) {
       std::string reason;
       llvm::raw_string_ostream os(reason);
-      os << "operand element type " << element << " is not f32, bf16 or f16";
+      os << (op.isDpsInit(&operand) ? "accumulator" : "operand")
+         << " element type " << element << " is not f32, bf16 or f16";
       plan.keptReason = reason;
       return plan;
     }

@@ -24,6 +24,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -537,6 +538,18 @@ LogicalResult mlir::fp4train::writeReport(Operation *anchor, StringRef path,
     return anchor->emitError("cannot write the report: ") << error;
   file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
              << "\n";
+  // A write error (a full disk) must be a diagnostic: left on the stream,
+  // raw_fd_ostream's destructor would abort the host with "IO failure on
+  // output stream".
+  file->os().flush();
+  if (std::error_code ec = file->os().error()) {
+    file->os().clear_error();
+    // A partial regular file is removed; a device (/dev/full) is not.
+    if (!llvm::sys::fs::is_regular_file(path))
+      file->keep();
+    return anchor->emitError("cannot write the report to '")
+           << path << "': " << ec.message();
+  }
   file->keep();
   return success();
 }

@@ -1,0 +1,51 @@
+//===- Files.h - Bounded reads and all-or-nothing writes --------*- C++ -*-===//
+//
+// How the tools touch files, so that no input can exhaust memory and no
+// failure leaves a partial set of outputs behind:
+//
+// - readFile stats the file first: only regular files are read, and only
+//   when they fit in the machine's memory (a read of /dev/zero or of a FIFO
+//   would never end; an enormous file would die in the allocator);
+// - writeFiles writes every file of a set to a temporary next to its
+//   destination, checks every write and the close, and renames the
+//   temporaries over the destinations only once all of them are complete.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_NUMERICS_FILES_H
+#define FP4TRAIN_NUMERICS_FILES_H
+
+#include "fp4train/Numerics/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fp4train::numerics {
+
+/// The machine's physical memory in bytes (0 when unknown): the bound of
+/// readFile and of what the tools allocate from their inputs.
+uint64_t getPhysicalMemoryBytes();
+
+/// The contents of the regular file `path`, or an error for a missing,
+/// unreadable or non-regular file and for one larger than `maxBytes`
+/// (default: the physical memory).
+Expected<std::vector<uint8_t>> readFile(const std::string &path,
+                                        uint64_t maxBytes = 0);
+
+/// One file of an output set.
+struct OutputFile {
+  std::string path;
+  std::vector<uint8_t> contents;
+};
+
+/// Writes every file of `files` or none: each goes to a temporary in its
+/// destination's directory first, and the temporaries are renamed over the
+/// destinations only when all of them were written and closed without error.
+/// On failure the temporaries are removed and the destinations are left as
+/// they were.
+Status writeFiles(const std::vector<OutputFile> &files);
+
+} // namespace fp4train::numerics
+
+#endif // FP4TRAIN_NUMERICS_FILES_H
