@@ -17,6 +17,8 @@ PACKAGES=(
   libopenblas-dev pkg-config
   # Philox4x32-10 reference implementation for stochastic rounding [SR1].
   librandom123-dev
+  # ASan/UBSan runtimes of clang-22 for `make test-sanitize`.
+  libclang-rt-22-dev
 )
 
 missing=()
