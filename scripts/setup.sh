@@ -20,6 +20,8 @@ PACKAGES=(
   # The Python package (pybind11 extension over the C API) and its tests;
   # always run with /usr/bin/python3, whatever python3 comes first on PATH.
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # ASan/UBSan runtimes of clang-22 for `make test-sanitize`.
+  libclang-rt-22-dev
 )
 
 missing=()

@@ -47,12 +47,14 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
 /// Reads a .npy file.
 Expected<NpyArray> readNpy(const std::string &path);
 
-/// Serializes an array as a version 1.0 .npy file (header padded to 64 bytes).
+/// Serializes an array as a version 1.0 .npy file, or 2.0 when the header
+/// outgrows 1.0's 16-bit length (header padded to 64 bytes).
 std::vector<uint8_t> serializeNpy(NpyDType dtype,
                                   const std::vector<int64_t> &shape,
                                   const void *data);
 
-/// Writes an array to a .npy file.
+/// Writes an array to a .npy file, through a temporary renamed into place
+/// once complete (writeFiles in Files.h).
 Status writeNpy(const std::string &path, NpyDType dtype,
                 const std::vector<int64_t> &shape, const void *data);
 
