@@ -51,5 +51,12 @@ if ptxas:
     config.substitutions.append(
         ("%{ptxas_toolkit}", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 
+# An ASan/UBSan build (make test-sanitize): code that must be loaded into an
+# uninstrumented host (the Python extension into /usr/bin/python3) or linked
+# by an uninstrumented outside project cannot run; those tests say
+# `UNSUPPORTED: sanitized` and run in the normal build.
+if config.llvm_use_sanitizer:
+    config.available_features.add("sanitized")
+
 if config.enable_execution_engine:
     config.available_features.add("execution-engine")
