@@ -15,9 +15,6 @@ public:
   explicit CDNA4TargetInfo(StringRef chip) : chip(chip) {}
   StringRef getChip() const override { return chip; }
   int64_t getSubgroupSize() const override { return 64; }
-  /// LDS banks of 4 bytes (the CDNA3 ISA guide's figure, which CDNA4's
-  /// larger LDS is assumed to keep).
-  int64_t getSharedMemoryBanks() const override { return 32; }
   /// v_cvt_scalef32_pk_{fp4,fp8,bf8}_f32 (ScaledConvert.cpp).
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,

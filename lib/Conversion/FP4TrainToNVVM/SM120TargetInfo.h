@@ -10,15 +10,14 @@
 
 namespace mlir::fp4train {
 
-/// The primitives of a warp-level Blackwell chip (sm_120a): 32-lane warps,
-/// 32 shared-memory banks, and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the
+/// The primitives of a warp-level Blackwell chip (sm_120a): 32-lane warps
+/// and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the
 /// RNE element encode.
 class SM120TargetInfo : public TargetInfoBase {
 public:
   explicit SM120TargetInfo(std::string chip) : chip(std::move(chip)) {}
   StringRef getChip() const override { return chip; }
   int64_t getSubgroupSize() const override { return 32; }
-  int64_t getSharedMemoryBanks() const override { return 32; }
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;

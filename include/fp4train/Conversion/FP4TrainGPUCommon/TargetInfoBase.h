@@ -30,8 +30,6 @@ public:
   virtual StringRef getChip() const = 0;
   /// Lanes per subgroup (AMD wave, NVIDIA warp).
   virtual int64_t getSubgroupSize() const = 0;
-  /// Number of 4-byte shared-memory banks (row padding is chosen from it).
-  virtual int64_t getSharedMemoryBanks() const = 0;
 
   /// `#gpu.address_space<workgroup>`: shared memory (LDS) buffers.
   Attribute getSharedMemorySpace(MLIRContext *context) const;
