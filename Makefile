@@ -4,6 +4,7 @@
 #   make test   set up if needed, build, run every test (lit + gtest)
 #   make bench  build and run the benchmarks (not part of `make test`)
 #   make test-sanitize  the whole suite under ASan + UBSan (build-sanitize/)
+#   make fuzz   the fuzzers of fuzz/ for FUZZ_SECONDS each, in build-sanitize/
 
 BUILD ?= build
 BUILD_TYPE ?= Release
@@ -15,7 +16,7 @@ CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
   -DLLVM_USE_LINKER=lld -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all setup configure build test test-sanitize demo bench clean
+.PHONY: all setup configure build test test-sanitize fuzz demo bench clean
 
 all: build
 
@@ -38,7 +39,11 @@ test: build
 # LLVM_UBSAN_FLAGS is defined by LLVM's own top-level CMakeLists only, so it
 # is spelled here: vptr and function need RTTI, which LLVM is built without.
 SANITIZE_BUILD ?= build-sanitize
+# LLVM_USE_SANITIZE_COVERAGE adds libFuzzer's coverage instrumentation
+# (-fsanitize=fuzzer-no-link) so the same build links the fuzzers of fuzz/;
+# the sanitizer runtimes supply its hooks to everything else.
 SANITIZE_FLAGS := -DLLVM_USE_SANITIZER="Address;Undefined" \
+  -DLLVM_USE_SANITIZE_COVERAGE=On \
   -DLLVM_UBSAN_FLAGS="-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
 # Run-time options:
 # - allow_user_poisoning=0 (needed): LLVM's headers poison BumpPtrAllocator
@@ -53,6 +58,14 @@ SANITIZE_ENV := ASAN_OPTIONS=allow_user_poisoning=0 \
 test-sanitize: setup
 	cmake -S . -B $(SANITIZE_BUILD) $(CMAKE_FLAGS) $(SANITIZE_FLAGS)
 	$(SANITIZE_ENV) cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target check-fp4train
+
+# Seconds per fuzzer; .ci/run passes a short smoke budget.
+FUZZ_SECONDS ?= 300
+
+fuzz: setup
+	cmake -S . -B $(SANITIZE_BUILD) $(CMAKE_FLAGS) $(SANITIZE_FLAGS)
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target fp4train-fuzzers
+	$(SANITIZE_ENV) bash scripts/fuzz.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

@@ -34,6 +34,9 @@ tools = [
     "fp4-quant",
     "fp4-train",
     "fp4train-capi-test",
+    "fp4-opt-fuzzer",
+    "fp4-option-fuzzer",
+    "fp4-quant-fuzzer",
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

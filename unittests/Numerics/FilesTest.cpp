@@ -70,3 +70,34 @@ TEST(Files, WritesAllOrNothing) {
 }
 
 } // namespace
+
+TEST(Files, WritesDevicesInPlace) {
+  // A device cannot be replaced by a rename (as root, a rename would turn
+  // /dev/null into a regular file): it is written in place, with the other
+  // files of the set renamed as usual.
+  TempDir dir;
+  std::string path = dir.path + "/b";
+  ASSERT_TRUE(bool(writeFiles({{"/dev/null", {1, 2}}, {path, {3}}})));
+  struct stat info;
+  ASSERT_EQ(::stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+  EXPECT_TRUE(exists(path));
+
+  // A full device fails the set, after the regular files are in place.
+  Status full = writeFiles({{"/dev/full", {1}}});
+  ASSERT_FALSE(bool(full));
+  EXPECT_NE(full.error().message.find("No space left on device"),
+            std::string::npos);
+}
+
+TEST(Files, ReadsStandardInputOnlyFromFilesPipesAndTerminals) {
+  // Under the test runner stdin is whatever lit or ctest gives; what can be
+  // checked here is that a path other than "-" behaves as readFile.
+  TempDir dir;
+  std::string path = dir.path + "/c";
+  ASSERT_TRUE(bool(writeFiles({{path, {7}}})));
+  Expected<std::vector<uint8_t>> contents = readFileOrStdin(path);
+  ASSERT_TRUE(bool(contents));
+  EXPECT_EQ(*contents, (std::vector<uint8_t>{7}));
+  EXPECT_FALSE(bool(readFileOrStdin("/dev/zero")));
+}

@@ -33,6 +33,13 @@ uint64_t getPhysicalMemoryBytes();
 Expected<std::vector<uint8_t>> readFile(const std::string &path,
                                         uint64_t maxBytes = 0);
 
+/// readFile, or standard input for "-": a regular file as readFile reads it,
+/// a pipe or a terminal to its end (an error once it passes `maxBytes`,
+/// default the physical memory); any other kind (a character device such as
+/// /dev/zero, a socket) is refused.
+Expected<std::vector<uint8_t>> readFileOrStdin(const std::string &path,
+                                               uint64_t maxBytes = 0);
+
 /// One file of an output set.
 struct OutputFile {
   std::string path;
@@ -44,6 +51,8 @@ struct OutputFile {
 /// destinations only when all of them were written and closed without error.
 /// On failure the temporaries are removed and the destinations are left as
 /// they were.
+/// A destination that exists and is not a regular file (/dev/null, a FIFO)
+/// cannot be replaced: it is written in place, after the renames.
 Status writeFiles(const std::vector<OutputFile> &files);
 
 } // namespace fp4train::numerics
