@@ -5,6 +5,7 @@
 #   make bench  build and run the benchmarks (not part of `make test`)
 #   make test-sanitize  the whole suite under ASan + UBSan (build-sanitize/)
 #   make fuzz   the fuzzers of fuzz/ for FUZZ_SECONDS each, in build-sanitize/
+#   make gpu-check  the folder that checks the NVIDIA kernels on a real GPU
 
 BUILD ?= build
 BUILD_TYPE ?= Release
@@ -16,7 +17,7 @@ CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
   -DLLVM_USE_LINKER=lld -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all setup configure build test test-sanitize fuzz demo bench clean
+.PHONY: all setup configure build test test-sanitize fuzz gpu-check demo bench clean
 
 all: build
 
@@ -66,6 +67,13 @@ fuzz: setup
 	cmake -S . -B $(SANITIZE_BUILD) $(CMAKE_FLAGS) $(SANITIZE_FLAGS)
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target fp4train-fuzzers
 	$(SANITIZE_ENV) bash scripts/fuzz.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
+
+# The chip the folder of make gpu-check is built for.
+GPU_CHIP ?= sm_120a
+
+gpu-check: configure
+	cmake --build $(BUILD) -j $(JOBS) --target fp4-gpu-prepare fp4-gpu-run
+	bash scripts/gpu_check.sh $(BUILD) $(GPU_CHIP)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

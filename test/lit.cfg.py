@@ -37,6 +37,8 @@ tools = [
     "fp4-opt-fuzzer",
     "fp4-option-fuzzer",
     "fp4-quant-fuzzer",
+    ToolSubst("fp4-gpu-prepare", unresolved="ignore"),
+    ToolSubst("fp4-gpu-run", unresolved="ignore"),
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
@@ -53,6 +55,22 @@ if ptxas:
     # The toolkit root ptxas lives in (<root>/bin/ptxas), for format=bin.
     config.substitutions.append(
         ("%{ptxas_toolkit}", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
+
+# The device runner is built where cuda.h is (tools/fp4-gpu-run); a CUDA
+# device is there when the driver loads and reports one. Tests that run
+# kernels on it say `REQUIRES: cuda-device` and skip everywhere else.
+if os.path.exists(os.path.join(config.fp4train_tools_dir, "fp4-gpu-run")):
+    config.available_features.add("gpu-runner")
+def _has_cuda_device():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except OSError:
+        return False
+if _has_cuda_device():
+    config.available_features.add("cuda-device")
 
 # An ASan/UBSan build (make test-sanitize): code that must be loaded into an
 # uninstrumented host (the Python extension into /usr/bin/python3) or linked

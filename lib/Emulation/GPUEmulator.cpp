@@ -33,7 +33,8 @@ mlir::fp4train::emulation::createInstructionSet(StringRef chip) {
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
                                    ArrayRef<EmulatorArgument> arguments,
-                                   StringRef chip, EmulatorStats *stats) {
+                                   StringRef chip, EmulatorStats *stats,
+                                   const EmulatorHooks *hooks) {
   std::unique_ptr<InstructionSet> instructionSet = createInstructionSet(chip);
   if (!instructionSet) {
     std::string known;
@@ -43,7 +44,7 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
                                    "emulate: no instruction set for chip '" +
                                        chip + "' (known: " + known + ")");
   }
-  return emulate(module, name, arguments, *instructionSet, stats);
+  return emulate(module, name, arguments, *instructionSet, stats, hooks);
 }
 
 llvm::Expected<std::vector<std::vector<uint8_t>>>

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -200,4 +201,78 @@ func.func @main(%out: memref<4x4xi32>, %x: f32) -> (memref<4x4xi32>, f32, i16) {
   std::memcpy(&y, (*results)[1].data(), 4);
   EXPECT_EQ(y, 3.0f);
   EXPECT_EQ((*results)[2], (std::vector<uint8_t>{0xFE, 0xFF}));
+}
+
+TEST_F(EmulatorChecksTest, HostNamedOpsCopiesAndMath) {
+  // The host code a training step leaves between its kernels: a named
+  // linalg op, a memref.copy and f32 math (tools/fp4-gpu-prepare runs whole
+  // steps through the emulator).
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+func.func @main(%in: memref<2x3xf32>) -> memref<3x2xf32> {
+  %t = memref.alloc() : memref<3x2xf32>
+  linalg.transpose ins(%in : memref<2x3xf32>) outs(%t : memref<3x2xf32>)
+      permutation = [1, 0]
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      outs(%t : memref<3x2xf32>) {
+  ^bb0(%x: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  %out = memref.alloc() : memref<3x2xf32>
+  memref.copy %t, %out : memref<3x2xf32> to memref<3x2xf32>
+  return %out : memref<3x2xf32>
+}
+)",
+                                                             &context);
+  ASSERT_TRUE(module);
+  const float in[6] = {0, 1, 2, 3, 4, 5};
+  std::vector<uint8_t> bytes(sizeof(in));
+  std::memcpy(bytes.data(), in, sizeof(in));
+  auto results = emulation::emulate(
+      *module, "main", {emulation::EmulatorArgument::buffer(bytes)});
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
+  float out[6];
+  std::memcpy(out, (*results)[0].data(), sizeof(out));
+  const int source[6] = {0, 3, 1, 4, 2, 5}; // out[i][j] = exp(in[j][i])
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out[i], std::exp(in[source[i]])) << "element " << i;
+}
+
+TEST_F(EmulatorChecksTest, HooksSeeEveryLaunchBeforeAndAfter) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(mirrorKernel("gpu.barrier"), &context);
+  ASSERT_TRUE(module);
+  std::vector<std::vector<uint8_t>> seen;
+  emulation::EmulatorHooks hooks;
+  hooks.onLaunch = [&](const emulation::LaunchInfo &launch, bool after) {
+    ASSERT_EQ(launch.operands.size(), 1u);
+    const auto &memref = std::get<emulation::LaunchMemRef>(launch.operands[0]);
+    EXPECT_EQ(launch.block[0], 256);
+    EXPECT_EQ(memref.sizes, SmallVector<int64_t>{256});
+    seen.push_back(*memref.memory);
+    (void)after;
+  };
+  auto results = emulation::emulate(
+      *module, "main",
+      {emulation::EmulatorArgument::buffer(std::vector<uint8_t>(1024))},
+      "gfx950", nullptr, &hooks);
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], std::vector<uint8_t>(1024)); // before: as given
+  EXPECT_EQ(seen[1], (*results)[0]);              // after: the result
+
+  // With the kernels skipped the launch is still reported, its buffer
+  // untouched.
+  seen.clear();
+  hooks.executeKernels = false;
+  results = emulation::emulate(
+      *module, "main",
+      {emulation::EmulatorArgument::buffer(std::vector<uint8_t>(1024))},
+      "gfx950", nullptr, &hooks);
+  ASSERT_TRUE(static_cast<bool>(results));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1], std::vector<uint8_t>(1024));
 }

@@ -35,7 +35,8 @@ std::unique_ptr<InstructionSet> createInstructionSet(StringRef chip);
 /// that lists the known ones.
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,
-        StringRef chip, EmulatorStats *stats = nullptr);
+        StringRef chip, EmulatorStats *stats = nullptr,
+        const EmulatorHooks *hooks = nullptr);
 
 /// emulate() on gfx950, the chip of the ROCm kernel pipeline.
 llvm::Expected<std::vector<std::vector<uint8_t>>>

@@ -22,11 +22,16 @@
 #ifndef FP4TRAIN_EMULATION_INTERPRETER_H
 #define FP4TRAIN_EMULATION_INTERPRETER_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <variant>
 #include <vector>
 
 namespace mlir::fp4train::emulation {
@@ -173,6 +178,37 @@ public:
                                 ExecutionContext &context) const = 0;
 };
 
+/// A memref operand of a kernel launch: the whole allocation it views (so
+/// that a device can be given the same buffer) and the view, in elements.
+struct LaunchMemRef {
+  /// The allocation's bytes, as they are at the moment of the callback.
+  const std::vector<uint8_t> *memory = nullptr;
+  /// Identifies the allocation across launches (equal for aliases).
+  const void *id = nullptr;
+  int64_t offset = 0;
+  SmallVector<int64_t> sizes, strides;
+  unsigned elementBytes = 0;
+};
+
+/// One gpu.launch_func as the emulator executes it.
+struct LaunchInfo {
+  gpu::LaunchFuncOp op;
+  std::array<int64_t, 3> grid{}, block{};
+  /// One entry per kernel operand: a memref, or a scalar's bits.
+  std::vector<std::variant<LaunchMemRef, uint64_t>> operands;
+};
+
+/// Callbacks around every kernel launch of an emulation; a device runner
+/// records what each kernel reads and writes (tools/fp4-gpu-prepare).
+struct EmulatorHooks {
+  /// Called with `after` false before the launch executes, true after.
+  std::function<void(const LaunchInfo &, bool after)> onLaunch;
+  /// False: launches are reported but their kernels do not run (the host
+  /// code still does), for recording the launches of shapes too large to
+  /// emulate.
+  bool executeKernels = true;
+};
+
 /// True for the memory spaces the core treats as workgroup-shared memory:
 /// #gpu.address_space<workgroup> and LLVM's address space 3.
 bool isSharedMemorySpace(Attribute memorySpace);
@@ -184,7 +220,8 @@ bool isSharedMemorySpace(Attribute memorySpace);
 /// and, for kernel errors, the workgroup and lane.
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,
-        const InstructionSet &instructionSet, EmulatorStats *stats = nullptr);
+        const InstructionSet &instructionSet, EmulatorStats *stats = nullptr,
+        const EmulatorHooks *hooks = nullptr);
 
 } // namespace mlir::fp4train::emulation
 

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -356,4 +357,51 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
       .Default([&](Operation *) {
         return failUnsupported(&op);
       });
+}
+
+//===----------------------------------------------------------------------===//
+// math
+//===----------------------------------------------------------------------===//
+
+// The f32 math ops of training steps' host code (GELU's tanh, softmax's exp,
+// norms' rsqrt), computed with the C library; in kernels they stay
+// unsupported (the CUDA pipeline rejects libdevice calls), and no bit-exactness is
+// claimed for them: they only produce the values the kernels receive, which
+// the device runner passes to the device unchanged.
+LogicalResult Executor::executeMath(Operation &op) {
+  if (kernel)
+    return failUnsupported(&op);
+  if (op.getNumResults() != 1 || op.getNumOperands() < 1 ||
+      op.getNumOperands() > 2 ||
+      !getElementType(op.getResult(0).getType()).isF32())
+    return fail(&op, "only f32 math ops with one or two operands are "
+                     "supported");
+  float (*unary)(float) = llvm::StringSwitch<float (*)(float)>(
+                              op.getName().getStringRef())
+                              .Case("math.tanh", [](float x) { return std::tanh(x); })
+                              .Case("math.exp", [](float x) { return std::exp(x); })
+                              .Case("math.log", [](float x) { return std::log(x); })
+                              .Case("math.sqrt", [](float x) { return std::sqrt(x); })
+                              .Case("math.absf", [](float x) { return std::fabs(x); })
+                              .Case("math.erf", [](float x) { return std::erf(x); })
+                              .Case("math.rsqrt",
+                                    [](float x) { return 1.0f / std::sqrt(x); })
+                              .Default(nullptr);
+  float (*binary)(float, float) =
+      llvm::StringSwitch<float (*)(float, float)>(op.getName().getStringRef())
+          .Case("math.powf", [](float x, float y) { return std::pow(x, y); })
+          .Default(nullptr);
+  if (op.getNumOperands() == 1 ? !unary : !binary)
+    return failUnsupported(&op);
+  Value result = op.getResult(0);
+  Lanes out(lanes, getWidth(result.getType()));
+  const Lanes &a = get(op.getOperand(0));
+  const Lanes *b = op.getNumOperands() == 2 ? &get(op.getOperand(1)) : nullptr;
+  for (unsigned lane = 0; lane < lanes; ++lane)
+    for (unsigned i = 0; i < out.width; ++i)
+      out.at(lane, i) = fromF32(b ? binary(toF32(a.at(lane, i)),
+                                           toF32(b->at(lane, i)))
+                                  : unary(toF32(a.at(lane, i))));
+  values[result] = std::move(out);
+  return success();
 }

@@ -160,6 +160,8 @@ public:
   unsigned subgroupSize;
   EmulatorStats &stats;
   std::string &error;
+  /// The host's hooks (null: none); kernels never launch.
+  const EmulatorHooks *hooks = nullptr;
   DenseMap<Value, Lanes> values;
   DenseMap<Value, View> views;
 
@@ -211,13 +213,14 @@ private:
 
   // Op families, one file each.
   LogicalResult executeArith(Operation &op, const Mask &mask);
+  LogicalResult executeMath(Operation &op);
   LogicalResult executeVector(Operation &op, const Mask &mask);
   LogicalResult executeMemRef(Operation &op, const Mask &mask);
   LogicalResult executeLLVM(Operation &op);
   LogicalResult executeGPU(Operation &op, const Mask &mask);
   LogicalResult executeFor(scf::ForOp op, const Mask &mask);
   LogicalResult executeIf(scf::IfOp op, const Mask &mask);
-  LogicalResult executeGeneric(linalg::GenericOp op);
+  LogicalResult executeGeneric(linalg::LinalgOp op);
   LogicalResult executeFill(linalg::FillOp op);
   LogicalResult launch(gpu::LaunchFuncOp op);
 

@@ -68,6 +68,8 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   StringRef ns = dialect ? dialect->getNamespace() : "";
   if (ns == "arith")
     return executeArith(op, mask);
+  if (ns == "math")
+    return executeMath(op);
   if (ns == "vector")
     return executeVector(op, mask);
   if (ns == "memref")
@@ -80,10 +82,12 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
     return executeFor(forOp, mask);
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
     return executeIf(ifOp, mask);
-  if (auto generic = dyn_cast<linalg::GenericOp>(op))
-    return executeGeneric(generic);
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return executeFill(fill);
+  // linalg.generic and the named ops (transpose, matmul, reduce, ...),
+  // through their indexing maps and payload.
+  if (auto structured = dyn_cast<linalg::LinalgOp>(op))
+    return executeGeneric(structured);
   if (auto index = dyn_cast<linalg::IndexOp>(op)) {
     if (index.getDim() >= linalgPoint.size())
       return fail(&op, "outside a linalg.generic");
@@ -146,12 +150,31 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
     return fail(op, "more than 64 subgroups in a workgroup");
   ++stats.launches;
 
+  LaunchInfo info;
+  if (hooks && hooks->onLaunch) {
+    info.op = op;
+    info.grid = gridDim;
+    info.block = blockDim;
+    for (Value operand : op.getKernelOperands()) {
+      if (!isa<MemRefType>(operand.getType())) {
+        info.operands.emplace_back(get(operand).at(0));
+        continue;
+      }
+      const View &view = views[operand];
+      info.operands.emplace_back(LaunchMemRef{
+          &view.memory->bytes, view.memory.get(), view.offset, view.sizes,
+          view.strides, view.elementBytes});
+    }
+    hooks->onLaunch(info, /*after=*/false);
+  }
+
   Block &body = function.getBody().front();
   ArrayRef<BlockArgument> workgroup = function.getWorkgroupAttributions();
   if (!function.getPrivateAttributions().empty())
     return fail(op, "private attributions are not supported");
 
-  for (int64_t z = 0; z < gridDim[2]; ++z)
+  const int64_t groupsZ = !hooks || hooks->executeKernels ? gridDim[2] : 0;
+  for (int64_t z = 0; z < groupsZ; ++z)
     for (int64_t y = 0; y < gridDim[1]; ++y)
       for (int64_t x = 0; x < gridDim[0]; ++x) {
         Executor group(instructionSet, static_cast<unsigned>(threads), stats,
@@ -183,6 +206,8 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         if (failed(group.run(body, all)))
           return failure();
       }
+  if (hooks && hooks->onLaunch)
+    hooks->onLaunch(info, /*after=*/true);
   return success();
 }
 
@@ -289,7 +314,8 @@ llvm::Expected<std::vector<std::vector<uint8_t>>>
 mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
                                    ArrayRef<EmulatorArgument> arguments,
                                    const InstructionSet &instructionSet,
-                                   EmulatorStats *stats) {
+                                   EmulatorStats *stats,
+                                   const EmulatorHooks *hooks) {
   auto makeError = [](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
@@ -304,6 +330,7 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
   EmulatorStats localStats;
   std::string error;
   Executor host(instructionSet, 1, stats ? *stats : localStats, error);
+  host.hooks = hooks;
   for (auto [argument, given] :
        llvm::zip(function.getArguments(), arguments)) {
     if (auto type = dyn_cast<MemRefType>(argument.getType())) {

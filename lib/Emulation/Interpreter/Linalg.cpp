@@ -1,9 +1,10 @@
-//===- Linalg.cpp - linalg.generic and linalg.fill on host buffers --------===//
+//===- Linalg.cpp - Structured linalg ops on host buffers -----------------===//
 //
 // Host code that the kernel pipeline leaves, e.g. the Philox draw of random
 // Hadamard signs or the reduction of NVFP4's per-workgroup amax words (a
-// linalg.fill of the init, then a reduction linalg.generic): the body runs
-// once per iteration point, one lane.
+// linalg.fill of the init, then a reduction linalg.generic), and the rest of
+// a training step's host code (named ops: transpose, the matmuls a recipe
+// keeps, reduce): the payload runs once per iteration point, one lane.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +15,11 @@
 using namespace mlir;
 using namespace mlir::fp4train::emulation::detail;
 
-LogicalResult Executor::executeGeneric(linalg::GenericOp op) {
+LogicalResult Executor::executeGeneric(linalg::LinalgOp op) {
   if (kernel || lanes != 1)
-    return fail(op, "linalg.generic inside a kernel");
+    return fail(op, "linalg ops inside a kernel");
   if (!op.hasPureBufferSemantics())
-    return fail(op, "only linalg.generic on buffers is supported");
+    return fail(op, "only linalg ops on buffers are supported");
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return fail(op, "dynamic iteration domain");
