@@ -35,6 +35,9 @@ using Mask = std::vector<char>;
 struct Memory {
   std::vector<uint8_t> bytes;
   bool shared = false;
+  /// Shared memory: the byte address of the allocation in the workgroup's
+  /// shared window.
+  uint64_t address = 0;
   std::vector<uint32_t> writeEpoch; // 0: never written
   std::vector<uint8_t> writer;
   std::vector<uint32_t> readEpoch;
@@ -162,6 +165,10 @@ public:
   std::string &error;
   DenseMap<Value, Lanes> values;
   DenseMap<Value, View> views;
+  /// The workgroup's shared allocations by address, and the instruction
+  /// set's state of the workgroup.
+  std::vector<std::shared_ptr<Memory>> sharedWindow;
+  std::unique_ptr<WorkgroupState> workgroupState;
 
   unsigned getNumSubgroups() const {
     return (lanes + subgroupSize - 1) / subgroupSize;
@@ -179,6 +186,12 @@ public:
                     SmallVectorImpl<Value> *yielded = nullptr);
 
   LogicalResult fail(Operation *op, const Twine &message);
+  /// Reads or writes `size` bytes at shared address `address` for
+  /// `subgroup` with the shared-memory checks; `data` is the buffer.
+  LogicalResult accessShared(Operation *op, uint64_t address, unsigned size,
+                             unsigned subgroup, bool write, uint8_t *data);
+  /// The shared allocation holding [address, address + size), or null.
+  Memory *findShared(uint64_t address, unsigned size);
   LogicalResult failUnsupported(Operation *op);
   LogicalResult barrier(Operation *op, const Mask &mask);
 
@@ -213,7 +226,7 @@ private:
   LogicalResult executeArith(Operation &op, const Mask &mask);
   LogicalResult executeVector(Operation &op, const Mask &mask);
   LogicalResult executeMemRef(Operation &op, const Mask &mask);
-  LogicalResult executeLLVM(Operation &op);
+  LogicalResult executeLLVM(Operation &op, const Mask &mask);
   LogicalResult executeGPU(Operation &op, const Mask &mask);
   LogicalResult executeFor(scf::ForOp op, const Mask &mask);
   LogicalResult executeIf(scf::IfOp op, const Mask &mask);

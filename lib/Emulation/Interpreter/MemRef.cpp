@@ -188,6 +188,18 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
         views[getGlobal.getResult()] = std::move(view);
         return success();
       })
+      .Case([&](memref::ExtractAlignedPointerAsIndexOp extract)
+                -> LogicalResult {
+        // A shared allocation's address in the workgroup's shared window
+        // (what the NVVM ops that take shared pointers see).
+        const View &view = views[extract.getSource()];
+        if (!view.memory || !view.memory->shared)
+          return fail(&op, "only pointers into workgroup shared memory are "
+                           "modelled");
+        values[extract.getResult()] =
+            uniform(extract.getType(), {static_cast<Word>(view.memory->address)});
+        return success();
+      })
       .Case([&](memref::DeallocOp) { return success(); })
       .Case([&](memref::AssumeAlignmentOp assume) {
         alias(assume.getMemref(), assume.getResult());

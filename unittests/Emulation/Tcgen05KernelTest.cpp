@@ -1,0 +1,380 @@
+//===- Tcgen05KernelTest.cpp - Hand-written tcgen05 kernels on sm_100a ----===//
+//
+// Small NVVM kernels written here as MLIR text, executed by the lockstep
+// interpreter on the sm_100a / sm_103a instruction sets: one CTA of four
+// warps copies the operands and the scale factors into shared memory,
+// warp 0 allocates tensor memory, thread 0 initializes an mbarrier, copies
+// the scales into tensor memory (tcgen05.cp .32x128b.warpx4), issues one
+// tcgen05.mma ... .block_scale (NVFP4: kind::mxf4nvf4.block16, UE4M3
+// scales) and commits it to the mbarrier; every thread waits on the
+// barrier's phase, each warp loads its 32 lanes of D (tcgen05.ld
+// .32x32b.x64) and stores them; warp 0 deallocates. The result is compared
+// with a scalar reference computed here. The same kernel is also written
+// with llvm.call_intrinsic "llvm.nvvm.tcgen05.*" (the sm_103a form), and
+// broken variants (no commit, no wait, no dealloc, a wrong swizzle) show
+// that the emulator reports them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Emulation/GPUEmulator.h"
+#include "fp4train/InitFP4Train.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+namespace {
+
+constexpr unsigned kM = 128, kN = 64, kK = 64, kBlocks = 4;
+// Shared memory images: A 128 rows x 32 bytes in the 128-byte swizzle (8-row
+// atoms of 1 KiB), B 64 rows x 32 bytes interleaved (core matrices of 8 x 16
+// bytes, 8-row groups 128 bytes apart, the second K chunk LBO = 1 KiB
+// later), scale factors as 32 rows of 16 bytes (row r: rows r, r + 32,
+// r + 64, r + 96 with their four K-block scales each).
+constexpr unsigned kABytes = 16384, kBBytes = 2048, kSfBytes = 512;
+
+uint64_t descriptorHigh(uint32_t lbo, uint32_t sbo, unsigned swizzle) {
+  return uint64_t{lbo >> 4} << 16 | uint64_t{sbo >> 4} << 32 | 1ull << 46 |
+         uint64_t{swizzle} << 61;
+}
+
+struct KernelOptions {
+  bool intrinsics = false; // llvm.call_intrinsic for the tcgen05 ops
+  bool commit = true, wait = true, dealloc = true;
+  unsigned swizzleA = 2; // descriptor swizzle code of A (2: 128B)
+};
+
+/// The MLIR text of the test: host @main launching @k::@kernel.
+std::string makeKernel(const KernelOptions &o) {
+  const uint64_t highA = descriptorHigh(16, 1024, o.swizzleA);
+  const uint64_t highB = descriptorHigh(1024, 128, 0);
+  const uint64_t highSf = descriptorHigh(0, 128, 0);
+  // NVFP4 idesc (Table 44): E2M1 A/B (1 at bits 7, 10), N >> 3 at 17,
+  // UE4M3 (bit 23 = 0), M >> 7 at 27.
+  const uint32_t idesc = 1u << 7 | 1u << 10 | (kN >> 3) << 17 | 1u << 27;
+  auto i64 = [](uint64_t v) { return std::to_string(static_cast<int64_t>(v)); };
+  auto desc = [&](const std::string &name, const std::string &memref,
+                  uint64_t high) {
+    return "      %" + name + "_p = memref.extract_aligned_pointer_as_index %" +
+           memref + " : memref<" +
+           (memref == "sa"   ? std::to_string(kABytes)
+            : memref == "sb" ? std::to_string(kBBytes)
+                             : std::to_string(kSfBytes)) +
+           "xi8, 3> -> index\n      %" + name + "_i = arith.index_cast %" +
+           name + "_p : index to i64\n      %" + name + "_e = arith.shrui %" +
+           name + "_i, %c4_i64 : i64\n      %" + name + "_h = arith.constant " +
+           i64(high) + " : i64\n      %" + name + " = arith.ori %" + name +
+           "_e, %" + name + "_h : i64\n";
+  };
+  auto copy = [](const std::string &from, const std::string &to,
+                 unsigned bytes) {
+    return "      %n_" + to + " = arith.constant " + std::to_string(bytes) +
+           " : index\n      scf.for %i = %t to %n_" + to +
+           " step %c128 {\n        %x = memref.load %" + from + "[%i] : memref<" +
+           std::to_string(bytes) + "xi8>\n        memref.store %x, %" + to +
+           "[%i] : memref<" + std::to_string(bytes) +
+           "xi8, 3>\n      }\n";
+  };
+  std::string alloc, cpA, cpB, mma, commit, ld, dealloc, relinquish;
+  if (o.intrinsics) {
+    alloc = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.alloc.shared.cg1\"(%slot_ptr, %c128_i32) : (!llvm.ptr<3>, i32) -> ()\n";
+    cpA = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfa_t, %dsfa) : (!llvm.ptr<6>, i64) -> ()\n";
+    cpB = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfb_t, %dsfb) : (!llvm.ptr<6>, i64) -> ()\n";
+    mma = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16\"(%d_t, %da, %db, %idesc, %false, %sfa_t, %sfb_t, %c1_i32, %c0_i32) : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, i32) -> ()\n";
+    commit = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.commit.shared.cg1\"(%bar_ptr) : (!llvm.ptr<3>) -> ()\n";
+    ld = "      %v = llvm.call_intrinsic \"llvm.nvvm.tcgen05.ld.32x32b.x64\"(%w_t, %false) : (!llvm.ptr<6>, i1) -> vector<64xi32>\n";
+    dealloc = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.dealloc.cg1\"(%d_t, %c128_i32) : (!llvm.ptr<6>, i32) -> ()\n";
+    relinquish = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.relinq.alloc.permit.cg1\"() : () -> ()\n";
+  } else {
+    alloc = "        nvvm.tcgen05.alloc %slot_ptr, %c128_i32 : !llvm.ptr<3>, i32\n";
+    cpA = "        nvvm.tcgen05.cp %sfa_t, %dsfa {shape = #nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = #nvvm.tcgen05_cp_multicast<warpx4>}\n";
+    cpB = "        nvvm.tcgen05.cp %sfb_t, %dsfb {shape = #nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = #nvvm.tcgen05_cp_multicast<warpx4>}\n";
+    mma = "        nvvm.tcgen05.mma.block_scale %d_t, %da, %db, %idesc, %false, %sfa_t, %sfb_t {kind = #nvvm.block_scale_kind<mxf4nvf4>, ctaGroup = #nvvm.cta_group<cta_1>, blockScale = #nvvm.tcgen05_mma_block_scale<block16>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)\n";
+    commit = "        nvvm.tcgen05.commit %bar_ptr : !llvm.ptr<3>\n";
+    ld = "      %v = nvvm.tcgen05.ld %w_t {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<64xi32>\n";
+    dealloc = "        nvvm.tcgen05.dealloc %d_t, %c128_i32 : !llvm.ptr<6>, i32\n";
+    relinquish = "        nvvm.tcgen05.relinquish_alloc_permit\n";
+  }
+  std::string k = R"(
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @kernel(%a: memref<16384xi8>, %b: memref<2048xi8>,
+                     %sfa: memref<512xi8>, %sfb: memref<512xi8>,
+                     %out: memref<128x64xf32>)
+        workgroup(%sa: memref<16384xi8, 3>, %sb: memref<2048xi8, 3>,
+                  %ssfa: memref<512xi8, 3>, %ssfb: memref<512xi8, 3>,
+                  %slot: memref<1xi32, 3>, %bar: memref<1xi64, 3>) kernel {
+      %t = gpu.thread_id x
+      %w = gpu.subgroup_id : index
+      %c0 = arith.constant 0 : index
+      %c128 = arith.constant 128 : index
+      %c0_i32 = arith.constant 0 : i32
+      %c1_i32 = arith.constant 1 : i32
+      %c128_i32 = arith.constant 128 : i32
+      %c4_i64 = arith.constant 4 : i64
+      %false = arith.constant false
+      %idesc = arith.constant )" + std::to_string(static_cast<int32_t>(idesc)) +
+                   R"( : i32
+      %first = arith.cmpi eq, %t, %c0 : index
+      %warp0 = arith.cmpi eq, %w, %c0 : index
+)" + copy("a", "sa", kABytes) +
+                   copy("b", "sb", kBBytes) + copy("sfa", "ssfa", kSfBytes) +
+                   copy("sfb", "ssfb", kSfBytes) + R"(
+      %slot_p = memref.extract_aligned_pointer_as_index %slot : memref<1xi32, 3> -> index
+      %slot_i = arith.index_cast %slot_p : index to i64
+      %slot_ptr = llvm.inttoptr %slot_i : i64 to !llvm.ptr<3>
+      %bar_p = memref.extract_aligned_pointer_as_index %bar : memref<1xi64, 3> -> index
+      %bar_i = arith.index_cast %bar_p : index to i64
+      %bar_ptr = llvm.inttoptr %bar_i : i64 to !llvm.ptr<3>
+      scf.if %warp0 {
+)" + alloc + R"(      }
+      scf.if %first {
+        nvvm.mbarrier.init %bar_ptr, %c1_i32 : !llvm.ptr<3>, i32
+      }
+      gpu.barrier
+      %base = llvm.load %slot_ptr : !llvm.ptr<3> -> i32
+      %c64_i32 = arith.constant 64 : i32
+      %c68_i32 = arith.constant 68 : i32
+      %sfa_a = arith.addi %base, %c64_i32 : i32
+      %sfb_a = arith.addi %base, %c68_i32 : i32
+      %d_t = llvm.inttoptr %base : i32 to !llvm.ptr<6>
+      %sfa_t = llvm.inttoptr %sfa_a : i32 to !llvm.ptr<6>
+      %sfb_t = llvm.inttoptr %sfb_a : i32 to !llvm.ptr<6>
+)" + desc("da", "sa", highA) +
+                   desc("db", "sb", highB) + desc("dsfa", "ssfa", highSf) +
+                   desc("dsfb", "ssfb", highSf) + R"(
+      scf.if %first {
+)" + cpA + cpB + mma + (o.commit ? commit : "") +
+                   R"(      }
+)" + (o.wait ? "      nvvm.mbarrier.try_wait.parity %bar_ptr, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32\n"
+             : "") +
+                   R"(      %wi = arith.index_cast %w : index to i32
+      %c21 = arith.constant 21 : i32
+      %lane_off = arith.shli %wi, %c21 : i32
+      %w_a = arith.addi %base, %lane_off : i32
+      %w_t = llvm.inttoptr %w_a : i32 to !llvm.ptr<6>
+)" + ld + R"(      %f = llvm.bitcast %v : vector<64xi32> to vector<64xf32>
+      vector.store %f, %out[%t, %c0] : memref<128x64xf32>, vector<64xf32>
+      gpu.barrier
+      scf.if %warp0 {
+)" + (o.dealloc ? dealloc : "") +
+                   relinquish + R"(      }
+      gpu.return
+    }
+  }
+  func.func @main(%a: memref<16384xi8>, %b: memref<2048xi8>,
+                  %sfa: memref<512xi8>, %sfb: memref<512xi8>,
+                  %out: memref<128x64xf32>) -> memref<128x64xf32> {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    gpu.launch_func @k::@kernel blocks in (%c1, %c1, %c1)
+        threads in (%c128, %c1, %c1)
+        args(%a : memref<16384xi8>, %b : memref<2048xi8>,
+             %sfa : memref<512xi8>, %sfb : memref<512xi8>,
+             %out : memref<128x64xf32>)
+    return %out : memref<128x64xf32>
+  }
+}
+)";
+  return k;
+}
+
+double e2m1Value(uint8_t code) {
+  static const double magnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (code & 8 ? -1 : 1) * magnitude[code & 7];
+}
+double ue4m3Value(uint8_t code) {
+  const int e = (code >> 3) & 0xF, m = code & 7;
+  return e ? std::ldexp(1 + m / 8.0, e - 7) : std::ldexp(m / 8.0, -6);
+}
+
+/// Random NVFP4 operands, their shared-memory images and the reference.
+struct Problem {
+  std::vector<uint8_t> a, b, sa, sb; // codes: a[m][k], b[n][k], sa[m][j]
+  std::vector<uint8_t> imageA, imageB, imageSfa, imageSfb;
+
+  Problem() {
+    std::mt19937 rng(2026);
+    a.resize(kM * kK);
+    b.resize(kN * kK);
+    for (uint8_t &x : a)
+      x = rng() % 16;
+    for (uint8_t &x : b)
+      x = rng() % 16;
+    sa.resize(kM * kBlocks);
+    sb.resize(kN * kBlocks);
+    // UE4M3 scales in [2^-2, 2^2]: the reference sum is exact in double.
+    for (uint8_t &s : sa)
+      s = (5 + rng() % 5) << 3 | rng() % 8;
+    for (uint8_t &s : sb)
+      s = (5 + rng() % 5) << 3 | rng() % 8;
+    imageA.assign(kABytes, 0);
+    imageB.assign(kBBytes, 0);
+    // A, 128-byte swizzle: row m at (m / 8) * 1024 + (m % 8) * 128, its
+    // 16-byte chunk c at chunk c ^ (m % 8); two E2M1 per byte, low nibble
+    // first.
+    for (unsigned m = 0; m < kM; ++m)
+      for (unsigned byte = 0; byte < kK / 2; ++byte) {
+        const unsigned chunk = (byte / 16) ^ (m % 8);
+        imageA[(m / 8) * 1024 + (m % 8) * 128 + chunk * 16 + byte % 16] =
+            a[m * kK + 2 * byte] | a[m * kK + 2 * byte + 1] << 4;
+      }
+    // B, interleaved: row n at (n / 8) * 128 + (n % 8) * 16, K chunk 1 at
+    // +1024.
+    for (unsigned n = 0; n < kN; ++n)
+      for (unsigned byte = 0; byte < kK / 2; ++byte)
+        imageB[(n / 8) * 128 + (n % 8) * 16 + (byte / 16) * 1024 + byte % 16] =
+            b[n * kK + 2 * byte] | b[n * kK + 2 * byte + 1] << 4;
+    // Scales: smem row r, word j = the four scales of row r + 32 j.
+    imageSfa.assign(kSfBytes, 0);
+    imageSfb.assign(kSfBytes, 0);
+    for (unsigned r = 0; r < 32; ++r)
+      for (unsigned j = 0; j < 4; ++j)
+        for (unsigned blk = 0; blk < kBlocks; ++blk) {
+          imageSfa[16 * r + 4 * j + blk] = sa[(r + 32 * j) * kBlocks + blk];
+          if (r + 32 * j < kN)
+            imageSfb[16 * r + 4 * j + blk] = sb[(r + 32 * j) * kBlocks + blk];
+        }
+  }
+
+  float reference(unsigned m, unsigned n) const {
+    double sum = 0;
+    for (unsigned k = 0; k < kK; ++k)
+      sum += ue4m3Value(sa[m * kBlocks + k / 16]) * e2m1Value(a[m * kK + k]) *
+             ue4m3Value(sb[n * kBlocks + k / 16]) * e2m1Value(b[n * kK + k]);
+    return static_cast<float>(sum);
+  }
+};
+
+class Tcgen05KernelTest : public ::testing::Test {
+protected:
+  Tcgen05KernelTest() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+  }
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  /// Runs the kernel; returns the error, or "" and D in `d`.
+  std::string run(const KernelOptions &options, const char *chip,
+                  std::vector<float> *d) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(makeKernel(options), &context);
+    if (!module)
+      return "parse error";
+    using emulation::EmulatorArgument;
+    auto results = emulation::emulate(
+        *module, "main",
+        {EmulatorArgument::buffer(problem.imageA),
+         EmulatorArgument::buffer(problem.imageB),
+         EmulatorArgument::buffer(problem.imageSfa),
+         EmulatorArgument::buffer(problem.imageSfb),
+         EmulatorArgument::buffer(std::vector<uint8_t>(kM * kN * 4))},
+        chip, &stats);
+    if (!results)
+      return llvm::toString(results.takeError());
+    d->resize(kM * kN);
+    std::memcpy(d->data(), (*results)[0].data(), kM * kN * 4);
+    return "";
+  }
+
+  unsigned mismatches(const std::vector<float> &d) const {
+    unsigned count = 0;
+    for (unsigned m = 0; m < kM; ++m)
+      for (unsigned n = 0; n < kN; ++n) {
+        const float expected = problem.reference(m, n);
+        count += std::memcmp(&d[m * kN + n], &expected, 4) != 0;
+      }
+    return count;
+  }
+
+  MLIRContext context;
+  Problem problem;
+  emulation::EmulatorStats stats;
+};
+
+TEST_F(Tcgen05KernelTest, Nvfp4MmaThroughTensorMemoryMatchesTheReference) {
+  std::vector<float> d;
+  ASSERT_EQ(run({}, "sm_100a", &d), "");
+  EXPECT_EQ(mismatches(d), 0u);
+  EXPECT_EQ(stats.mfmas, 1u);
+  EXPECT_EQ(stats.launches, 1u);
+}
+
+TEST_F(Tcgen05KernelTest, IntrinsicFormOnSm103a) {
+  KernelOptions options;
+  options.intrinsics = true;
+  std::vector<float> d;
+  ASSERT_EQ(run(options, "sm_103a", &d), "");
+  EXPECT_EQ(mismatches(d), 0u);
+  EXPECT_EQ(stats.mfmas, 1u);
+}
+
+TEST_F(Tcgen05KernelTest, WrongSwizzleInTheDescriptorChangesD) {
+  KernelOptions options;
+  options.swizzleA = 0; // the 128B-swizzled A read as interleaved
+  std::vector<float> d;
+  ASSERT_EQ(run(options, "sm_100a", &d), "");
+  EXPECT_GT(mismatches(d), 1000u);
+  options.swizzleA = 4; // ... or as 64B-swizzled
+  ASSERT_EQ(run(options, "sm_100a", &d), "");
+  EXPECT_GT(mismatches(d), 1000u);
+}
+
+TEST_F(Tcgen05KernelTest, LoadWithoutCommitIsReported) {
+  KernelOptions options;
+  options.commit = false;
+  options.wait = false;
+  std::vector<float> d;
+  std::string error = run(options, "sm_100a", &d);
+  EXPECT_NE(error.find("which asynchronous tcgen05 operation #3 writes: no "
+                       "completed tcgen05.commit"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(Tcgen05KernelTest, WaitWithoutCommitDeadlocks) {
+  KernelOptions options;
+  options.commit = false;
+  std::vector<float> d;
+  std::string error = run(options, "sm_100a", &d);
+  EXPECT_NE(error.find("waits for phase parity 0 of the mbarrier at shared "
+                       "address 21504, which is in phase 0 with 1 pending "
+                       "arrivals"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(Tcgen05KernelTest, MissingDeallocIsReported) {
+  KernelOptions options;
+  options.dealloc = false;
+  std::vector<float> d;
+  std::string error = run(options, "sm_100a", &d);
+  EXPECT_NE(error.find("the kernel exits with 128 columns of tensor memory "
+                       "still allocated"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(Tcgen05KernelTest, Tcgen05IsNotAnSm120Instruction) {
+  std::vector<float> d;
+  std::string error = run({}, "sm_120a", &d);
+  EXPECT_NE(error.find("'nvvm.tcgen05.alloc': operation not supported by the "
+                       "sm_120a emulator"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
