@@ -52,6 +52,7 @@ struct KernelOptions {
   bool intrinsics = false; // llvm.call_intrinsic for the tcgen05 ops
   bool commit = true, wait = true, dealloc = true;
   unsigned swizzleA = 2; // descriptor swizzle code of A (2: 128B)
+  bool descOp = false;   // nvvm.tcgen05.mma_smem_desc for A's descriptor
 };
 
 /// The MLIR text of the test: host @main launching @k::@kernel.
@@ -150,7 +151,19 @@ module attributes {gpu.container_module} {
       %d_t = llvm.inttoptr %base : i32 to !llvm.ptr<6>
       %sfa_t = llvm.inttoptr %sfa_a : i32 to !llvm.ptr<6>
       %sfb_t = llvm.inttoptr %sfb_a : i32 to !llvm.ptr<6>
-)" + desc("da", "sa", highA) +
+)" + (o.descOp ? "" : desc("da", "sa", highA)) +
+                   (o.descOp ? R"(      %da_p = memref.extract_aligned_pointer_as_index %sa : memref<16384xi8, 3> -> index
+      %da_i = arith.index_cast %da_p : index to i32
+      %c4_i32 = arith.constant 4 : i32
+      %da_s = arith.shrui %da_i, %c4_i32 : i32
+      %lbo_e = arith.constant 1 : i32
+      %sbo_e = arith.constant 64 : i32
+      %base_off = arith.constant 0 : i8
+      %abs = arith.constant false
+      %swz = arith.constant )" + std::to_string(o.swizzleA) + R"( : i8
+      %da = nvvm.tcgen05.mma_smem_desc (%da_s, %lbo_e, %sbo_e, %base_off, %abs, %swz) : (i32, i32, i32, i8, i1, i8) -> i64
+)"
+                             : "") +
                    desc("db", "sb", highB) + desc("dsfa", "ssfa", highSf) +
                    desc("dsfb", "ssfb", highSf) + R"(
       scf.if %first {
@@ -320,6 +333,16 @@ TEST_F(Tcgen05KernelTest, IntrinsicFormOnSm103a) {
   ASSERT_EQ(run(options, "sm_103a", &d), "");
   EXPECT_EQ(mismatches(d), 0u);
   EXPECT_EQ(stats.mfmas, 1u);
+}
+
+TEST_F(Tcgen05KernelTest, DescriptorFromMmaSmemDescOp) {
+  // A's descriptor from nvvm.tcgen05.mma_smem_desc with encoded fields
+  // (start >> 4, LBO 16 >> 4, SBO 1024 >> 4, 128B swizzle).
+  KernelOptions options;
+  options.descOp = true;
+  std::vector<float> d;
+  ASSERT_EQ(run(options, "sm_100a", &d), "");
+  EXPECT_EQ(mismatches(d), 0u);
 }
 
 TEST_F(Tcgen05KernelTest, WrongSwizzleInTheDescriptorChangesD) {

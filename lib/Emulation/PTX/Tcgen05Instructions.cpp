@@ -6,6 +6,9 @@
 // and the llvm.call_intrinsic "llvm.nvvm.tcgen05.*" form that sm_103a
 // kernels use (NVVM.md trap 1: MLIR's per-op chip check rejects sm_103a).
 //
+// nvvm.tcgen05.mma_smem_desc is executed as MLIR 22 translates it (bit
+// packing of already encoded fields).
+//
 // Execution model (lockstep, DESIGN.md §7.4):
 //  - tensor memory, the mbarrier objects and the bookkeeping of asynchronous
 //    operations are per-CTA state (Tcgen05State), created for each workgroup;
@@ -666,7 +669,8 @@ public:
                NVVM::Tcgen05RelinquishAllocPermitOp, NVVM::Tcgen05FenceOp,
                NVVM::Tcgen05WaitOp, NVVM::Tcgen05CommitOp, NVVM::Tcgen05CpOp,
                NVVM::Tcgen05LdOp, NVVM::Tcgen05StOp,
-               NVVM::Tcgen05MMABlockScaleOp, NVVM::MBarrierInitOp,
+               NVVM::Tcgen05MMABlockScaleOp, NVVM::Tcgen05MmaSmemDescOp,
+               NVVM::MBarrierInitOp,
                NVVM::MBarrierArriveOp, NVVM::MBarrierArriveExpectTxOp,
                NVVM::MBarrierExpectTxOp, NVVM::MBarrierCompleteTxOp,
                NVVM::MBarrierTryWaitParityOp>(op);
@@ -757,6 +761,24 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
           return failure();
         return executeSt(context, *shape, st.getUnpack(), st.getTmemAddr(),
                          st.getVal());
+      })
+      .Case([&](NVVM::Tcgen05MmaSmemDescOp desc) {
+        // Bit packing only, as MLIR 22 translates it (NVVM.md trap 5): the
+        // operands are the already encoded (>> 4) fields, masked to 14 bits,
+        // with the fixed 0b001 at bits 46..48.
+        LaneValues &out = context.define(desc.getRes());
+        context.forEachActiveLane([&](unsigned lane) {
+          auto field = [&](Value v, uint64_t mask, unsigned shift) {
+            return (context.get(v).at(lane) & mask) << shift;
+          };
+          out.at(lane) = field(desc.getStartAddr(), 0x3FFF, 0) |
+                         field(desc.getLeadingDimOffset(), 0x3FFF, 16) |
+                         field(desc.getStrideDimOffset(), 0x3FFF, 32) |
+                         uint64_t{1} << 46 | field(desc.getBaseOffset(), 7, 49) |
+                         field(desc.getLeadingDimMode(), 1, 52) |
+                         field(desc.getSwizzleMode(), 7, 61);
+        });
+        return success();
       })
       .Case([&](NVVM::Tcgen05MMABlockScaleOp mma) -> LogicalResult {
         if (failed(requireCtaGroup1(context, ctaGroup2(mma.getCtaGroup()))))
