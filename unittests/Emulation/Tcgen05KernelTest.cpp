@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceValues.h"
+
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 
@@ -32,6 +34,7 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
+using namespace ::fp4train::emulation_test;
 
 namespace {
 
@@ -202,15 +205,6 @@ module attributes {gpu.container_module} {
   return k;
 }
 
-double e2m1Value(uint8_t code) {
-  static const double magnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-  return (code & 8 ? -1 : 1) * magnitude[code & 7];
-}
-double ue4m3Value(uint8_t code) {
-  const int e = (code >> 3) & 0xF, m = code & 7;
-  return e ? std::ldexp(1 + m / 8.0, e - 7) : std::ldexp(m / 8.0, -6);
-}
-
 /// Random NVFP4 operands, their shared-memory images and the reference.
 struct Problem {
   std::vector<uint8_t> a, b, sa, sb; // codes: a[m][k], b[n][k], sa[m][j]
@@ -303,6 +297,23 @@ protected:
     return "";
   }
 
+  /// Expects the kernel with `options` to run on `chip` and D to equal the
+  /// scalar reference bit for bit, from one MMA.
+  void expectReference(const KernelOptions &options, const char *chip) {
+    std::vector<float> d;
+    ASSERT_EQ(run(options, chip, &d), "");
+    EXPECT_EQ(mismatches(d), 0u);
+    EXPECT_EQ(stats.mfmas, 1u);
+  }
+
+  /// Expects the kernel with `options` to fail on `chip` with `message`.
+  void expectError(const KernelOptions &options, const std::string &message,
+                   const char *chip = "sm_100a") {
+    std::vector<float> d;
+    std::string error = run(options, chip, &d);
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+
   unsigned mismatches(const std::vector<float> &d) const {
     unsigned count = 0;
     for (unsigned m = 0; m < kM; ++m)
@@ -319,20 +330,14 @@ protected:
 };
 
 TEST_F(Tcgen05KernelTest, Nvfp4MmaThroughTensorMemoryMatchesTheReference) {
-  std::vector<float> d;
-  ASSERT_EQ(run({}, "sm_100a", &d), "");
-  EXPECT_EQ(mismatches(d), 0u);
-  EXPECT_EQ(stats.mfmas, 1u);
+  expectReference({}, "sm_100a");
   EXPECT_EQ(stats.launches, 1u);
 }
 
 TEST_F(Tcgen05KernelTest, IntrinsicFormOnSm103a) {
   KernelOptions options;
   options.intrinsics = true;
-  std::vector<float> d;
-  ASSERT_EQ(run(options, "sm_103a", &d), "");
-  EXPECT_EQ(mismatches(d), 0u);
-  EXPECT_EQ(stats.mfmas, 1u);
+  expectReference(options, "sm_103a");
 }
 
 TEST_F(Tcgen05KernelTest, DescriptorFromMmaSmemDescOp) {
@@ -340,9 +345,7 @@ TEST_F(Tcgen05KernelTest, DescriptorFromMmaSmemDescOp) {
   // (start >> 4, LBO 16 >> 4, SBO 1024 >> 4, 128B swizzle).
   KernelOptions options;
   options.descOp = true;
-  std::vector<float> d;
-  ASSERT_EQ(run(options, "sm_100a", &d), "");
-  EXPECT_EQ(mismatches(d), 0u);
+  expectReference(options, "sm_100a");
 }
 
 TEST_F(Tcgen05KernelTest, WrongSwizzleInTheDescriptorChangesD) {
@@ -360,44 +363,29 @@ TEST_F(Tcgen05KernelTest, LoadWithoutCommitIsReported) {
   KernelOptions options;
   options.commit = false;
   options.wait = false;
-  std::vector<float> d;
-  std::string error = run(options, "sm_100a", &d);
-  EXPECT_NE(error.find("which asynchronous tcgen05 operation #3 writes: no "
-                       "completed tcgen05.commit"),
-            std::string::npos)
-      << error;
+  expectError(options, "which asynchronous tcgen05 operation #3 writes: no "
+                       "completed tcgen05.commit");
 }
 
 TEST_F(Tcgen05KernelTest, WaitWithoutCommitDeadlocks) {
   KernelOptions options;
   options.commit = false;
-  std::vector<float> d;
-  std::string error = run(options, "sm_100a", &d);
-  EXPECT_NE(error.find("waits for phase parity 0 of the mbarrier at shared "
+  expectError(options, "waits for phase parity 0 of the mbarrier at shared "
                        "address 21504, which is in phase 0 with 1 pending "
-                       "arrivals"),
-            std::string::npos)
-      << error;
+                       "arrivals");
 }
 
 TEST_F(Tcgen05KernelTest, MissingDeallocIsReported) {
   KernelOptions options;
   options.dealloc = false;
-  std::vector<float> d;
-  std::string error = run(options, "sm_100a", &d);
-  EXPECT_NE(error.find("the kernel exits with 128 columns of tensor memory "
-                       "still allocated"),
-            std::string::npos)
-      << error;
+  expectError(options, "the kernel exits with 128 columns of tensor memory "
+                       "still allocated");
 }
 
 TEST_F(Tcgen05KernelTest, Tcgen05IsNotAnSm120Instruction) {
-  std::vector<float> d;
-  std::string error = run({}, "sm_120a", &d);
-  EXPECT_NE(error.find("'nvvm.tcgen05.alloc': operation not supported by the "
-                       "sm_120a emulator"),
-            std::string::npos)
-      << error;
+  expectError({}, "'nvvm.tcgen05.alloc': operation not supported by the "
+                  "sm_120a emulator",
+              "sm_120a");
 }
 
 } // namespace

@@ -15,13 +15,14 @@
 
 #include "fp4train/Emulation/Tcgen05.h"
 
+#include "ReferenceValues.h"
+
 #include "gtest/gtest.h"
 
-#include <cmath>
-#include <cstring>
 #include <random>
 
 using namespace fp4train::emulation::ptx;
+using namespace fp4train::emulation_test;
 
 namespace {
 
@@ -70,32 +71,6 @@ uint32_t makeFp4Idesc(unsigned n, bool ue8m0, unsigned sfIdA = 0,
                       unsigned sfIdB = 0) {
   return sfIdB << 4 | 1u << 7 | 1u << 10 | (n >> 3) << 17 |
          uint32_t{ue8m0} << 23 | (128u >> 7) << 27 | sfIdA << 29;
-}
-
-double e2m1Value(uint8_t code) {
-  static const double magnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-  return (code & 8 ? -1 : 1) * magnitude[code & 7];
-}
-double ue4m3Value(uint8_t code) {
-  const int e = (code >> 3) & 0xF, m = code & 7;
-  return e ? std::ldexp(1 + m / 8.0, e - 7) : std::ldexp(m / 8.0, -6);
-}
-double ue8m0Value(uint8_t code) { return std::ldexp(1.0, int(code) - 127); }
-double e4m3Value(uint8_t code) {
-  const int e = (code >> 3) & 0xF, m = code & 7;
-  const double v = e ? std::ldexp(1 + m / 8.0, e - 7) : std::ldexp(m / 8.0, -6);
-  return code & 0x80 ? -v : v;
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
 }
 
 /// Byte address of byte `kb` of row `r` of a K-major operand, worked from

@@ -135,6 +135,19 @@ Value fp4train::emulation::ptx::detail::decodeScale(ScaleFormat format,
   return decode(Format{4, 3, 7, false, false, true}, byte & 0x7F);
 }
 
+uint32_t fp4train::emulation::ptx::detail::unpadContainer(uint32_t byte,
+                                                         ElementType type) {
+  switch (type) {
+  case ElementType::E2M1:
+    return (byte >> 2) & 0xF;
+  case ElementType::E2M3:
+  case ElementType::E3M2:
+    return byte & 0x3F;
+  default:
+    return byte & 0xFF;
+  }
+}
+
 ExactAccumulator::ExactAccumulator(uint32_t cBits) : acc(kBits, 0) {
   const uint32_t cExponent = (cBits >> 23) & 0xFF;
   const uint32_t cMantissa = cBits & 0x7FFFFF;

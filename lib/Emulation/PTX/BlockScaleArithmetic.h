@@ -44,6 +44,9 @@ struct Value {
 Value decodeElement(ElementType type, uint32_t code);
 /// Decodes a scale byte.
 Value decodeScale(ScaleFormat format, uint32_t byte);
+/// The element code in an 8-bit kind::mxf8f6f4 container: E2M1 in bits
+/// 5..2, E2M3/E3M2 in bits 5..0, FP8 the whole byte (the padding ignored).
+uint32_t unpadContainer(uint32_t byte, ElementType type);
 
 /// C + Σ products, exact, rounded once to f32 by round().
 class ExactAccumulator {

@@ -55,16 +55,7 @@ using detail::Value;
 uint32_t extract(uint32_t reg, unsigned slot, bool packedFp4, ElementType type) {
   if (packedFp4)
     return (reg >> (4 * slot)) & 0xF;
-  const uint32_t byte = (reg >> (8 * slot)) & 0xFF;
-  switch (type) {
-  case ElementType::E2M1:
-    return (byte >> 2) & 0xF;
-  case ElementType::E2M3:
-  case ElementType::E3M2:
-    return byte & 0x3F;
-  default:
-    return byte;
-  }
+  return detail::unpadContainer((reg >> (8 * slot)) & 0xFF, type);
 }
 
 std::string validate(const MmaBlockScaleConfig &config, unsigned byteIdA,

@@ -2,8 +2,8 @@
 //
 // Private to lib/Emulation/PTX: the NVVM ops that the sm_120a and the
 // sm_100a/sm_103a instruction sets execute the same way (special registers,
-// bar.sync, the packed FP4/FP8/UE8M0 conversions), defined once in
-// NVVMInstructions.cpp.
+// bar.sync, the packed FP4/FP8/UE8M0 conversions) and the block-scale kind
+// mapping, defined once in NVVMInstructions.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,9 @@
 #define FP4TRAIN_LIB_EMULATION_PTX_NVVMCOMMON_H
 
 #include "fp4train/Emulation/Interpreter.h"
+#include "fp4train/Emulation/PTX.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace mlir::fp4train::emulation::nvvm {
 
@@ -18,6 +21,10 @@ namespace mlir::fp4train::emulation::nvvm {
 bool isCommonNVVMOp(Operation &op);
 /// Executes a shared NVVM op (isCommonNVVMOp) for the active lanes.
 LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
+
+/// The models' kind of a block-scaled NVVM MMA (mma.sync and tcgen05.mma).
+::fp4train::emulation::ptx::BlockScaleKind
+getModelKind(NVVM::MMABlockScaleKind kind);
 
 } // namespace mlir::fp4train::emulation::nvvm
 

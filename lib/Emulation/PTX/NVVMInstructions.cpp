@@ -69,19 +69,9 @@ std::optional<ptx::ElementType> getElementType(NVVM::MMATypes type) {
 FailureOr<ptx::MmaBlockScaleConfig>
 getConfig(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
   ptx::MmaBlockScaleConfig config;
-  int expectedK = 64;
-  switch (op.getKind()) {
-  case NVVM::MMABlockScaleKind::MXF8F6F4:
-    config.kind = ptx::BlockScaleKind::MXF8F6F4;
-    expectedK = 32;
-    break;
-  case NVVM::MMABlockScaleKind::MXF4:
-    config.kind = ptx::BlockScaleKind::MXF4;
-    break;
-  case NVVM::MMABlockScaleKind::MXF4NVF4:
-    config.kind = ptx::BlockScaleKind::MXF4NVF4;
-    break;
-  }
+  config.kind = nvvm::getModelKind(op.getKind());
+  const int expectedK =
+      static_cast<int>(ptx::getMmaBlockScaleK(config.kind));
   NVVM::MMAShapeAttr shape = op.getShape();
   if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != expectedK)
     return context.fail(llvm::formatv(
@@ -244,6 +234,19 @@ LogicalResult readRegister(Value result, ExecutionContext &context,
 }
 
 } // namespace
+
+ptx::BlockScaleKind
+mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
+  switch (kind) {
+  case NVVM::MMABlockScaleKind::MXF8F6F4:
+    return ptx::BlockScaleKind::MXF8F6F4;
+  case NVVM::MMABlockScaleKind::MXF4:
+    return ptx::BlockScaleKind::MXF4;
+  case NVVM::MMABlockScaleKind::MXF4NVF4:
+    return ptx::BlockScaleKind::MXF4NVF4;
+  }
+  return ptx::BlockScaleKind::MXF4NVF4;
+}
 
 bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
   return isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,

@@ -204,18 +204,6 @@ FailureOr<ptx::ScaleVec> getScaleVec(ExecutionContext &context,
   return context.fail("unknown block-scale kind");
 }
 
-ptx::BlockScaleKind getModelKind(NVVM::MMABlockScaleKind kind) {
-  switch (kind) {
-  case NVVM::MMABlockScaleKind::MXF8F6F4:
-    return ptx::BlockScaleKind::MXF8F6F4;
-  case NVVM::MMABlockScaleKind::MXF4:
-    return ptx::BlockScaleKind::MXF4;
-  case NVVM::MMABlockScaleKind::MXF4NVF4:
-    return ptx::BlockScaleKind::MXF4NVF4;
-  }
-  return ptx::BlockScaleKind::MXF4NVF4;
-}
-
 /// The MMA's operands as SSA values: D, A (descriptor or TMEM pointer), B,
 /// idesc, enable-input-d, scale A, scale B.
 struct MmaValues {
@@ -232,7 +220,7 @@ LogicalResult executeMma(ExecutionContext &context, NVVM::MMABlockScaleKind kind
   const bool aInTensorMemory = isa<LLVM::LLVMPointerType>(v.a.getType());
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
     ptx::Tcgen05MmaOperands operands;
-    operands.kind = getModelKind(kind);
+    operands.kind = nvvm::getModelKind(kind);
     operands.scaleVec = *scaleVec;
     operands.d = context.getWord(v.d, lane);
     operands.aInTensorMemory = aInTensorMemory;
@@ -329,8 +317,13 @@ LogicalResult executeCommit(ExecutionContext &context, Value address,
 // tcgen05.ld / tcgen05.st
 //===----------------------------------------------------------------------===//
 
+/// The model's shape of a tcgen05.ld/st op (`offset`: the 16x32bx2 half
+/// split offset, not modelled).
 FailureOr<ptx::LdStShape> getLdStShape(ExecutionContext &context,
-                                       NVVM::Tcgen05LdStShape shape) {
+                                       NVVM::Tcgen05LdStShape shape,
+                                       Value offset) {
+  if (offset)
+    return context.fail("tcgen05.ld/st.16x32bx2 is not modelled");
   switch (shape) {
   case NVVM::Tcgen05LdStShape::SHAPE_32X32B:
     return ptx::LdStShape::S32x32b;
@@ -745,22 +738,18 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
                          cp.getSmemDesc());
       })
       .Case([&](NVVM::Tcgen05LdOp ld) -> LogicalResult {
-        if (ld.getOffset())
-          return context.fail("tcgen05.ld.16x32bx2 is not modelled");
-        FailureOr<ptx::LdStShape> shape = getLdStShape(context, ld.getShape());
-        if (failed(shape))
-          return failure();
-        return executeLd(context, *shape, ld.getPack(), ld.getTmemAddr(),
-                         ld.getRes());
+        FailureOr<ptx::LdStShape> shape =
+            getLdStShape(context, ld.getShape(), ld.getOffset());
+        return failed(shape) ? failure()
+                             : executeLd(context, *shape, ld.getPack(),
+                                         ld.getTmemAddr(), ld.getRes());
       })
       .Case([&](NVVM::Tcgen05StOp st) -> LogicalResult {
-        if (st.getOffset())
-          return context.fail("tcgen05.st.16x32bx2 is not modelled");
-        FailureOr<ptx::LdStShape> shape = getLdStShape(context, st.getShape());
-        if (failed(shape))
-          return failure();
-        return executeSt(context, *shape, st.getUnpack(), st.getTmemAddr(),
-                         st.getVal());
+        FailureOr<ptx::LdStShape> shape =
+            getLdStShape(context, st.getShape(), st.getOffset());
+        return failed(shape) ? failure()
+                             : executeSt(context, *shape, st.getUnpack(),
+                                         st.getTmemAddr(), st.getVal());
       })
       .Case([&](NVVM::Tcgen05MmaSmemDescOp desc) {
         // Bit packing only, as MLIR 22 translates it (NVVM.md trap 5): the

@@ -42,17 +42,17 @@ using detail::Value;
 
 namespace {
 
-/// The element code of an 8-bit mxf8f6f4 container.
-uint32_t unpadMxf8f6f4(uint8_t byte, ElementType type) {
-  switch (type) {
-  case ElementType::E2M1:
-    return (byte >> 2) & 0xF;
-  case ElementType::E2M3:
-  case ElementType::E3M2:
-    return byte & 0x3F;
-  default:
-    return byte;
-  }
+/// Reads operand `which` (rows x k containers, K-major) through the shared
+/// memory descriptor `bits`.
+std::string readSharedOperand(const char *which, uint64_t bits,
+                              SharedMemory &smem, unsigned rows, unsigned k,
+                              unsigned containerBits,
+                              std::vector<uint8_t> *codes) {
+  SmemDescriptor desc;
+  std::string error = decodeSmemDescriptor(bits, &desc);
+  if (error.empty())
+    error = readKMajorOperand(desc, smem, rows, k, containerBits, codes);
+  return error.empty() ? error : std::string(which) + ": " + error;
 }
 
 /// Reads the scale-factor bytes of `count` rows (A) or columns (B) from the
@@ -126,24 +126,15 @@ std::string fp4train::emulation::ptx::tcgen05MmaBlockScale(
           codesA[size_t{m} * K + c * perCell + i] =
               (word >> (containerBits * i)) & ((1u << containerBits) - 1);
       }
-  } else {
-    SmemDescriptor desc;
-    if (std::string error = decodeSmemDescriptor(operands.a, &desc);
-        !error.empty())
-      return "A: " + error;
-    if (std::string error =
-            readKMajorOperand(desc, smem, M, K, containerBits, &codesA);
-        !error.empty())
-      return "A: " + error;
+  } else if (std::string error = readSharedOperand(
+                 "A", operands.a, smem, M, K, containerBits, &codesA);
+             !error.empty()) {
+    return error;
   }
-  SmemDescriptor descB;
-  if (std::string error = decodeSmemDescriptor(operands.bDesc, &descB);
+  if (std::string error = readSharedOperand("B", operands.bDesc, smem, N, K,
+                                            containerBits, &codesB);
       !error.empty())
-    return "B: " + error;
-  if (std::string error =
-          readKMajorOperand(descB, smem, N, K, containerBits, &codesB);
-      !error.empty())
-    return "B: " + error;
+    return error;
 
   // Scales.
   const unsigned blocks = static_cast<unsigned>(operands.scaleVec);
@@ -161,7 +152,8 @@ std::string fp4train::emulation::ptx::tcgen05MmaBlockScale(
     return error;
 
   auto element = [&](ElementType type, uint8_t code) {
-    return decodeElement(type, fp4Kind ? code : unpadMxf8f6f4(code, type));
+    return decodeElement(type,
+                         fp4Kind ? code : detail::unpadContainer(code, type));
   };
   std::vector<Value> a(codesA.size()), b(codesB.size());
   for (size_t i = 0; i < codesA.size(); ++i)
