@@ -10,9 +10,11 @@
 // barrier's phase, each warp loads its 32 lanes of D (tcgen05.ld
 // .32x32b.x64) and stores them; warp 0 deallocates. The result is compared
 // with a scalar reference computed here. The same kernel is also written
-// with llvm.call_intrinsic "llvm.nvvm.tcgen05.*" (the sm_103a form), and
-// broken variants (no commit, no wait, no dealloc, a wrong swizzle) show
-// that the emulator reports them.
+// with llvm.call_intrinsic "llvm.nvvm.tcgen05.*" (the sm_103a form), with
+// nvvm.tcgen05.mma_smem_desc, and with the operands loaded by cp.async.bulk
+// completing on an mbarrier; broken variants (no commit, no wait, no
+// dealloc, missing transaction bytes, a wrong swizzle) show that the
+// emulator reports them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,10 @@ struct KernelOptions {
   bool commit = true, wait = true, dealloc = true;
   unsigned swizzleA = 2; // descriptor swizzle code of A (2: 128B)
   bool descOp = false;   // nvvm.tcgen05.mma_smem_desc for A's descriptor
+  /// Thread 0 loads the operands with cp.async.bulk completing on an
+  /// mbarrier (expecting `expectBytes`) instead of the threads' copy loop.
+  bool bulkLoads = false;
+  unsigned expectBytes = kABytes + kBBytes + 2 * kSfBytes;
 };
 
 /// The MLIR text of the test: host @main launching @k::@kernel.
@@ -89,6 +95,44 @@ std::string makeKernel(const KernelOptions &o) {
            "[%i] : memref<" + std::to_string(bytes) +
            "xi8, 3>\n      }\n";
   };
+  auto bulk = [](const std::string &from, const std::string &to,
+                 unsigned bytes) {
+    const std::string n = std::to_string(bytes);
+    return "        %" + from + "_gp = memref.extract_aligned_pointer_as_index %" +
+           from + " : memref<" + n + "xi8> -> index\n        %" + from +
+           "_gi = arith.index_cast %" + from + "_gp : index to i64\n        %" +
+           from + "_g = llvm.inttoptr %" + from +
+           "_gi : i64 to !llvm.ptr<1>\n        %" + to +
+           "_lp = memref.extract_aligned_pointer_as_index %" + to +
+           " : memref<" + n + "xi8, 3> -> index\n        %" + to +
+           "_li = arith.index_cast %" + to + "_lp : index to i64\n        %" +
+           to + "_l = llvm.inttoptr %" + to +
+           "_li : i64 to !llvm.ptr<3>\n        %" + to +
+           "_n = arith.constant " + n +
+           " : i32\n        nvvm.cp.async.bulk.shared.cluster.global %" + to +
+           "_l, %" + from + "_g, %lbar_ptr, %" + to +
+           "_n : !llvm.ptr<3>, !llvm.ptr<1>\n";
+  };
+  std::string loads;
+  if (o.bulkLoads)
+    loads = R"(      %lbar_p = memref.extract_aligned_pointer_as_index %lbar : memref<1xi64, 3> -> index
+      %lbar_i = arith.index_cast %lbar_p : index to i64
+      %lbar_ptr = llvm.inttoptr %lbar_i : i64 to !llvm.ptr<3>
+      scf.if %first {
+        nvvm.mbarrier.init %lbar_ptr, %c1_i32 : !llvm.ptr<3>, i32
+      }
+      gpu.barrier
+      scf.if %first {
+        %tx = arith.constant )" + std::to_string(o.expectBytes) + R"( : i32
+        nvvm.mbarrier.arrive.expect_tx %lbar_ptr, %tx : !llvm.ptr<3>, i32
+)" + bulk("a", "sa", kABytes) + bulk("b", "sb", kBBytes) +
+            bulk("sfa", "ssfa", kSfBytes) + bulk("sfb", "ssfb", kSfBytes) +
+            R"(      }
+      nvvm.mbarrier.try_wait.parity %lbar_ptr, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32
+)";
+  else
+    loads = copy("a", "sa", kABytes) + copy("b", "sb", kBBytes) +
+            copy("sfa", "ssfa", kSfBytes) + copy("sfb", "ssfb", kSfBytes);
   std::string alloc, cpA, cpB, mma, commit, ld, dealloc, relinquish;
   if (o.intrinsics) {
     alloc = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.alloc.shared.cg1\"(%slot_ptr, %c128_i32) : (!llvm.ptr<3>, i32) -> ()\n";
@@ -117,7 +161,8 @@ module attributes {gpu.container_module} {
                      %out: memref<128x64xf32>)
         workgroup(%sa: memref<16384xi8, 3>, %sb: memref<2048xi8, 3>,
                   %ssfa: memref<512xi8, 3>, %ssfb: memref<512xi8, 3>,
-                  %slot: memref<1xi32, 3>, %bar: memref<1xi64, 3>) kernel {
+                  %slot: memref<1xi32, 3>, %bar: memref<1xi64, 3>,
+                  %lbar: memref<1xi64, 3>) kernel {
       %t = gpu.thread_id x
       %w = gpu.subgroup_id : index
       %c0 = arith.constant 0 : index
@@ -131,9 +176,7 @@ module attributes {gpu.container_module} {
                    R"( : i32
       %first = arith.cmpi eq, %t, %c0 : index
       %warp0 = arith.cmpi eq, %w, %c0 : index
-)" + copy("a", "sa", kABytes) +
-                   copy("b", "sb", kBBytes) + copy("sfa", "ssfa", kSfBytes) +
-                   copy("sfb", "ssfb", kSfBytes) + R"(
+)" + loads + R"(
       %slot_p = memref.extract_aligned_pointer_as_index %slot : memref<1xi32, 3> -> index
       %slot_i = arith.index_cast %slot_p : index to i64
       %slot_ptr = llvm.inttoptr %slot_i : i64 to !llvm.ptr<3>
@@ -346,6 +389,22 @@ TEST_F(Tcgen05KernelTest, DescriptorFromMmaSmemDescOp) {
   KernelOptions options;
   options.descOp = true;
   expectReference(options, "sm_100a");
+}
+
+TEST_F(Tcgen05KernelTest, BulkCopiesCompleteOnAnMbarrier) {
+  // The operands arrive by cp.async.bulk (expect-tx of all their bytes, one
+  // arrive); the MMA reads them after the barrier's phase 0 completes.
+  KernelOptions options;
+  options.bulkLoads = true;
+  expectReference(options, "sm_100a");
+}
+
+TEST_F(Tcgen05KernelTest, MissingTransactionBytesDeadlock) {
+  KernelOptions options;
+  options.bulkLoads = true;
+  options.expectBytes += 16; // one transfer more than the copies make
+  expectError(options, "which is in phase 0 with 0 pending arrivals and "
+                       "tx-count 16");
 }
 
 TEST_F(Tcgen05KernelTest, WrongSwizzleInTheDescriptorChangesD) {

@@ -156,11 +156,19 @@ public:
   /// Workgroup shared memory by byte address, as a pointer into it holds
   /// it: the workgroup attributions lie in order from address 0, each at a
   /// multiple of 1024 bytes. Reads and writes on behalf of `subgroup` take
-  /// the core's checks (bounds, unwritten bytes, races).
+  /// the core's checks (bounds, unwritten bytes, races). Accesses of the
+  /// asynchronous proxy (`asyncProxy`: tensor-core operand reads, bulk
+  /// copies), which mbarriers rather than barriers order, skip the race
+  /// check; their writes count as made before the current barrier interval.
   LogicalResult readShared(uint64_t address, unsigned size, unsigned subgroup,
-                           uint8_t *out);
+                           uint8_t *out, bool asyncProxy = false);
   LogicalResult writeShared(uint64_t address, unsigned size, unsigned subgroup,
-                            const uint8_t *in);
+                            const uint8_t *in, bool asyncProxy = false);
+  /// Global memory by byte address (the address that
+  /// memref.extract_aligned_pointer_as_index of a global memref gave), bounds
+  /// checked.
+  LogicalResult accessGlobal(uint64_t address, unsigned size, bool write,
+                             uint8_t *data);
   /// Fails unless [address, address + size) lies in one shared allocation.
   LogicalResult checkSharedAddress(uint64_t address, unsigned size);
 

@@ -163,6 +163,7 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         Executor group(instructionSet, static_cast<unsigned>(threads), stats,
                        error);
         group.kernel = true;
+        group.globalWindow = globalWindow;
         group.blockId = {x, y, z};
         group.blockDim = blockDim;
         group.gridDim = gridDim;
@@ -221,9 +222,27 @@ Memory *Executor::findShared(uint64_t address, unsigned size) {
   return nullptr;
 }
 
+uint64_t Executor::getGlobalAddress(const std::shared_ptr<Memory> &memory) {
+  if (memory->address == 0) {
+    memory->address = globalWindow->next;
+    globalWindow->next += (memory->bytes.size() + 255) / 256 * 256 + 256;
+    globalWindow->memories.push_back(memory);
+  }
+  return memory->address;
+}
+
+Memory *Executor::findGlobal(uint64_t address, uint64_t size) {
+  for (const std::shared_ptr<Memory> &memory : globalWindow->memories)
+    if (address >= memory->address &&
+        address + size <= memory->address + memory->bytes.size())
+      return memory.get();
+  return nullptr;
+}
+
 LogicalResult Executor::accessShared(Operation *op, uint64_t address,
                                      unsigned size, unsigned subgroup,
-                                     bool write, uint8_t *data) {
+                                     bool write, uint8_t *data,
+                                     bool asyncProxy) {
   Memory *memory = findShared(address, size);
   if (!memory)
     return fail(op, llvm::formatv("{0} address {1} (+{2}) lies outside every "
@@ -231,8 +250,20 @@ LogicalResult Executor::accessShared(Operation *op, uint64_t address,
                                   instructionSet.getSharedMemoryTerm(), address,
                                   size));
   const int64_t byte = static_cast<int64_t>(address - memory->address);
-  if (failed(checkShared(op, *memory, byte, size, subgroup, write)))
+  if (asyncProxy) {
+    for (int64_t b = byte; b < byte + size; ++b) {
+      if (write)
+        memory->writeEpoch[b] = epoch - 1;
+      else if (memory->writeEpoch[b] == 0)
+        return fail(op, llvm::formatv("{0} {1} reads {2} byte {3}, which no "
+                                      "thread has written",
+                                      instructionSet.getSubgroupTerm(),
+                                      subgroup,
+                                      instructionSet.getSharedMemoryTerm(), b));
+    }
+  } else if (failed(checkShared(op, *memory, byte, size, subgroup, write))) {
     return failure();
+  }
   if (write)
     std::memcpy(memory->bytes.data() + byte, data, size);
   else
@@ -288,15 +319,31 @@ WorkgroupState *ExecutionContext::getWorkgroupState() const {
   return executor.workgroupState.get();
 }
 LogicalResult ExecutionContext::readShared(uint64_t address, unsigned size,
-                                           unsigned subgroup, uint8_t *out) {
+                                           unsigned subgroup, uint8_t *out,
+                                           bool asyncProxy) {
   return executor.accessShared(&op, address, size, subgroup, /*write=*/false,
-                               out);
+                               out, asyncProxy);
 }
 LogicalResult ExecutionContext::writeShared(uint64_t address, unsigned size,
                                             unsigned subgroup,
-                                            const uint8_t *in) {
+                                            const uint8_t *in,
+                                            bool asyncProxy) {
   return executor.accessShared(&op, address, size, subgroup, /*write=*/true,
-                               const_cast<uint8_t *>(in));
+                               const_cast<uint8_t *>(in), asyncProxy);
+}
+LogicalResult ExecutionContext::accessGlobal(uint64_t address, unsigned size,
+                                             bool write, uint8_t *data) {
+  Memory *memory = executor.findGlobal(address, size);
+  if (!memory)
+    return fail(llvm::formatv("global address {0:x} (+{1}) lies outside every "
+                              "global allocation whose pointer was taken",
+                              address, size));
+  uint8_t *bytes = memory->bytes.data() + (address - memory->address);
+  if (write)
+    std::memcpy(bytes, data, size);
+  else
+    std::memcpy(data, bytes, size);
+  return success();
 }
 LogicalResult ExecutionContext::checkSharedAddress(uint64_t address,
                                                    unsigned size) {

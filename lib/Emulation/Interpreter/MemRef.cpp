@@ -190,14 +190,16 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
       })
       .Case([&](memref::ExtractAlignedPointerAsIndexOp extract)
                 -> LogicalResult {
-        // A shared allocation's address in the workgroup's shared window
-        // (what the NVVM ops that take shared pointers see).
+        // A shared allocation's address in the workgroup's shared window, or
+        // a global one's in the global window (what the NVVM ops that take
+        // pointers see).
         const View &view = views[extract.getSource()];
-        if (!view.memory || !view.memory->shared)
-          return fail(&op, "only pointers into workgroup shared memory are "
-                           "modelled");
-        values[extract.getResult()] =
-            uniform(extract.getType(), {static_cast<Word>(view.memory->address)});
+        if (!view.memory)
+          return fail(&op, "memref has no storage");
+        const Word address = view.memory->shared
+                                 ? view.memory->address
+                                 : getGlobalAddress(view.memory);
+        values[extract.getResult()] = uniform(extract.getType(), {address});
         return success();
       })
       .Case([&](memref::DeallocOp) { return success(); })

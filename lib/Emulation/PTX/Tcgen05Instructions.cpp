@@ -24,8 +24,13 @@
 //    tcgen05.ld of a pending cell is an error (the missing commit/wait);
 //  - the potentially blocking mbarrier.try_wait.parity fails when its phase
 //    has not completed: in lockstep nothing else could complete it;
-//  - tcgen05.fence and tcgen05.wait are no-ops (the model is already
-//    ordered); a generic pointer given to an mbarrier or tcgen05 op is taken
+//  - the non-tensor bulk copies (cp.async.bulk global -> shared with
+//    complete-tx on an mbarrier, shared -> global) copy when issued; the
+//    asynchronous proxy's shared-memory accesses (bulk copies, tensor-core
+//    operand reads) skip the race check, which knows bar.sync but not
+//    mbarriers;
+//  - tcgen05.fence, tcgen05.wait, fence.proxy and the bulk-group
+//    commit/wait are no-ops (the model is already ordered); a generic pointer given to an mbarrier or tcgen05 op is taken
 //    as a shared-memory address; cta_group::2, multicast commits and
 //    decompressing copies are errors naming what is not modelled.
 //
@@ -80,14 +85,17 @@ Tcgen05State &getState(ExecutionContext &context) {
   return *static_cast<Tcgen05State *>(context.getWorkgroupState());
 }
 
-/// The models' view of shared memory: the core's checked accesses on behalf
-/// of one warp. A failed access has already set the core's error.
+/// The models' view of shared memory: the core's checked accesses of the
+/// asynchronous proxy (the tensor core reads operands ordered by mbarriers,
+/// not by bar.sync) on behalf of one warp. A failed access has already set
+/// the core's error.
 class CheckedSharedMemory final : public ptx::SharedMemory {
 public:
   CheckedSharedMemory(ExecutionContext &context, unsigned subgroup)
       : context(context), subgroup(subgroup) {}
   std::string read(uint32_t address, unsigned size, uint8_t *out) override {
-    if (succeeded(context.readShared(address, size, subgroup, out)))
+    if (succeeded(context.readShared(address, size, subgroup, out,
+                                     /*asyncProxy=*/true)))
       return {};
     failedInCore = true;
     return "shared memory access failed";
@@ -511,6 +519,67 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
 }
 
 //===----------------------------------------------------------------------===//
+// cp.async.bulk (non-tensor bulk copies, PTX ISA §9.7.9.25.4.1)
+//===----------------------------------------------------------------------===//
+
+/// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes: per
+/// issuing thread, `size` (a multiple of 16) bytes from global to shared
+/// memory through the asynchronous proxy, then complete-tx of `size` on the
+/// mbarrier (the cluster is the one CTA).
+LogicalResult executeBulkLoad(NVVM::CpAsyncBulkGlobalToSharedClusterOp copy,
+                              ExecutionContext &context) {
+  if (copy.getMulticastMask())
+    return context.fail("cp.async.bulk with a CTA multicast mask is not "
+                        "modelled");
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    const uint32_t size = context.getWord(copy.getSize(), lane);
+    if (size % 16)
+      return context.fail(llvm::formatv("cp.async.bulk size {0} is not a "
+                                        "multiple of 16",
+                                        size));
+    std::vector<uint8_t> bytes(size);
+    const uint64_t at = getWord64(context, copy.getMbar(), lane);
+    FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+    if (failed(barrier) ||
+        failed(context.accessGlobal(getWord64(context, copy.getSrcMem(), lane),
+                                    size, /*write=*/false, bytes.data())) ||
+        failed(context.writeShared(getWord64(context, copy.getDstMem(), lane),
+                                   size, lane / context.getSubgroupSize(),
+                                   bytes.data(), /*asyncProxy=*/true)))
+      return failure();
+    bool completed;
+    if (failed(check(context, (*barrier)->completeTx(size, &completed))))
+      return failure();
+    if (completed)
+      getState(context).completePhase(at);
+    return success();
+  });
+}
+
+/// cp.async.bulk.global.shared::cta.bulk_group: per issuing thread, `size`
+/// bytes from shared to global memory (complete when issued, so the bulk
+/// group's commit and wait are no-ops).
+LogicalResult executeBulkStore(NVVM::CpAsyncBulkSharedCTAToGlobalOp copy,
+                               ExecutionContext &context) {
+  if (copy.getByteMask())
+    return context.fail("cp.async.bulk with a byte mask is not modelled");
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    const uint32_t size = context.getWord(copy.getSize(), lane);
+    if (size % 16)
+      return context.fail(llvm::formatv("cp.async.bulk size {0} is not a "
+                                        "multiple of 16",
+                                        size));
+    std::vector<uint8_t> bytes(size);
+    if (failed(context.readShared(getWord64(context, copy.getSrcMem(), lane),
+                                  size, lane / context.getSubgroupSize(),
+                                  bytes.data(), /*asyncProxy=*/true)))
+      return failure();
+    return context.accessGlobal(getWord64(context, copy.getDstMem(), lane),
+                                size, /*write=*/true, bytes.data());
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
 //===----------------------------------------------------------------------===//
 
@@ -666,7 +735,11 @@ public:
                NVVM::MBarrierInitOp,
                NVVM::MBarrierArriveOp, NVVM::MBarrierArriveExpectTxOp,
                NVVM::MBarrierExpectTxOp, NVVM::MBarrierCompleteTxOp,
-               NVVM::MBarrierTryWaitParityOp>(op);
+               NVVM::MBarrierTryWaitParityOp,
+               NVVM::CpAsyncBulkGlobalToSharedClusterOp,
+               NVVM::CpAsyncBulkSharedCTAToGlobalOp,
+               NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
+               NVVM::FenceProxyOp>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -706,8 +779,15 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
           return failure();
         return executeRelinquish(context);
       })
-      .Case<NVVM::Tcgen05FenceOp, NVVM::Tcgen05WaitOp>(
-          [&](Operation *) { return success(); })
+      .Case<NVVM::Tcgen05FenceOp, NVVM::Tcgen05WaitOp,
+            NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
+            NVVM::FenceProxyOp>([&](Operation *) { return success(); })
+      .Case([&](NVVM::CpAsyncBulkGlobalToSharedClusterOp copy) {
+        return executeBulkLoad(copy, context);
+      })
+      .Case([&](NVVM::CpAsyncBulkSharedCTAToGlobalOp copy) {
+        return executeBulkStore(copy, context);
+      })
       .Case([&](NVVM::Tcgen05CommitOp commit) -> LogicalResult {
         if (failed(requireCtaGroup1(context, ctaGroup2(commit.getGroup()))))
           return failure();
