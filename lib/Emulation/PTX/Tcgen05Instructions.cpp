@@ -295,6 +295,20 @@ LogicalResult arriveOn(ExecutionContext &context, uint64_t address,
   return success();
 }
 
+/// A complete-tx of `bytes` on the barrier at `address`.
+LogicalResult completeTransaction(ExecutionContext &context, uint64_t address,
+                                  uint32_t bytes) {
+  FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, address);
+  if (failed(barrier))
+    return failure();
+  bool completed;
+  if (failed(check(context, (*barrier)->completeTx(bytes, &completed))))
+    return failure();
+  if (completed)
+    getState(context).completePhase(address);
+  return success();
+}
+
 LogicalResult executeCommit(ExecutionContext &context, Value address,
                             Value multicastMask) {
   if (multicastMask)
@@ -475,19 +489,10 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
         });
       })
       .Case([&](NVVM::MBarrierCompleteTxOp complete) {
-        return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-          const uint64_t at = getWord64(context, complete.getAddr(), lane);
-          FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
-          if (failed(barrier))
-            return failure();
-          bool completed;
-          if (failed(check(context, (*barrier)->completeTx(
-                                        context.getWord(complete.getTxcount(), lane),
-                                        &completed))))
-            return failure();
-          if (completed)
-            getState(context).completePhase(at);
-          return success();
+        return forEachIssuingLane(context, [&](unsigned lane) {
+          return completeTransaction(
+              context, getWord64(context, complete.getAddr(), lane),
+              context.getWord(complete.getTxcount(), lane));
         });
       })
       .Case([&](NVVM::MBarrierTryWaitParityOp wait) {
@@ -522,6 +527,17 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
 // cp.async.bulk (non-tensor bulk copies, PTX ISA §9.7.9.25.4.1)
 //===----------------------------------------------------------------------===//
 
+/// The size operand of a bulk copy in `lane`: a multiple of 16 bytes.
+FailureOr<uint32_t> getBulkSize(ExecutionContext &context, Value size,
+                                unsigned lane) {
+  const uint32_t bytes = context.getWord(size, lane);
+  if (bytes % 16)
+    return context.fail(llvm::formatv("cp.async.bulk size {0} is not a "
+                                      "multiple of 16",
+                                      bytes));
+  return bytes;
+}
+
 /// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes: per
 /// issuing thread, `size` (a multiple of 16) bytes from global to shared
 /// memory through the asynchronous proxy, then complete-tx of `size` on the
@@ -532,27 +548,18 @@ LogicalResult executeBulkLoad(NVVM::CpAsyncBulkGlobalToSharedClusterOp copy,
     return context.fail("cp.async.bulk with a CTA multicast mask is not "
                         "modelled");
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-    const uint32_t size = context.getWord(copy.getSize(), lane);
-    if (size % 16)
-      return context.fail(llvm::formatv("cp.async.bulk size {0} is not a "
-                                        "multiple of 16",
-                                        size));
-    std::vector<uint8_t> bytes(size);
-    const uint64_t at = getWord64(context, copy.getMbar(), lane);
-    FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
-    if (failed(barrier) ||
-        failed(context.accessGlobal(getWord64(context, copy.getSrcMem(), lane),
-                                    size, /*write=*/false, bytes.data())) ||
+    FailureOr<uint32_t> size = getBulkSize(context, copy.getSize(), lane);
+    if (failed(size))
+      return failure();
+    std::vector<uint8_t> bytes(*size);
+    if (failed(context.accessGlobal(getWord64(context, copy.getSrcMem(), lane),
+                                    *size, /*write=*/false, bytes.data())) ||
         failed(context.writeShared(getWord64(context, copy.getDstMem(), lane),
-                                   size, lane / context.getSubgroupSize(),
+                                   *size, lane / context.getSubgroupSize(),
                                    bytes.data(), /*asyncProxy=*/true)))
       return failure();
-    bool completed;
-    if (failed(check(context, (*barrier)->completeTx(size, &completed))))
-      return failure();
-    if (completed)
-      getState(context).completePhase(at);
-    return success();
+    return completeTransaction(context,
+                               getWord64(context, copy.getMbar(), lane), *size);
   });
 }
 
@@ -564,18 +571,16 @@ LogicalResult executeBulkStore(NVVM::CpAsyncBulkSharedCTAToGlobalOp copy,
   if (copy.getByteMask())
     return context.fail("cp.async.bulk with a byte mask is not modelled");
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-    const uint32_t size = context.getWord(copy.getSize(), lane);
-    if (size % 16)
-      return context.fail(llvm::formatv("cp.async.bulk size {0} is not a "
-                                        "multiple of 16",
-                                        size));
-    std::vector<uint8_t> bytes(size);
+    FailureOr<uint32_t> size = getBulkSize(context, copy.getSize(), lane);
+    if (failed(size))
+      return failure();
+    std::vector<uint8_t> bytes(*size);
     if (failed(context.readShared(getWord64(context, copy.getSrcMem(), lane),
-                                  size, lane / context.getSubgroupSize(),
+                                  *size, lane / context.getSubgroupSize(),
                                   bytes.data(), /*asyncProxy=*/true)))
       return failure();
     return context.accessGlobal(getWord64(context, copy.getDstMem(), lane),
-                                size, /*write=*/true, bytes.data());
+                                *size, /*write=*/true, bytes.data());
   });
 }
 
