@@ -748,4 +748,75 @@ TEST(Tcgen05MmaBrokenLayoutTest, MissingOperandsAreErrors) {
             std::string::npos);
 }
 
+TEST(Tcgen05MmaKStepTest, TwoMmasAlongKInOneSwizzleAtom) {
+  // A K = 128 MXFP4 tile (64 bytes a row) in one 128B-swizzled atom row:
+  // the second MMA's descriptors start 32 bytes further (the swizzle applies
+  // to the resulting addresses), its scales are the second half word of the
+  // cells (SF id 2 with scale_vec::2X), and it accumulates (enable-input-d).
+  constexpr unsigned N = 16, K = 128, blocks = 4;
+  std::mt19937 rng(7);
+  std::vector<uint8_t> a(128 * K), b(N * K), sa(128 * blocks), sb(N * blocks);
+  for (uint8_t &x : a)
+    x = rng() % 16;
+  for (uint8_t &x : b)
+    x = rng() % 16;
+  for (uint8_t &s : sa)
+    s = 125 + rng() % 5;
+  for (uint8_t &s : sb)
+    s = 125 + rng() % 5;
+  TestSharedMemory smem(1 << 16);
+  auto place = [&](const std::vector<uint8_t> &codes, unsigned rows,
+                   uint32_t start) {
+    for (unsigned r = 0; r < rows; ++r)
+      for (unsigned kb = 0; kb < K / 2; ++kb) {
+        const uint32_t address = expectedAddress(128, start, 16, 1024, r, kb);
+        smem.writeNibble(address, 0, codes[r * K + 2 * kb]);
+        smem.writeNibble(address, 1, codes[r * K + 2 * kb + 1]);
+      }
+  };
+  place(a, 128, 0);
+  place(b, N, 0x8000);
+  TensorMemory tmem;
+  uint32_t base;
+  ASSERT_EQ(tmem.alloc(64, &base), "");
+  // Cell of row r: bytes 0-1 the K blocks 0-1 (first MMA), 2-3 blocks 2-3.
+  auto placeScales = [&](const std::vector<uint8_t> &s, unsigned count,
+                         uint32_t column) {
+    for (unsigned r = 0; r < count; ++r) {
+      uint32_t word = 0;
+      for (unsigned j = 0; j < blocks; ++j)
+        word |= uint32_t{s[r * blocks + j]} << 8 * j;
+      for (unsigned p = 0; p < 4; ++p)
+        ASSERT_EQ(tmem.write(32 * p + r % 32, column + r / 32, word), "");
+    }
+  };
+  placeScales(sa, 128, 32);
+  placeScales(sb, N, 40);
+  Tcgen05MmaOperands ops;
+  ops.kind = BlockScaleKind::MXF4NVF4;
+  ops.scaleVec = ScaleVec::X2;
+  ops.d = 0;
+  ops.scaleA = 32;
+  ops.scaleB = 40;
+  for (unsigned step = 0; step < 2; ++step) {
+    ops.a = makeDesc(32 * step, 16, 1024, 2);
+    ops.bDesc = makeDesc(0x8000 + 32 * step, 16, 1024, 2);
+    ops.idesc = makeFp4Idesc(N, /*ue8m0=*/true, 2 * step, 2 * step);
+    ops.enableInputD = step == 1;
+    ASSERT_EQ(tcgen05MmaBlockScale(ops, tmem, smem, 1 + step), "");
+  }
+  unsigned mismatches = 0;
+  for (unsigned m = 0; m < 128; ++m)
+    for (unsigned n = 0; n < N; ++n) {
+      double sum = 0; // every partial sum is exact in f32 here
+      for (unsigned k = 0; k < K; ++k)
+        sum += ue8m0Value(sa[m * blocks + k / 32]) * e2m1Value(a[m * K + k]) *
+               ue8m0Value(sb[n * blocks + k / 32]) * e2m1Value(b[n * K + k]);
+      uint32_t word;
+      ASSERT_EQ(tmem.read(m, n, "test", &word), "");
+      mismatches += word != bitsOf(static_cast<float>(sum));
+    }
+  EXPECT_EQ(mismatches, 0u);
+}
+
 } // namespace
