@@ -14,7 +14,8 @@
 // nvvm.tcgen05.mma_smem_desc, and with the operands loaded by cp.async.bulk
 // completing on an mbarrier; broken variants (no commit, no wait, no
 // dealloc, missing transaction bytes, a wrong swizzle) show that the
-// emulator reports them.
+// emulator reports them. Small two-warp kernels check tcgen05.st/ld
+// (16x256b and 32x32b) per warp lane quarter and the warp rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -445,6 +446,173 @@ TEST_F(Tcgen05KernelTest, Tcgen05IsNotAnSm120Instruction) {
   expectError({}, "'nvvm.tcgen05.alloc': operation not supported by the "
                   "sm_120a emulator",
               "sm_120a");
+}
+
+//===----------------------------------------------------------------------===//
+// Small kernels: tcgen05.st / ld round trips and the warp rules
+//===----------------------------------------------------------------------===//
+
+/// One CTA of `threads` threads running `body` with %t (thread id), %w (warp
+/// id), %out: memref<4096xi32> and the tensor memory of a 32-column alloc
+/// by warp 0 in %tmem (i32 base address), deallocated at the end.
+std::string smallKernel(const std::string &body, int threads = 64) {
+  return R"(
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @kernel(%out: memref<4096xi32>)
+        workgroup(%slot: memref<1xi32, 3>) kernel {
+      %t = gpu.thread_id x
+      %w = gpu.subgroup_id : index
+      %c0 = arith.constant 0 : index
+      %c32_i32 = arith.constant 32 : i32
+      %warp0 = arith.cmpi eq, %w, %c0 : index
+      %slot_p = memref.extract_aligned_pointer_as_index %slot : memref<1xi32, 3> -> index
+      %slot_i = arith.index_cast %slot_p : index to i64
+      %slot_ptr = llvm.inttoptr %slot_i : i64 to !llvm.ptr<3>
+      scf.if %warp0 {
+        nvvm.tcgen05.alloc %slot_ptr, %c32_i32 : !llvm.ptr<3>, i32
+      }
+      gpu.barrier
+      %tmem = memref.load %slot[%c0] : memref<1xi32, 3>
+)" + body + R"(
+      gpu.barrier
+      scf.if %warp0 {
+        %t_p = llvm.inttoptr %tmem : i32 to !llvm.ptr<6>
+        nvvm.tcgen05.dealloc %t_p, %c32_i32 : !llvm.ptr<6>, i32
+      }
+      gpu.return
+    }
+  }
+  func.func @main(%out: memref<4096xi32>) -> memref<4096xi32> {
+    %c1 = arith.constant 1 : index
+    %n = arith.constant )" +
+         std::to_string(threads) + R"( : index
+    gpu.launch_func @k::@kernel blocks in (%c1, %c1, %c1)
+        threads in (%n, %c1, %c1) args(%out : memref<4096xi32>)
+    return %out : memref<4096xi32>
+  }
+}
+)";
+}
+
+class Tcgen05SmallKernelTest : public Tcgen05KernelTest {
+protected:
+  std::string runSmall(const std::string &source, std::vector<int32_t> *out) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    if (!module)
+      return "parse error";
+    auto results = emulation::emulate(
+        *module, "main",
+        {emulation::EmulatorArgument::buffer(std::vector<uint8_t>(4096 * 4))},
+        "sm_100a");
+    if (!results)
+      return llvm::toString(results.takeError());
+    out->resize(4096);
+    std::memcpy(out->data(), (*results)[0].data(), 4096 * 4);
+    return "";
+  }
+};
+
+TEST_F(Tcgen05SmallKernelTest, StoreAndLoad16x256bPerWarpQuarter) {
+  // Each warp w zeroes lanes 32 w .. 32 w + 31, columns 0..15 (32x32b.x16),
+  // stores 1000 w + 4 t + i from thread t, register i with 16x256b.x1 at
+  // lane 32 w + 8, column 4, and loads the 16 columns back (32x32b.x16).
+  // By the 16x256b mapping, lane 32 w + 8 + g (+ 8) column 4 + 2q + {0, 1}
+  // holds registers {0, 1} ({2, 3}) of thread 4g + q.
+  const std::string body = R"(
+      %wi = arith.index_cast %w : index to i32
+      %ti = arith.index_cast %t : index to i32
+      %c31 = arith.constant 31 : i32
+      %lane = arith.andi %ti, %c31 : i32
+      %c1000 = arith.constant 1000 : i32
+      %c4 = arith.constant 4 : i32
+      %wk = arith.muli %wi, %c1000 : i32
+      %t4 = arith.muli %lane, %c4 : i32
+      %v0 = arith.addi %wk, %t4 : i32
+      %c1 = arith.constant 1 : i32
+      %c2 = arith.constant 2 : i32
+      %c3 = arith.constant 3 : i32
+      %v1 = arith.addi %v0, %c1 : i32
+      %v2 = arith.addi %v0, %c2 : i32
+      %v3 = arith.addi %v0, %c3 : i32
+      %v = vector.from_elements %v0, %v1, %v2, %v3 : vector<4xi32>
+      %c21 = arith.constant 21 : i32
+      %wl = arith.shli %wi, %c21 : i32
+      %base = arith.addi %tmem, %wl : i32
+      %lane8col4 = arith.constant 524292 : i32
+      %st = arith.addi %base, %lane8col4 : i32
+      %base_p = llvm.inttoptr %base : i32 to !llvm.ptr<6>
+      %st_p = llvm.inttoptr %st : i32 to !llvm.ptr<6>
+      %zeros = arith.constant dense<0> : vector<16xi32>
+      nvvm.tcgen05.st %base_p, %zeros {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
+      nvvm.tcgen05.st %st_p, %v {shape = #nvvm.tcgen05_ldst_shape<shape_16x256b>} : vector<4xi32>
+      %r = nvvm.tcgen05.ld %base_p {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
+      %c16 = arith.constant 16 : index
+      %at = arith.muli %t, %c16 : index
+      vector.store %r, %out[%at] : memref<4096xi32>, vector<16xi32>
+)";
+  std::vector<int32_t> out;
+  ASSERT_EQ(runSmall(smallKernel(body), &out), "");
+  for (unsigned w = 0; w < 2; ++w)
+    for (unsigned row = 0; row < 32; ++row)
+      for (unsigned c = 0; c < 16; ++c) {
+        int32_t expected = 0;
+        if (row >= 8 && row < 24 && c >= 4 && c < 12) {
+          const unsigned g = (row - 8) % 8, half = (row - 8) / 8;
+          const unsigned q = (c - 4) / 2, reg = 2 * half + (c - 4) % 2;
+          expected = 1000 * w + 4 * (4 * g + q) + reg;
+        }
+        EXPECT_EQ(out[(32 * w + row) * 16 + c], expected)
+            << "warp " << w << " lane " << row << " column " << c;
+      }
+}
+
+TEST_F(Tcgen05SmallKernelTest, WarpOutsideItsLaneQuarterIsAnError) {
+  // Warp 1 loads lanes 0-31 (the address's lane field 0).
+  std::vector<int32_t> out;
+  const std::string body = R"(
+      %p = llvm.inttoptr %tmem : i32 to !llvm.ptr<6>
+      %c1 = arith.constant 1 : index
+      %warp1 = arith.cmpi eq, %w, %c1 : index
+      scf.if %warp1 {
+        %r = nvvm.tcgen05.ld %p {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : i32
+      }
+)";
+  std::string error = runSmall(smallKernel(body), &out);
+  EXPECT_NE(error.find("tcgen05.ld: warp 1 of the warpgroup accesses tensor "
+                       "memory lanes 32-63 only, not lanes 0-31"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(Tcgen05SmallKernelTest, AllocByPartOfAWarpIsAnError) {
+  std::vector<int32_t> out;
+  std::string source = smallKernel("");
+  const std::string all = "      scf.if %warp0 {\n        nvvm.tcgen05.alloc";
+  source.replace(source.find(all), all.size(),
+                 "      %c16 = arith.constant 16 : index\n"
+                 "      %some = arith.cmpi ult, %t, %c16 : index\n"
+                 "      scf.if %some {\n        nvvm.tcgen05.alloc");
+  std::string error = runSmall(source, &out);
+  EXPECT_NE(error.find("warp 0 executes the tcgen05.alloc with 16 of 32 lanes "
+                       "active"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(Tcgen05SmallKernelTest, LoadOfUnwrittenTensorMemoryIsAnError) {
+  std::vector<int32_t> out;
+  const std::string body = R"(
+      %p = llvm.inttoptr %tmem : i32 to !llvm.ptr<6>
+      scf.if %warp0 {
+        %r = nvvm.tcgen05.ld %p {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<2xi32>
+      }
+)";
+  std::string error = runSmall(smallKernel(body), &out);
+  EXPECT_NE(error.find("tcgen05.ld reads tensor memory lane 0, column 0, "
+                       "which nothing has written"),
+            std::string::npos)
+      << error;
 }
 
 } // namespace
