@@ -1,4 +1,4 @@
-//===- ReferenceValues.h - Scalar values of the MMA formats for tests -*- C++ -*-===//
+//===- ReferenceValues.h - Test-side values of the MMA formats -*- C++ -*-====//
 //
 // The test side's own decoding of the formats the block-scaled MMA models
 // take, written from the tables of DESIGN.md §2 / PTX ISA §5.2.3 for the

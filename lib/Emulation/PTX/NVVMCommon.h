@@ -1,4 +1,4 @@
-//===- NVVMCommon.h - NVVM ops every NVIDIA instruction set shares -*- C++ -*-===//
+//===- NVVMCommon.h - NVVM ops all NVIDIA instruction sets share -*- C++ -*-==//
 //
 // Private to lib/Emulation/PTX: the NVVM ops that the sm_120a and the
 // sm_100a/sm_103a instruction sets execute the same way (special registers,

@@ -1,4 +1,4 @@
-//===- Tcgen05InstrDescriptor.cpp - The block-scaled instruction descriptor ===//
+//===- Tcgen05InstrDescriptor.cpp - Block-scaled instruction descriptor ---===//
 //
 // Sources: PTX ISA
 //  - §9.7.16.4.2 "Instruction Descriptor", Table 43 (.kind::mxf8f6f4) and

@@ -30,9 +30,10 @@
 //    operand reads) skip the race check, which knows bar.sync but not
 //    mbarriers;
 //  - tcgen05.fence, tcgen05.wait, fence.proxy and the bulk-group
-//    commit/wait are no-ops (the model is already ordered); a generic pointer given to an mbarrier or tcgen05 op is taken
-//    as a shared-memory address; cta_group::2, multicast commits and
-//    decompressing copies are errors naming what is not modelled.
+//    commit/wait are no-ops (the model is already ordered); a generic
+//    pointer given to an mbarrier or tcgen05 op is taken as a shared-memory
+//    address; cta_group::2, multicast commits and decompressing copies are
+//    errors naming what is not modelled.
 //
 //===----------------------------------------------------------------------===//
 
