@@ -17,6 +17,8 @@ using namespace mlir::fp4train::emulation;
 ArrayRef<InstructionSetEntry> mlir::fp4train::emulation::getInstructionSets() {
   static const InstructionSetEntry table[] = {
       {"gfx950", createGFX950InstructionSet},
+      {"sm_100a", createSM100aInstructionSet},
+      {"sm_103a", createSM103aInstructionSet},
       {"sm_120a", createSM120aInstructionSet},
   };
   return table;

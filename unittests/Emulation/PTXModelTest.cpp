@@ -10,6 +10,8 @@
 
 #include "fp4train/Emulation/PTX.h"
 
+#include "ReferenceValues.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -18,19 +20,10 @@
 #include <vector>
 
 using namespace fp4train::emulation::ptx;
+using fp4train::emulation_test::bitsOf;
+using fp4train::emulation_test::floatOf;
 
 namespace {
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 constexpr uint32_t kE2M1One = 0x2, kE2M1MinusOne = 0xA;
 constexpr uint8_t kUE8M0One = 0x7F, kUE4M3One = 0x38;

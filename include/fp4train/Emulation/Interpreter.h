@@ -16,6 +16,10 @@
 // hide a missing barrier —, reading a shared byte no thread wrote is an
 // error, a barrier that some subgroup does not reach is an error, and an op
 // that neither the core nor the instruction set knows is an error naming it.
+// Pointers into shared memory (memref.extract_aligned_pointer_as_index,
+// llvm.inttoptr to address space 3) are byte addresses in the workgroup's
+// shared window; instruction sets can keep per-workgroup state (tensor
+// memory, mbarriers) and reach shared memory by address.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +35,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -88,6 +94,17 @@ class Executor;
 
 class InstructionSet;
 
+/// State an instruction set keeps per workgroup across ops (tensor memory,
+/// mbarrier objects): created when a workgroup starts, checked when its
+/// kernel returns.
+class WorkgroupState {
+public:
+  virtual ~WorkgroupState();
+  /// "" or why the workgroup's end is an error (e.g. tensor memory still
+  /// allocated).
+  virtual std::string finish() { return {}; }
+};
+
 /// What an instruction set sees of the interpreter while it executes one op:
 /// the lanes' registers, the execution mask, the workgroup's geometry, and
 /// the core's checks and synchronization.
@@ -137,6 +154,29 @@ public:
   /// separates the shared-memory accesses the race check compares.
   LogicalResult barrier();
 
+  /// The instruction set's state of this workgroup (null on the host or if
+  /// the set keeps none).
+  WorkgroupState *getWorkgroupState() const;
+
+  /// Workgroup shared memory by byte address, as a pointer into it holds
+  /// it: the workgroup attributions lie in order from address 0, each at a
+  /// multiple of 1024 bytes. Reads and writes on behalf of `subgroup` take
+  /// the core's checks (bounds, unwritten bytes, races). Accesses of the
+  /// asynchronous proxy (`asyncProxy`: tensor-core operand reads, bulk
+  /// copies), which mbarriers rather than barriers order, skip the race
+  /// check; their writes count as made before the current barrier interval.
+  LogicalResult readShared(uint64_t address, unsigned size, unsigned subgroup,
+                           uint8_t *out, bool asyncProxy = false);
+  LogicalResult writeShared(uint64_t address, unsigned size, unsigned subgroup,
+                            const uint8_t *in, bool asyncProxy = false);
+  /// Global memory by byte address (the address that
+  /// memref.extract_aligned_pointer_as_index of a global memref gave), bounds
+  /// checked.
+  LogicalResult accessGlobal(uint64_t address, unsigned size, bool write,
+                             uint8_t *data);
+  /// Fails unless [address, address + size) lies in one shared allocation.
+  LogicalResult checkSharedAddress(uint64_t address, unsigned size);
+
   /// Thread `lane`'s index in dimension `dim` (0..2) of the workgroup, and
   /// the launch's ids and sizes.
   int64_t getThreadId(unsigned lane, unsigned dim) const;
@@ -176,6 +216,11 @@ public:
   /// Executes `op` for the active lanes of `context`.
   virtual LogicalResult execute(Operation &op,
                                 ExecutionContext &context) const = 0;
+  /// A fresh per-workgroup state, or null (the default) if the set keeps
+  /// none.
+  virtual std::unique_ptr<WorkgroupState> createWorkgroupState() const {
+    return nullptr;
+  }
 };
 
 /// A memref operand of a kernel launch: the whole allocation it views (so

@@ -35,6 +35,9 @@ using Mask = std::vector<char>;
 struct Memory {
   std::vector<uint8_t> bytes;
   bool shared = false;
+  /// The byte address of the allocation: in the workgroup's shared window,
+  /// or (global memory, once a pointer to it is taken) in the global window.
+  uint64_t address = 0;
   std::vector<uint32_t> writeEpoch; // 0: never written
   std::vector<uint8_t> writer;
   std::vector<uint32_t> readEpoch;
@@ -48,6 +51,13 @@ struct Memory {
       readers.assign(size, 0);
     }
   }
+};
+
+/// The global memories whose addresses kernels took, shared by the host and
+/// every workgroup of one emulate() call.
+struct GlobalWindow {
+  uint64_t next = uint64_t{1} << 32;
+  std::vector<std::shared_ptr<Memory>> memories;
 };
 
 /// A memref: a strided view of a Memory, in elements.
@@ -154,7 +164,9 @@ public:
   /// Kernel context: workgroup id, sizes.
   bool kernel = false;
   std::array<int64_t, 3> blockId{}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
-  uint32_t epoch = 1;
+  /// The barrier interval of the race check (0 marks never-written bytes,
+  /// epoch - 1 bytes the asynchronous proxy wrote).
+  uint32_t epoch = 2;
 
   unsigned lanes;
   unsigned subgroupSize;
@@ -164,6 +176,11 @@ public:
   const EmulatorHooks *hooks = nullptr;
   DenseMap<Value, Lanes> values;
   DenseMap<Value, View> views;
+  /// The workgroup's shared allocations by address, and the instruction
+  /// set's state of the workgroup.
+  std::vector<std::shared_ptr<Memory>> sharedWindow;
+  std::unique_ptr<WorkgroupState> workgroupState;
+  std::shared_ptr<GlobalWindow> globalWindow = std::make_shared<GlobalWindow>();
 
   unsigned getNumSubgroups() const {
     return (lanes + subgroupSize - 1) / subgroupSize;
@@ -181,6 +198,21 @@ public:
                     SmallVectorImpl<Value> *yielded = nullptr);
 
   LogicalResult fail(Operation *op, const Twine &message);
+  /// Reads or writes `size` bytes at shared address `address` for
+  /// `subgroup` with the shared-memory checks; `data` is the buffer.
+  /// `asyncProxy`: an access of the asynchronous proxy (tcgen05 operand
+  /// reads, bulk copies), ordered by mbarriers rather than barriers: bounds
+  /// and unwritten bytes are checked, races are not, and its writes count as
+  /// written before the current barrier interval.
+  LogicalResult accessShared(Operation *op, uint64_t address, unsigned size,
+                             unsigned subgroup, bool write, uint8_t *data,
+                             bool asyncProxy = false);
+  /// The shared allocation holding [address, address + size), or null.
+  Memory *findShared(uint64_t address, unsigned size);
+  /// The global address of `memory` (assigned on first use).
+  uint64_t getGlobalAddress(const std::shared_ptr<Memory> &memory);
+  /// The global allocation holding [address, address + size), or null.
+  Memory *findGlobal(uint64_t address, uint64_t size);
   LogicalResult failUnsupported(Operation *op);
   LogicalResult barrier(Operation *op, const Mask &mask);
 
@@ -216,7 +248,7 @@ private:
   LogicalResult executeMath(Operation &op);
   LogicalResult executeVector(Operation &op, const Mask &mask);
   LogicalResult executeMemRef(Operation &op, const Mask &mask);
-  LogicalResult executeLLVM(Operation &op);
+  LogicalResult executeLLVM(Operation &op, const Mask &mask);
   LogicalResult executeGPU(Operation &op, const Mask &mask);
   LogicalResult executeFor(scf::ForOp op, const Mask &mask);
   LogicalResult executeIf(scf::IfOp op, const Mask &mask);

@@ -11,6 +11,7 @@
 #include "Executor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -66,6 +67,11 @@ LogicalResult Executor::run(Block &block, const Mask &mask,
 LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   Dialect *dialect = op.getDialect();
   StringRef ns = dialect ? dialect->getNamespace() : "";
+  // Intrinsics called by name (llvm.call_intrinsic) belong to the target.
+  if (isa<LLVM::CallIntrinsicOp>(op) && instructionSet.handles(op)) {
+    ExecutionContext context(*this, op, mask);
+    return instructionSet.execute(op, context);
+  }
   if (ns == "arith")
     return executeArith(op, mask);
   if (ns == "math")
@@ -75,7 +81,7 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   if (ns == "memref")
     return executeMemRef(op, mask);
   if (ns == "llvm")
-    return executeLLVM(op);
+    return executeLLVM(op, mask);
   if (ns == "gpu")
     return executeGPU(op, mask);
   if (auto forOp = dyn_cast<scf::ForOp>(op))
@@ -180,6 +186,7 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         Executor group(instructionSet, static_cast<unsigned>(threads), stats,
                        error);
         group.kernel = true;
+        group.globalWindow = globalWindow;
         group.blockId = {x, y, z};
         group.blockDim = blockDim;
         group.gridDim = gridDim;
@@ -196,15 +203,29 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
               broadcast.at(lane, i) = host.at(0, i);
           group.values[argument] = std::move(broadcast);
         }
+        // Shared attributions lie in order in the shared window, each at a
+        // multiple of 1024 bytes (the 128-byte swizzle's pattern size).
+        uint64_t sharedEnd = 0;
         for (BlockArgument attribution : workgroup) {
           auto type = cast<MemRefType>(attribution.getType());
-          group.views[attribution] =
-              allocate(type, isSharedMemorySpace(type.getMemorySpace()));
+          View view = allocate(type, isSharedMemorySpace(type.getMemorySpace()));
+          if (view.memory->shared) {
+            view.memory->address = sharedEnd;
+            sharedEnd += (view.memory->bytes.size() + 1023) / 1024 * 1024;
+            group.sharedWindow.push_back(view.memory);
+          }
+          group.views[attribution] = std::move(view);
         }
+        group.workgroupState = instructionSet.createWorkgroupState();
         ++stats.workgroups;
         Mask all(group.lanes, 1);
         if (failed(group.run(body, all)))
           return failure();
+        if (group.workgroupState) {
+          std::string why = group.workgroupState->finish();
+          if (!why.empty())
+            return group.fail(op, why);
+        }
       }
   if (hooks && hooks->onLaunch)
     hooks->onLaunch(info, /*after=*/true);
@@ -216,6 +237,64 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
 //===----------------------------------------------------------------------===//
 
 InstructionSet::~InstructionSet() = default;
+WorkgroupState::~WorkgroupState() = default;
+
+Memory *Executor::findShared(uint64_t address, unsigned size) {
+  for (const std::shared_ptr<Memory> &memory : sharedWindow)
+    if (address >= memory->address &&
+        address + size <= memory->address + memory->bytes.size())
+      return memory.get();
+  return nullptr;
+}
+
+uint64_t Executor::getGlobalAddress(const std::shared_ptr<Memory> &memory) {
+  if (memory->address == 0) {
+    memory->address = globalWindow->next;
+    globalWindow->next += (memory->bytes.size() + 255) / 256 * 256 + 256;
+    globalWindow->memories.push_back(memory);
+  }
+  return memory->address;
+}
+
+Memory *Executor::findGlobal(uint64_t address, uint64_t size) {
+  for (const std::shared_ptr<Memory> &memory : globalWindow->memories)
+    if (address >= memory->address &&
+        address + size <= memory->address + memory->bytes.size())
+      return memory.get();
+  return nullptr;
+}
+
+LogicalResult Executor::accessShared(Operation *op, uint64_t address,
+                                     unsigned size, unsigned subgroup,
+                                     bool write, uint8_t *data,
+                                     bool asyncProxy) {
+  Memory *memory = findShared(address, size);
+  if (!memory)
+    return fail(op, llvm::formatv("{0} address {1} (+{2}) lies outside every "
+                                  "{0} allocation",
+                                  instructionSet.getSharedMemoryTerm(), address,
+                                  size));
+  const int64_t byte = static_cast<int64_t>(address - memory->address);
+  if (asyncProxy) {
+    for (int64_t b = byte; b < byte + size; ++b) {
+      if (write)
+        memory->writeEpoch[b] = epoch - 1;
+      else if (memory->writeEpoch[b] == 0)
+        return fail(op, llvm::formatv("{0} {1} reads {2} byte {3}, which no "
+                                      "thread has written",
+                                      instructionSet.getSubgroupTerm(),
+                                      subgroup,
+                                      instructionSet.getSharedMemoryTerm(), b));
+    }
+  } else if (failed(checkShared(op, *memory, byte, size, subgroup, write))) {
+    return failure();
+  }
+  if (write)
+    std::memcpy(memory->bytes.data() + byte, data, size);
+  else
+    std::memcpy(data, memory->bytes.data() + byte, size);
+  return success();
+}
 
 bool mlir::fp4train::emulation::isSharedMemorySpace(Attribute memorySpace) {
   if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(memorySpace))
@@ -260,6 +339,45 @@ LogicalResult ExecutionContext::fail(const Twine &message) const {
 }
 LogicalResult ExecutionContext::barrier() {
   return executor.barrier(&op, mask);
+}
+WorkgroupState *ExecutionContext::getWorkgroupState() const {
+  return executor.workgroupState.get();
+}
+LogicalResult ExecutionContext::readShared(uint64_t address, unsigned size,
+                                           unsigned subgroup, uint8_t *out,
+                                           bool asyncProxy) {
+  return executor.accessShared(&op, address, size, subgroup, /*write=*/false,
+                               out, asyncProxy);
+}
+LogicalResult ExecutionContext::writeShared(uint64_t address, unsigned size,
+                                            unsigned subgroup,
+                                            const uint8_t *in,
+                                            bool asyncProxy) {
+  return executor.accessShared(&op, address, size, subgroup, /*write=*/true,
+                               const_cast<uint8_t *>(in), asyncProxy);
+}
+LogicalResult ExecutionContext::accessGlobal(uint64_t address, unsigned size,
+                                             bool write, uint8_t *data) {
+  Memory *memory = executor.findGlobal(address, size);
+  if (!memory)
+    return fail(llvm::formatv("global address {0:x} (+{1}) lies outside every "
+                              "global allocation whose pointer was taken",
+                              address, size));
+  uint8_t *bytes = memory->bytes.data() + (address - memory->address);
+  if (write)
+    std::memcpy(bytes, data, size);
+  else
+    std::memcpy(data, bytes, size);
+  return success();
+}
+LogicalResult ExecutionContext::checkSharedAddress(uint64_t address,
+                                                   unsigned size) {
+  if (executor.findShared(address, size))
+    return success();
+  return fail(llvm::formatv("{0} address {1} (+{2}) lies outside every {0} "
+                            "allocation",
+                            executor.instructionSet.getSharedMemoryTerm(),
+                            address, size));
 }
 
 void ExecutionContext::forEachActiveLane(

@@ -1,8 +1,9 @@
 //===- LLVM.cpp - LLVM casts, constants and aggregates --------------------===//
 //
 // The LLVM dialect ops that the conversions to ROCDL and NVVM leave around
-// the intrinsics: constants, casts, vector element access, and the struct
-// values NVVM's matrix ops return.
+// the intrinsics: constants, casts, vector element access, the struct
+// values NVVM's matrix ops return, and the pointer arithmetic, loads and
+// stores on shared-memory pointers that tcgen05 kernels use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::fp4train::emulation::detail;
@@ -45,7 +48,51 @@ getFieldWords(Type aggregate, ArrayRef<int64_t> position) {
 
 } // namespace
 
-LogicalResult Executor::executeLLVM(Operation &op) {
+/// The shared-memory byte address space of LLVM's NVPTX and AMDGPU targets.
+static bool isSharedPointer(Type type) {
+  auto pointer = dyn_cast<LLVM::LLVMPointerType>(type);
+  return pointer && pointer.getAddressSpace() == 3;
+}
+
+LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
+  // Loads and stores through shared-memory pointers (addresses in the
+  // workgroup's shared window), with the shared-memory checks.
+  auto access = [&](Value pointer, Value data, bool write) -> LogicalResult {
+    if (!isSharedPointer(pointer.getType()) || !kernel)
+      return fail(&op, "only loads and stores through shared-memory "
+                       "(address space 3) pointers in kernels are modelled");
+    const unsigned bits = getElementBits(data.getType());
+    if (bits % 8)
+      return fail(&op, "sub-byte loads and stores are not modelled");
+    const unsigned width = getWidth(data.getType()), bytes = bits / 8;
+    if (!write)
+      define(data);
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      if (!mask[lane])
+        continue;
+      const Word address = get(pointer).at(lane);
+      std::vector<uint8_t> buffer(size_t{width} * bytes);
+      if (write)
+        for (unsigned i = 0; i < width; ++i) {
+          const Word w = get(data).at(lane, i);
+          std::memcpy(buffer.data() + i * bytes, &w, bytes);
+        }
+      if (failed(accessShared(&op, address, width * bytes,
+                              lane / subgroupSize, write, buffer.data())))
+        return failure();
+      if (!write)
+        for (unsigned i = 0; i < width; ++i) {
+          Word w = 0;
+          std::memcpy(&w, buffer.data() + i * bytes, bytes);
+          get(data).at(lane, i) = w;
+        }
+    }
+    return success();
+  };
+  if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    return access(store.getAddr(), store.getValue(), /*write=*/true);
+  if (auto load = dyn_cast<LLVM::LoadOp>(op))
+    return access(load.getAddr(), load.getResult(), /*write=*/false);
   if (op.getNumResults() != 1)
     return failUnsupported(&op);
   Value result = op.getResult(0);
@@ -75,6 +122,35 @@ LogicalResult Executor::executeLLVM(Operation &op) {
         Lanes &out = define(result);
         repack(get(cast.getArg()), getElementBits(cast.getArg().getType()),
                out, getElementBits(result.getType()), lanes);
+        return success();
+      })
+      .Case<LLVM::IntToPtrOp, LLVM::PtrToIntOp>([&](Operation *cast) {
+        // Pointers are their addresses (64-bit words).
+        const unsigned to = getElementBits(result.getType());
+        return map1([&](Word a) { return truncate(a, to); });
+      })
+      .Case([&](LLVM::GEPOp gep) -> LogicalResult {
+        // p + index * sizeof(element) for one index over a scalar type.
+        Type element = gep.getElemType();
+        LLVM::GEPIndicesAdaptor<ValueRange> indices = gep.getIndices();
+        if (indices.size() != 1 || !element.isIntOrFloat() ||
+            element.getIntOrFloatBitWidth() % 8)
+          return fail(&op, "only single-index getelementptr over byte-sized "
+                           "scalars is modelled");
+        const int64_t size = element.getIntOrFloatBitWidth() / 8;
+        Lanes out(lanes, 1);
+        const Lanes &base = get(gep.getBase());
+        for (unsigned lane = 0; lane < lanes; ++lane) {
+          int64_t index;
+          if (auto attr = dyn_cast<IntegerAttr>(indices[0]))
+            index = attr.getInt();
+          else {
+            Value v = cast<Value>(indices[0]);
+            index = signExtend(get(v).at(lane), getElementBits(v.getType()));
+          }
+          out.at(lane) = base.at(lane) + static_cast<Word>(index * size);
+        }
+        values[result] = std::move(out);
         return success();
       })
       .Case<LLVM::ZExtOp, LLVM::SExtOp, LLVM::TruncOp>([&](Operation *cast) {

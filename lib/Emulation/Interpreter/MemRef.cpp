@@ -210,6 +210,20 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
         });
         return success();
       })
+      .Case([&](memref::ExtractAlignedPointerAsIndexOp extract)
+                -> LogicalResult {
+        // A shared allocation's address in the workgroup's shared window, or
+        // a global one's in the global window (what the NVVM ops that take
+        // pointers see).
+        const View &view = views[extract.getSource()];
+        if (!view.memory)
+          return fail(&op, "memref has no storage");
+        const Word address = view.memory->shared
+                                 ? view.memory->address
+                                 : getGlobalAddress(view.memory);
+        values[extract.getResult()] = uniform(extract.getType(), {address});
+        return success();
+      })
       .Case([&](memref::DeallocOp) { return success(); })
       .Case([&](memref::AssumeAlignmentOp assume) {
         alias(assume.getMemref(), assume.getResult());

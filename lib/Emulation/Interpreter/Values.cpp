@@ -28,7 +28,9 @@ SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> sizes) {
 unsigned getElementBits(Type type) {
   if (auto vector = dyn_cast<VectorType>(type))
     type = vector.getElementType();
-  if (isa<IndexType>(type))
+  // Indices and LLVM pointers (shared-memory and tensor-memory addresses)
+  // are 64-bit words.
+  if (isa<IndexType, LLVM::LLVMPointerType>(type))
     return 64;
   return type.getIntOrFloatBitWidth();
 }

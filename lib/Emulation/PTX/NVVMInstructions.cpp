@@ -3,15 +3,18 @@
 // The NVVM ops of the sm_120a kernels, executed by the PTX models of
 // fp4train/Emulation/PTX.h on the lanes' registers: the block-scaled
 // mma.sync once per warp with all 32 lanes' fragments (a collective
-// instruction: every lane active, uniform selectors), the packed
-// conversions per active lane, bar.sync as the core's workgroup barrier,
-// and the special registers that gpu-to-nvvm reads the ids from.
+// instruction: every lane active, uniform selectors), and the ops every
+// NVIDIA set shares (NVVMCommon.h): the packed conversions per active lane,
+// bar.sync as the core's workgroup barrier, and the special registers that
+// gpu-to-nvvm reads the ids from.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Emulation/InstructionSets.h"
 
 #include "fp4train/Emulation/PTX.h"
+
+#include "NVVMCommon.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -34,13 +37,7 @@ public:
   StringRef getSharedMemoryTerm() const override { return "shared memory"; }
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
-    return isa<NVVM::MmaBlockScaleOp, NVVM::ConvertF32x2ToF4x2Op,
-               NVVM::ConvertF32x2ToF8x2Op, NVVM::Barrier0Op, NVVM::BarrierOp,
-               NVVM::ThreadIdXOp, NVVM::ThreadIdYOp, NVVM::ThreadIdZOp,
-               NVVM::BlockDimXOp, NVVM::BlockDimYOp, NVVM::BlockDimZOp,
-               NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp,
-               NVVM::GridDimXOp, NVVM::GridDimYOp, NVVM::GridDimZOp,
-               NVVM::LaneIdOp, NVVM::WarpIdOp, NVVM::WarpSizeOp>(op);
+    return isa<NVVM::MmaBlockScaleOp>(op) || nvvm::isCommonNVVMOp(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -72,19 +69,9 @@ std::optional<ptx::ElementType> getElementType(NVVM::MMATypes type) {
 FailureOr<ptx::MmaBlockScaleConfig>
 getConfig(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
   ptx::MmaBlockScaleConfig config;
-  int expectedK = 64;
-  switch (op.getKind()) {
-  case NVVM::MMABlockScaleKind::MXF8F6F4:
-    config.kind = ptx::BlockScaleKind::MXF8F6F4;
-    expectedK = 32;
-    break;
-  case NVVM::MMABlockScaleKind::MXF4:
-    config.kind = ptx::BlockScaleKind::MXF4;
-    break;
-  case NVVM::MMABlockScaleKind::MXF4NVF4:
-    config.kind = ptx::BlockScaleKind::MXF4NVF4;
-    break;
-  }
+  config.kind = nvvm::getModelKind(op.getKind());
+  const int expectedK =
+      static_cast<int>(ptx::getMmaBlockScaleK(config.kind));
   NVVM::MMAShapeAttr shape = op.getShape();
   if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != expectedK)
     return context.fail(llvm::formatv(
@@ -248,8 +235,32 @@ LogicalResult readRegister(Value result, ExecutionContext &context,
 
 } // namespace
 
-LogicalResult SM120aInstructionSet::execute(Operation &op,
-                                            ExecutionContext &context) const {
+ptx::BlockScaleKind
+mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
+  switch (kind) {
+  case NVVM::MMABlockScaleKind::MXF8F6F4:
+    return ptx::BlockScaleKind::MXF8F6F4;
+  case NVVM::MMABlockScaleKind::MXF4:
+    return ptx::BlockScaleKind::MXF4;
+  case NVVM::MMABlockScaleKind::MXF4NVF4:
+    return ptx::BlockScaleKind::MXF4NVF4;
+  }
+  return ptx::BlockScaleKind::MXF4NVF4;
+}
+
+bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
+  return isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
+             NVVM::Barrier0Op, NVVM::BarrierOp, NVVM::ThreadIdXOp,
+             NVVM::ThreadIdYOp, NVVM::ThreadIdZOp, NVVM::BlockDimXOp,
+             NVVM::BlockDimYOp, NVVM::BlockDimZOp, NVVM::BlockIdXOp,
+             NVVM::BlockIdYOp, NVVM::BlockIdZOp, NVVM::GridDimXOp,
+             NVVM::GridDimYOp, NVVM::GridDimZOp, NVVM::LaneIdOp,
+             NVVM::WarpIdOp, NVVM::WarpSizeOp>(op);
+}
+
+LogicalResult
+mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
+                                                     ExecutionContext &context) {
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
   Value result = op.getNumResults() == 1 ? op.getResult(0) : Value();
@@ -265,7 +276,6 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
   };
   using Context = ExecutionContext;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case([&](NVVM::MmaBlockScaleOp mma) { return executeMma(mma, context); })
       .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op>(
           [&](auto convert) { return executeConvert(convert, context); })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
@@ -304,8 +314,17 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
                             [&](unsigned) { return ptx::kWarpSize; });
       })
       .Default([&](Operation *) -> LogicalResult {
-        llvm_unreachable("handles() admitted an op execute() does not know");
+        return context.fail("not a common NVVM op");
       });
+}
+
+LogicalResult SM120aInstructionSet::execute(Operation &op,
+                                            ExecutionContext &context) const {
+  if (!context.inKernel())
+    return context.fail("NVVM op outside a kernel");
+  if (auto mma = dyn_cast<NVVM::MmaBlockScaleOp>(op))
+    return executeMma(mma, context);
+  return nvvm::executeCommonNVVMOp(op, context);
 }
 
 std::unique_ptr<InstructionSet>

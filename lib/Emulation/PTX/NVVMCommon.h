@@ -1,0 +1,31 @@
+//===- NVVMCommon.h - NVVM ops all NVIDIA instruction sets share -*- C++ -*-==//
+//
+// Private to lib/Emulation/PTX: the NVVM ops that the sm_120a and the
+// sm_100a/sm_103a instruction sets execute the same way (special registers,
+// bar.sync, the packed FP4/FP8/UE8M0 conversions) and the block-scale kind
+// mapping, defined once in NVVMInstructions.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_LIB_EMULATION_PTX_NVVMCOMMON_H
+#define FP4TRAIN_LIB_EMULATION_PTX_NVVMCOMMON_H
+
+#include "fp4train/Emulation/Interpreter.h"
+#include "fp4train/Emulation/PTX.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace mlir::fp4train::emulation::nvvm {
+
+/// True for the shared NVVM ops.
+bool isCommonNVVMOp(Operation &op);
+/// Executes a shared NVVM op (isCommonNVVMOp) for the active lanes.
+LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
+
+/// The models' kind of a block-scaled NVVM MMA (mma.sync and tcgen05.mma).
+::fp4train::emulation::ptx::BlockScaleKind
+getModelKind(NVVM::MMABlockScaleKind kind);
+
+} // namespace mlir::fp4train::emulation::nvvm
+
+#endif // FP4TRAIN_LIB_EMULATION_PTX_NVVMCOMMON_H
