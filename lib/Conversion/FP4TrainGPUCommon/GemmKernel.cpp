@@ -31,6 +31,10 @@ static constexpr int64_t kRowPad = 16;
 
 BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
 
+bool GemmProblem::isBF16Result() const {
+  return isa<BFloat16Type>(cast<MemRefType>(result.getType()).getElementType());
+}
+
 bool StagedTiles::isPacked(unsigned operand) const {
   return isa<Float4E2M1FNType>(elements[operand]);
 }
@@ -125,11 +129,11 @@ public:
                     const BlockScaledMMATargetInfo &mma, GlobalOperand &a,
                     GlobalOperand &bt, ScaledTensorType lhsType,
                     ScaledTensorType rhsType, int64_t k, Value acc,
-                    Value globalScale, Value result, int64_t m, int64_t n)
+                    Value globalScale, Value result, int64_t m, int64_t n,
+                    bool bf16Result)
       : b(b), loc(loc), im{b, loc}, mma(mma), a(a), bt(bt), k(k), acc(acc),
         globalScale(globalScale), result(result), m(m), n(n),
-        bf16Result(isa<BFloat16Type>(
-            cast<MemRefType>(result.getType()).getElementType())) {
+        bf16Result(bf16Result) {
     GemmTiling tiling = mma.getTiling();
     threads = tiling.subgroupsM * tiling.subgroupsN *
               mma.getTarget().getSubgroupSize();
@@ -351,7 +355,7 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
 /// c0 | c1 << 4 in byte 0 and c2 | c3 << 4 in byte 2, and bytes 0 and 2 of
 /// two words make one output word (one byte permute). The codes need no
 /// masking: the type conversion guarantees bits 7..4 are zero.
-static Value packFP4(OpBuilder &b, Location loc, Value codes) {
+Value mlir::fp4train::packE2M1Codes(OpBuilder &b, Location loc, Value codes) {
   auto words = VectorType::get({kChunk / 4}, b.getI32Type());
   Value w = vector::BitCastOp::create(b, loc, words, codes);
   Value four = arith::ConstantOp::create(
@@ -377,7 +381,7 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
       Value value = chunk;
       int64_t bytes = kChunk;
       if (tiles.isPacked(operand)) {
-        value = packFP4(b, loc, chunk);
+        value = packE2M1Codes(b, loc, chunk);
         bytes = kChunk / 2;
       }
       Value offset = tiles.getCodesOffset(b, loc, operand, buffer, row,
@@ -644,107 +648,133 @@ static Operation *getFusedBF16Truncation(Value result) {
 }
 
 namespace {
-/// The launch grid of `op`'s kernel on `mma`.
+/// The launch grid of a GEMM kernel.
 struct GemmGrid {
   int64_t x, y, z;
 };
 } // namespace
 
-static GemmGrid getGemmGrid(ScaledMatmulOp op,
-                            const BlockScaledMMATargetInfo &mma) {
+/// The launch grid of `op`'s kernel with tileM x tileN workgroup tiles.
+static GemmGrid getGemmGrid(ScaledMatmulOp op, int64_t tileM, int64_t tileN) {
   ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = 1;
   for (int64_t d : shape.drop_back(2))
     batch *= d;
-  GemmTiling tiling = mma.getTiling();
-  int64_t tileN = tiling.subgroupsN * tiling.repN * mma.getN();
-  int64_t tileM = tiling.subgroupsM * tiling.repM * mma.getM();
   return {(n + tileN - 1) / tileN, (m + tileM - 1) / tileM, batch};
 }
 
-LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
-    ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
-  GemmGrid grid = getGemmGrid(op, mma);
+static int64_t getTileM(const BlockScaledMMATargetInfo &mma) {
+  GemmTiling tiling = mma.getTiling();
+  return tiling.subgroupsM * tiling.repM * mma.getM();
+}
+
+static int64_t getTileN(const BlockScaledMMATargetInfo &mma) {
+  GemmTiling tiling = mma.getTiling();
+  return tiling.subgroupsN * tiling.repN * mma.getN();
+}
+
+LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(ScaledMatmulOp op,
+                                                          int64_t tileM,
+                                                          int64_t tileN,
+                                                          StringRef chip) {
+  GemmGrid grid = getGemmGrid(op, tileM, tileN);
   constexpr int64_t kMaxX = INT32_MAX, kMaxYZ = 65535;
   if (grid.x <= kMaxX && grid.y <= kMaxYZ && grid.z <= kMaxYZ)
     return success();
   return op.emitOpError("needs a grid of ")
          << grid.x << " x " << grid.y << " x " << grid.z
-         << " workgroups (N, M and batch tiles) on "
-         << mma.getTarget().getChip()
+         << " workgroups (N, M and batch tiles) on " << chip
          << ", past the launch limits (2^31 - 1 in x, 65535 in y and z)";
 }
 
-LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
+LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
+    ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
+  return checkScaledMatmulKernelGrid(op, getTileM(mma), getTileN(mma),
+                                     mma.getTarget().getChip());
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
-    const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
-  ScaledTensorType lhsType = op.getLhs().getType();
-  ScaledTensorType rhsType = op.getRhs().getType();
+    const GemmLaunchConfig &config,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, const GemmProblem &)>
+        buildBody,
+    ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   auto accType = cast<RankedTensorType>(op.getAcc().getType());
   ArrayRef<int64_t> shape = accType.getShape();
   int64_t rank = accType.getRank();
-  int64_t m = shape[rank - 2], n = shape[rank - 1];
-  int64_t k = lhsType.getShape().back();
+  GemmProblem problem;
+  problem.lhsType = op.getLhs().getType();
+  problem.rhsType = op.getRhs().getType();
+  problem.m = shape[rank - 2];
+  problem.n = shape[rank - 1];
+  problem.k = problem.lhsType.getShape().back();
   int64_t batch = 1;
   for (int64_t d : shape.drop_back(2))
     batch *= d;
-  GemmTiling tiling = mma.getTiling();
 
-  auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows,
-                     int64_t tileRows) {
-    GlobalOperand op;
-    op.codes = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[0]));
+  auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows) {
+    GemmGlobalOperand op;
+    op.codes =
+        toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[0]));
     op.scales =
         toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[1]));
     op.rows = rows;
-    op.tileRows = tileRows;
     ArrayRef<int64_t> block = type.getBlockShape();
     op.blockRows = block[block.size() - 2];
     return op;
   };
-  GlobalOperand a = operand(lhs, lhsType, m,
-                            tiling.subgroupsM * tiling.repM * mma.getM());
-  GlobalOperand bt = operand(rhs, rhsType, n,
-                             tiling.subgroupsN * tiling.repN * mma.getN());
+  problem.a = operand(lhs, problem.lhsType, problem.m);
+  problem.bt = operand(rhs, problem.rhsType, problem.n);
   // g = S_dec,a · S_dec,b, in the expansion's order.
-  Value g;
   if (lhs.size() == 3)
-    g = lhs[2];
+    problem.globalScale = lhs[2];
   if (rhs.size() == 3)
-    g = g ? arith::MulFOp::create(rewriter, loc, g, rhs[2]).getResult()
-          : rhs[2];
+    problem.globalScale =
+        problem.globalScale
+            ? arith::MulFOp::create(rewriter, loc, problem.globalScale, rhs[2])
+                  .getResult()
+            : rhs[2];
 
-  Value acc = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));
+  problem.acc =
+      toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));
   // The bf16 epilogue takes over a truncation that is the result's only use.
   Operation *truncation = getFusedBF16Truncation(op.getResult());
   Type resultElement =
       truncation ? rewriter.getBF16Type() : rewriter.getF32Type();
-  auto resultType = MemRefType::get({batch, m, n}, resultElement);
-  Value result = allocKernelBuffer(rewriter, loc, resultType);
+  auto resultType =
+      MemRefType::get({batch, problem.m, problem.n}, resultElement);
+  problem.result = allocKernelBuffer(rewriter, loc, resultType);
 
-  GemmKernelBuilder builder(rewriter, loc, mma, a, bt, lhsType, rhsType, k,
-                            acc, g, result, m, n);
   IndexMath im{rewriter, loc};
-  auto shared = MemRefType::get(
-      {builder.getSharedBytes()}, rewriter.getI8Type(), AffineMap(),
-      mma.getTarget().getSharedMemorySpace(rewriter.getContext()));
-  GemmGrid grid = getGemmGrid(op, mma);
+  SmallVector<Type> workgroup;
+  if (config.staticSharedBytes)
+    workgroup.push_back(MemRefType::get(
+        {config.staticSharedBytes}, rewriter.getI8Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                   gpu::AddressSpace::Workgroup)));
+  Value dynamicShared;
+  if (config.dynamicSharedBytes)
+    dynamicShared = arith::ConstantIntOp::create(rewriter, loc,
+                                                 rewriter.getI32Type(),
+                                                 config.dynamicSharedBytes);
+  GemmGrid grid = getGemmGrid(op, config.tileM, config.tileN);
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
-      im.c(builder.getThreads()), im.c(1), im.c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{shared});
+      im.c(config.threads), im.c(1), im.c(1), dynamicShared,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+      /*workgroupAttributions=*/workgroup);
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());
-    builder.build(launch);
+    buildBody(rewriter, launch, problem);
     gpu::TerminatorOp::create(rewriter, loc);
   }
 
-  Value shaped = expandFrom3D(rewriter, loc, fromKernelBuffer(rewriter, loc, result),
-                              accType.clone(resultElement));
+  Value shaped =
+      expandFrom3D(rewriter, loc, fromKernelBuffer(rewriter, loc, problem.result),
+                   accType.clone(resultElement));
   if (!truncation) {
     rewriter.replaceOp(op, shaped);
     return success();
@@ -753,4 +783,44 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   rewriter.replaceOp(truncation, shaped);
   rewriter.eraseOp(op);
   return success();
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
+    const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
+  int64_t tileM = getTileM(mma), tileN = getTileN(mma);
+  auto globalOperand = [](const GemmGlobalOperand &in, int64_t tileRows) {
+    GlobalOperand op;
+    op.codes = in.codes;
+    op.scales = in.scales;
+    op.rows = in.rows;
+    op.tileRows = tileRows;
+    op.blockRows = in.blockRows;
+    return op;
+  };
+  // The skeleton's shared memory size depends only on the operand types.
+  GlobalOperand probeA, probeB;
+  probeA.tileRows = tileM;
+  probeB.tileRows = tileN;
+  GemmKernelBuilder probe(rewriter, op.getLoc(), mma, probeA, probeB,
+                          op.getLhs().getType(), op.getRhs().getType(), 0,
+                          Value(), Value(), Value(), 0, 0, /*bf16Result=*/false);
+  GemmLaunchConfig config;
+  config.tileM = tileM;
+  config.tileN = tileN;
+  config.threads = probe.getThreads();
+  config.staticSharedBytes = probe.getSharedBytes();
+  return lowerScaledMatmulToLaunch(
+      op, lhs, rhs, accTensor, config,
+      [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
+        GlobalOperand a = globalOperand(problem.a, tileM);
+        GlobalOperand bt = globalOperand(problem.bt, tileN);
+        GemmKernelBuilder builder(b, op.getLoc(), mma, a, bt, problem.lhsType,
+                                  problem.rhsType, problem.k, problem.acc,
+                                  problem.globalScale, problem.result,
+                                  problem.m, problem.n,
+                                  problem.isBF16Result());
+        builder.build(launch);
+      },
+      rewriter);
 }
