@@ -29,6 +29,7 @@
 // MXFP4-SAME:  cvt.rn.satfinite.e2m1x2.f32
 // MXFP4-NOT:   .extern
 // MXFP4:     gpu.binary @fprop_kernel_1
+// MXFP4-SAME:  .maxntid 160, 1, 1{{\\0A}}.minnctapersm 1
 // MXFP4-SAME:  mbarrier.init.shared.b64
 // MXFP4-SAME:  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
 // MXFP4-SAME:  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned
@@ -52,11 +53,13 @@
 // NVFP4-NOT:   .extern
 
 // With mxfp8 (K = 512 in 4 stages of 128, a real loop), E4M3 on
-// kind::mxf8f6f4: the MMA thread's loop waits on the stage, copies the
-// scales, issues the MMAs and commits.
+// kind::mxf8f6f4: the producers copy the codes with cp.async and publish a
+// stage two stages later; the MMA thread's loop waits on the stage, copies
+// the scales, issues the MMAs and commits.
 // MXFP8:     gpu.binary @fprop_kernel
 // MXFP8-SAME:  cvt.rn.satfinite.e4m3x2.f32
 // MXFP8:     gpu.binary @fprop_kernel_1
+// MXFP8-SAME:  cp.async.cg.shared.global{{.*}}cp.async.commit_group{{.*}}cp.async.wait_group {{(\\09)?}}2
 // MXFP8-SAME:  [[LOOP:\$L__BB[0-9_]+]]:{{.*}}mbarrier.try_wait.parity{{.*}}tcgen05.cp.cta_group::1.32x128b.warpx4{{.*}}tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32{{.*}}tcgen05.commit{{.*}}bra {{(\\09)?}}[[LOOP]];
 // MXFP8-NOT:   .extern
 
@@ -65,7 +68,10 @@
 
 // The emulator's form: host code on memrefs, kernels with structured
 // control flow and the NVVM ops.
+// Its 145 KiB of dynamic shared memory leave room for one workgroup per SM:
+// the kernel says so (nvvm.minctasm), and ptxas does not cap its registers.
 // KERNEL:    gpu.module @fprop_kernel_3
+// KERNEL:      gpu.func @fprop_kernel({{.*}}) kernel attributes {{{.*}}nvvm.minctasm = 1 : i32
 // KERNEL:      gpu.dynamic_shared_memory
 // KERNEL:      nvvm.tcgen05.alloc
 // KERNEL:      scf.for

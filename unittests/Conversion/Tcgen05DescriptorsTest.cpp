@@ -1,4 +1,4 @@
-//===- Tcgen05DescriptorsTest.cpp - tcgen05 descriptors vs the PTX ISA -----===//
+//===- Tcgen05DescriptorsTest.cpp - tcgen05 descriptors vs the PTX ISA ---===//
 //
 // Each field of the shared-memory and instruction descriptors is set alone
 // and must land on the bits of PTX ISA 9.7.16.4.1 / 9.7.16.4.2; then the
@@ -40,8 +40,10 @@ TEST(Tcgen05SmemDescriptor, FieldsLandOnTheISABits) {
   EXPECT_EQ(bits(d.encode(), 49, 51), 5u);
   d.baseOffset = 0;
 
-  for (auto [mode, code] : {std::pair{Swizzle::None, 0}, {Swizzle::B128Atom32, 1},
-                            {Swizzle::B128, 2}, {Swizzle::B64, 4},
+  for (auto [mode, code] : {std::pair{Swizzle::None, 0},
+                            {Swizzle::B128Atom32, 1},
+                            {Swizzle::B128, 2},
+                            {Swizzle::B64, 4},
                             {Swizzle::B32, 6}}) {
     d.swizzle = mode;
     EXPECT_EQ(bits(d.encode(), 61, 63), uint64_t(code));
@@ -113,9 +115,8 @@ TEST(Tcgen05InstrDescriptor, KernelWords) {
                                    ElementType::E2M1Packed, ScaleType::UE4M3};
   EXPECT_EQ(nvfp4.encode(), 0x08200480u);
   // MXFP4 second k64 of a scale word: scale factor id 2 on both operands.
-  BlockScaledInstrDescriptor mxfp4{ElementType::E2M1Packed,
-                                   ElementType::E2M1Packed, ScaleType::UE8M0,
-                                   2, 2};
+  BlockScaledInstrDescriptor mxfp4{
+      ElementType::E2M1Packed, ElementType::E2M1Packed, ScaleType::UE8M0, 2, 2};
   EXPECT_EQ(mxfp4.encode(), 0x48A004A0u);
   // MXFP8 E4M3 x E5M2 (kind::mxf8f6f4), fourth k32: id 3.
   BlockScaledInstrDescriptor mxfp8{ElementType::E4M3, ElementType::E5M2,

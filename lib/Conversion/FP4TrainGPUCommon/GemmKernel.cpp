@@ -72,36 +72,33 @@ Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
   return arith::AddIOp::create(b, loc, base, inRow);
 }
 
+Value IndexMath::c(int64_t v) { return indexConst(b, loc, v); }
+Value IndexMath::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value IndexMath::add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+Value IndexMath::mul(Value x, int64_t y) {
+  return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::div(Value x, int64_t y) {
+  return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::rem(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, loc, x, c(y));
+}
+Value IndexMath::lt(Value x, int64_t y) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
+}
+Value IndexMath::both(Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
 namespace mlir::fp4train {
 namespace {
-
-/// Builders for index arithmetic in the kernel.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return indexConst(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value div(Value x, int64_t y) {
-    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, loc, x, c(y));
-  }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
-  }
-  Value both(Value x, Value y) {
-    if (!x)
-      return y;
-    if (!y)
-      return x;
-    return arith::AndIOp::create(b, loc, x, y);
-  }
-};
 
 /// One GEMM operand (A = lhs rows x K, or B^T = rhs rows x K) in global
 /// memory.
@@ -185,11 +182,13 @@ private:
   Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
   Value loadScaleRow(unsigned operand, Value row, Value kStep);
 
-  /// `cond ? then() : else()` as an scf.if, or then() without a condition.
   Value buildIf(Value cond, function_ref<Value()> thenFn,
-                function_ref<Value()> elseFn);
-  /// `if (cond) then()`, or then() without a condition.
-  void buildIf(Value cond, function_ref<void()> thenFn);
+                function_ref<Value()> elseFn) {
+    return fp4train::buildIf(b, loc, cond, thenFn, elseFn);
+  }
+  void buildIf(Value cond, function_ref<void()> thenFn) {
+    fp4train::buildIf(b, loc, cond, thenFn);
+  }
   Value zeros(Type type) {
     return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
   }
@@ -212,8 +211,9 @@ private:
 
 } // namespace mlir::fp4train
 
-Value GemmKernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
-                                 function_ref<Value()> elseFn) {
+Value mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                              function_ref<Value()> thenFn,
+                              function_ref<Value()> elseFn) {
   if (!cond)
     return thenFn();
   auto ifOp = scf::IfOp::create(
@@ -233,7 +233,8 @@ Value GemmKernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
   return ifOp.getResult(0);
 }
 
-void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
+void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                             function_ref<void()> thenFn) {
   if (!cond)
     return thenFn();
   scf::IfOp::create(b, loc, cond, [&](OpBuilder &nested, Location) {
@@ -242,6 +243,63 @@ void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
     thenFn();
     scf::YieldOp::create(b, loc);
   });
+}
+
+Value mlir::fp4train::loadCodeChunk16(OpBuilder &b, Location loc,
+                                      const GemmGlobalOperand &op, Value batch,
+                                      Value row, Value col, Value inBounds) {
+  auto type = VectorType::get({16}, b.getI8Type());
+  return buildIf(
+      b, loc, inBounds,
+      [&]() -> Value {
+        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
+        // aligned buffers and rows are K bytes, a multiple of 16.
+        return vector::LoadOp::create(b, loc, type, op.codes,
+                                      ValueRange{batch, row, col},
+                                      /*nontemporal=*/false, llvm::Align(16));
+      },
+      [&]() -> Value {
+        return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+      });
+}
+
+Value mlir::fp4train::loadScaleCodes(OpBuilder &b, Location loc,
+                                     const GemmGlobalOperand &op, Value batch,
+                                     Value row, Value rowInBounds,
+                                     Value firstBlock, int64_t count,
+                                     int64_t kBlocks) {
+  IndexMath im{b, loc};
+  auto type = VectorType::get({count}, b.getI8Type());
+  Value scaleRow = im.div(row, op.blockRows);
+  auto zeros = [&](Type t) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
+  };
+  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
+  // zero codes they contribute +0, and the scale stays finite.
+  if (kBlocks % count == 0) {
+    // The row's `count` blocks are one aligned load.
+    return buildIf(
+        b, loc, rowInBounds,
+        [&]() -> Value {
+          return vector::LoadOp::create(b, loc, type, op.scales,
+                                        ValueRange{batch, scaleRow, firstBlock},
+                                        false, llvm::Align(count));
+        },
+        [&]() { return zeros(type); });
+  }
+  SmallVector<Value> bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    Value block = im.add(firstBlock, i);
+    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
+    bytes.push_back(buildIf(
+        b, loc, cond,
+        [&]() -> Value {
+          return memref::LoadOp::create(b, loc, op.scales,
+                                        ValueRange{batch, scaleRow, block});
+        },
+        [&]() { return zeros(b.getI8Type()); }));
+  }
+  return vector::FromElementsOp::create(b, loc, type, bytes);
 }
 
 Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
@@ -255,7 +313,6 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
   Value row = im.add(op.rowBase, tileRow);
   Value col = im.add(im.mul(kStep, kGemmTileK),
                      im.mul(im.rem(chunk, chunksPerRow), kChunk));
-  auto type = VectorType::get({kChunk}, b.getI8Type());
   // Bounds: K is a multiple of the block (16 or 32) and chunks are
   // 16-aligned, so a chunk is wholly inside or wholly outside; checks are
   // emitted only for the dimensions that are not tile multiples.
@@ -264,56 +321,21 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
     inBounds = im.lt(row, op.rows);
   if (k % kGemmTileK)
     inBounds = im.both(inBounds, im.lt(col, k));
-  return buildIf(
-      inBounds,
-      [&]() -> Value {
-        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
-        // aligned buffers and rows are K bytes, a multiple of 16.
-        return vector::LoadOp::create(b, loc, type, op.codes,
-                                      ValueRange{batch, row, col},
-                                      /*nontemporal=*/false, llvm::Align(16));
-      },
-      [&]() { return zeros(type); });
+  return loadCodeChunk16(
+      b, loc, GemmGlobalOperand{op.codes, op.scales, op.rows, op.blockRows},
+      batch, row, col, inBounds);
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
                                       Value kStep) {
   GlobalOperand &op = getOperand(operand);
+  GemmGlobalOperand global{op.codes, op.scales, op.rows, op.blockRows};
   int64_t perStep = tiles.getBlocksPerStep();
-  auto type = VectorType::get({perStep}, b.getI8Type());
   Value globalRow = im.add(op.rowBase, row);
-  Value scaleRow = im.div(globalRow, op.blockRows);
-  Value firstBlock = im.mul(kStep, perStep);
-  int64_t kBlocks = k / tiles.blockSize;
   Value rowInBounds =
       op.rows % op.tileRows ? im.lt(globalRow, op.rows) : Value();
-  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
-  // zero codes they contribute +0, and the scale stays finite.
-  if (kBlocks % perStep == 0) {
-    // The row's scales of this step are one aligned load.
-    return buildIf(
-        rowInBounds,
-        [&]() -> Value {
-          return vector::LoadOp::create(
-              b, loc, type, op.scales,
-              ValueRange{batch, scaleRow, firstBlock}, false,
-              llvm::Align(perStep));
-        },
-        [&]() { return zeros(type); });
-  }
-  SmallVector<Value> bytes;
-  for (int64_t i = 0; i < perStep; ++i) {
-    Value block = im.add(firstBlock, i);
-    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
-    bytes.push_back(buildIf(
-        cond,
-        [&]() -> Value {
-          return memref::LoadOp::create(b, loc, op.scales,
-                                        ValueRange{batch, scaleRow, block});
-        },
-        [&]() { return zeros(b.getI8Type()); }));
-  }
-  return vector::FromElementsOp::create(b, loc, type, bytes);
+  return loadScaleCodes(b, loc, global, batch, globalRow, rowInBounds,
+                        im.mul(kStep, perStep), perStep, k / tiles.blockSize);
 }
 
 Prefetch GemmKernelBuilder::loadTile(Value kStep) {
@@ -756,9 +778,8 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
                                    gpu::AddressSpace::Workgroup)));
   Value dynamicShared;
   if (config.dynamicSharedBytes)
-    dynamicShared = arith::ConstantIntOp::create(rewriter, loc,
-                                                 rewriter.getI32Type(),
-                                                 config.dynamicSharedBytes);
+    dynamicShared = arith::ConstantIntOp::create(
+        rewriter, loc, rewriter.getI32Type(), config.dynamicSharedBytes);
   GemmGrid grid = getGemmGrid(op, config.tileM, config.tileN);
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
@@ -772,9 +793,9 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     gpu::TerminatorOp::create(rewriter, loc);
   }
 
-  Value shaped =
-      expandFrom3D(rewriter, loc, fromKernelBuffer(rewriter, loc, problem.result),
-                   accType.clone(resultElement));
+  Value shaped = expandFrom3D(rewriter, loc,
+                              fromKernelBuffer(rewriter, loc, problem.result),
+                              accType.clone(resultElement));
   if (!truncation) {
     rewriter.replaceOp(op, shaped);
     return success();
@@ -804,7 +825,8 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   probeB.tileRows = tileN;
   GemmKernelBuilder probe(rewriter, op.getLoc(), mma, probeA, probeB,
                           op.getLhs().getType(), op.getRhs().getType(), 0,
-                          Value(), Value(), Value(), 0, 0, /*bf16Result=*/false);
+                          Value(), Value(), Value(), 0, 0,
+                          /*bf16Result=*/false);
   GemmLaunchConfig config;
   config.tileM = tileM;
   config.tileN = tileN;
@@ -818,8 +840,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
         GemmKernelBuilder builder(b, op.getLoc(), mma, a, bt, problem.lhsType,
                                   problem.rhsType, problem.k, problem.acc,
                                   problem.globalScale, problem.result,
-                                  problem.m, problem.n,
-                                  problem.isBF16Result());
+                                  problem.m, problem.n, problem.isBF16Result());
         builder.build(launch);
       },
       rewriter);

@@ -1,4 +1,4 @@
-//===- BlackwellTargetInfo.h - Blackwell primitives, mma.sync MMA -*- C++ -*-===//
+//===- BlackwellTargetInfo.h - Blackwell primitives, mma.sync -*- C++ -*-===//
 
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H

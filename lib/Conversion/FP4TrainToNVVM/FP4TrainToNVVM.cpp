@@ -140,10 +140,9 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     if (getUnsupportedReason(op, chip))
       return rewriter.notifyMatchFailure(op, "operands the chip cannot run");
     if (chip.hasTcgen05BlockScaledMMA())
-      return lowerScaledMatmulToTcgen05Kernel(op, adaptor.getLhs(),
-                                              adaptor.getRhs(),
-                                              adaptor.getAcc().front(), chip,
-                                              rewriter);
+      return lowerScaledMatmulToTcgen05Kernel(
+          op, adaptor.getLhs(), adaptor.getRhs(), adaptor.getAcc().front(),
+          chip, rewriter);
     BlackwellTargetInfo target(chip.getName());
     MmaSyncBlockScaleTargetInfo mma(
         target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
@@ -192,6 +191,7 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   if (!chip.hasWarpBlockScaledMMA() && !chip.hasTcgen05BlockScaledMMA())
     return;
   populateQuantizeKernelPatterns(
-      converter, patterns, std::make_shared<BlackwellTargetInfo>(chip.getName()));
+      converter, patterns,
+      std::make_shared<BlackwellTargetInfo>(chip.getName()));
   populateHadamardKernelPatterns(converter, patterns);
 }

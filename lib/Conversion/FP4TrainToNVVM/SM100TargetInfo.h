@@ -2,8 +2,9 @@
 //
 // The block-scaled GEMM of the tcgen05 chips (B200/GB200: sm_100a, B300:
 // sm_103a): tcgen05.mma with the accumulator and the block scales in tensor
-// memory, operands in shared memory behind matrix descriptors, a 4-stage
-// mbarrier pipeline between producer warps and one MMA-issuing thread
+// memory, operands in shared memory behind matrix descriptors (128-byte
+// swizzle), a 4-stage mbarrier pipeline between producer warps (cp.async
+// for 8-bit codes) and one MMA-issuing thread
 // (Tcgen05BlockScale.cpp has the layouts, docs/nvvm.md the picture).
 // Quantize and Hadamard kernels are the shared ones on BlackwellTargetInfo.
 //

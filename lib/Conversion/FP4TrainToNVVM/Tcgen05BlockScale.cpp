@@ -6,10 +6,12 @@
 // E2M1 or 128 8-bit elements), four MMAs of K = 64 (kind::mxf4nvf4) or
 // K = 32 (kind::mxf8f6f4) per stage. 160 threads in three roles:
 //
-//  - warps 0-3, producers: global -> registers (E2M1 codes packed two per
-//    byte, element 2i in the low nibble) -> shared memory, in the swizzled
-//    layout below, for stage t % 4 once the MMAs of step t - 4 have released
-//    it (mbarrier `empty`); then fence.proxy.async (the MMA reads shared
+//  - warps 0-3, producers: stage t % 4, once the MMAs of step t - 4 have
+//    released it (mbarrier `empty`), in the swizzled layout below. E2M1
+//    codes go global -> registers -> packed two per byte (element 2i in the
+//    low nibble) -> st.shared; 8-bit codes go by cp.async (PTX ISA
+//    9.7.9.25.3), stage t published two stages later; scales through
+//    registers. Publishing is fence.proxy.async (the MMA reads shared
 //    memory through the async proxy) and an arrive on `full`;
 //  - thread 128 (lane 0 of warp 4), the MMA issuer: waits on `full`, copies
 //    the stage's scale factors to tensor memory (tcgen05.cp), issues the
@@ -94,6 +96,10 @@ constexpr int64_t kThreads = kProducers + 32;
 constexpr int64_t kAtomBytes = 512;
 constexpr int64_t kSwizzleAlign = 1024;
 constexpr int64_t kTmemColumns = 256;
+/// Stages the 8-bit producers keep in flight behind the one they issue:
+/// their codes arrive by cp.async, and stage t is published (full[t % 4])
+/// after the copies of stage t + kAsyncLag are issued.
+constexpr int64_t kAsyncLag = 2;
 /// Nanosecond hint of mbarrier.try_wait (the wait loops until the phase).
 constexpr int64_t kWaitTicks = 10000000;
 
@@ -144,51 +150,20 @@ struct Tcgen05Format {
     return d;
   }
   /// Scale atom of MMA `mma` of a stage.
-  int64_t getMmaAtom(int64_t mma) const {
-    return mma * getBlocksPerMma() / 4;
-  }
+  int64_t getMmaAtom(int64_t mma) const { return mma * getBlocksPerMma() / 4; }
 };
 
-/// Index and i32/i64 arithmetic.
-struct KernelMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+/// IndexMath plus the i32/i64 constants and casts of TMEM addresses and
+/// descriptors.
+struct KernelMath : IndexMath {
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) {
-    if (!y)
-      return x;
-    if (x.getType().isIndex())
-      return add(x, c(y));
-    return add(x, arith::ConstantIntOp::create(b, loc, x.getType(), y));
-  }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value div(Value x, int64_t y) {
-    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, loc, x, c(y));
-  }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
-  }
   Value eq(Value x, int64_t y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(y));
-  }
-  Value both(Value x, Value y) {
-    if (!x)
-      return y;
-    if (!y)
-      return x;
-    return arith::AndIOp::create(b, loc, x, y);
   }
   Value toI32(Value x) {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), x);
@@ -202,7 +177,7 @@ class Tcgen05KernelBuilder {
 public:
   Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
                        const Tcgen05Format &format, bool viaIntrinsics)
-      : b(b), loc(loc), km{b, loc}, problem(problem), format(format),
+      : b(b), loc(loc), km{{b, loc}}, problem(problem), format(format),
         viaIntrinsics(viaIntrinsics) {}
 
   void build(gpu::LaunchOp launch);
@@ -229,9 +204,7 @@ private:
   Value emptyBarrier(Value stage) { return barrier(kStages, stage); }
   Value doneBarrier() { return barrier(2 * kStages); }
   Value tmemSlot() { return barrier(2 * kStages + 1); }
-  Value stageBase(Value stage) {
-    return km.mul(stage, format.getStageBytes());
-  }
+  Value stageBase(Value stage) { return km.mul(stage, format.getStageBytes()); }
   /// The run-time start-address field of a descriptor OR'ed into `fields`.
   Value descriptor(uint64_t fields, Value offset);
   /// TMEM address `tmem` + column (i32), as a pointer.
@@ -245,12 +218,6 @@ private:
   void commit(Value barrierPtr);
   void waitParity(Value barrierPtr, Value phase);
 
-  Value buildIf(Value cond, function_ref<Value()> thenFn,
-                function_ref<Value()> elseFn);
-  void buildIf(Value cond, function_ref<void()> thenFn);
-  Value zeros(Type type) {
-    return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
-  }
   /// Elements [first, first + count) of a vector (a shuffle, which
   /// convert-gpu-to-nvvm lowers, unlike vector.extract_strided_slice).
   Value slice(Value vector, int64_t first, int64_t count) {
@@ -261,6 +228,14 @@ private:
 
   /// 16 codes of `operand` at global (row, col), zeros out of range.
   Value loadCodes(unsigned operand, Value row, Value col);
+  /// cp.async of the same 16 codes to shared byte `offset` (zero-filled out
+  /// of range).
+  void copyCodesAsync(unsigned operand, Value row, Value col, Value offset);
+  /// The chunk's bounds condition (null when always in range), with `row`
+  /// and `col` clamped to a valid chunk.
+  Value clampChunk(unsigned operand, Value &row, Value &col);
+  /// Makes the stage's shared-memory writes visible to the MMA thread.
+  void publish(Value step);
   /// The scale codes of stage `step` of global row `row`.
   Value loadScales(unsigned operand, Value row, Value step);
   void produce(Value step);
@@ -278,41 +253,11 @@ private:
 
   // Set by build().
   Value tid, batch, rowBase[2], memory, pad, base, tmem, kSteps;
+  /// Global addresses (index) of the operands' code buffers.
+  Value codesAddress[2];
 };
 
 } // namespace
-
-Value Tcgen05KernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
-                                    function_ref<Value()> elseFn) {
-  if (!cond)
-    return thenFn();
-  auto ifOp = scf::IfOp::create(
-      b, loc, cond,
-      [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::YieldOp::create(b, loc, thenFn());
-      },
-      [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::YieldOp::create(b, loc, elseFn());
-      });
-  return ifOp.getResult(0);
-}
-
-void Tcgen05KernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
-  if (!cond)
-    return thenFn();
-  scf::IfOp::create(b, loc, cond, [&](OpBuilder &nested, Location) {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-    thenFn();
-    scf::YieldOp::create(b, loc);
-  });
-}
 
 Value Tcgen05KernelBuilder::descriptor(uint64_t fields, Value offset) {
   // [addr >> 4] & 0x3FFF in bits 0-13 (NVVM.md trap 5: shifted here).
@@ -349,7 +294,8 @@ void Tcgen05KernelBuilder::commit(Value barrierPtr) {
   // arrival when every tcgen05.mma / tcgen05.cp this thread issued before
   // has completed (PTX ISA 9.7.16.9.x "tcgen05.commit").
   if (!viaIntrinsics) {
-    NVVM::Tcgen05CommitOp::create(b, loc, barrierPtr, /*multicastMask=*/Value());
+    NVVM::Tcgen05CommitOp::create(b, loc, barrierPtr,
+                                  /*multicastMask=*/Value());
     return;
   }
   callIntrinsic("llvm.nvvm.tcgen05.commit.shared.cg1", {barrierPtr});
@@ -360,59 +306,68 @@ void Tcgen05KernelBuilder::waitParity(Value barrierPtr, Value phase) {
                                         km.i32(kWaitTicks));
 }
 
+Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row,
+                                       Value &col) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  // K is a multiple of the block (16 or 32): a 16-code chunk is wholly in
+  // or out of range. Out-of-range chunks read a clamped, valid address and
+  // become zeros without a branch: the producer's loads stay unconditional,
+  // so they can all be in flight at once.
+  Value inBounds;
+  if (op.rows % kTile) {
+    inBounds = km.lt(row, op.rows);
+    row = arith::MinUIOp::create(b, loc, row, km.c(op.rows - 1));
+  }
+  if (problem.k % format.getStageK()) {
+    inBounds = km.both(inBounds, km.lt(col, problem.k));
+    col = arith::MinUIOp::create(b, loc, col, km.c(problem.k - 16));
+  }
+  return inBounds;
+}
+
 Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col) {
   const GemmGlobalOperand &op = getOperand(operand);
   auto type = VectorType::get({16}, b.getI8Type());
-  // K is a multiple of the block (16 or 32): a 16-code chunk is wholly in
-  // or out of range.
-  Value inBounds;
-  if (op.rows % kTile)
-    inBounds = km.lt(row, op.rows);
-  if (problem.k % format.getStageK())
-    inBounds = km.both(inBounds, km.lt(col, problem.k));
-  return buildIf(
-      inBounds,
-      [&]() -> Value {
-        // Rows are K bytes, a multiple of 16, in 64-byte aligned buffers.
-        return vector::LoadOp::create(b, loc, type, op.codes,
-                                      ValueRange{batch, row, col},
-                                      /*nontemporal=*/false, llvm::Align(16));
-      },
-      [&]() { return zeros(type); });
+  Value inBounds = clampChunk(operand, row, col);
+  // Rows are K bytes, a multiple of 16, in 64-byte aligned buffers.
+  Value chunk = vector::LoadOp::create(b, loc, type, op.codes,
+                                       ValueRange{batch, row, col},
+                                       /*nontemporal=*/false, llvm::Align(16));
+  if (!inBounds)
+    return chunk;
+  return arith::SelectOp::create(
+      b, loc, inBounds, chunk,
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
+}
+
+void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
+                                          Value col, Value offset) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  Value inBounds = clampChunk(operand, row, col);
+  // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
+  Value element = km.add(
+      km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+      km.toI64(km.add(codesAddress[operand], element)));
+  Value src = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  // cp.async.cg.shared.global [dst], [src], 16, src-size: a src-size of 0
+  // fills the 16 bytes with zeros (PTX ISA 9.7.9.25.3.1 "cp.async").
+  Value size;
+  if (inBounds)
+    size = arith::SelectOp::create(b, loc, inBounds, km.i32(16), km.i32(0));
+  NVVM::CpAsyncOp::create(b, loc, sharedPtr(offset), src, 16,
+                          NVVM::LoadCacheModifierKind::CG, size);
 }
 
 Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value row,
                                        Value step) {
   const GemmGlobalOperand &op = getOperand(operand);
   int64_t perStage = format.getBlocksPerStage();
-  auto type = VectorType::get({perStage}, b.getI8Type());
-  Value scaleRow = km.div(row, op.blockRows);
-  Value first = km.mul(step, perStage);
-  int64_t kBlocks = problem.k / format.blockSize;
-  Value rowInBounds = op.rows % kTile ? km.lt(row, op.rows) : Value();
-  // Blocks past K read scale code 0 (E8M0 2^-127, E4M3 +0): with their zero
-  // codes they add +0 and keep the scale finite.
-  if (kBlocks % perStage == 0)
-    return buildIf(
-        rowInBounds,
-        [&]() -> Value {
-          return vector::LoadOp::create(b, loc, type, op.scales,
-                                        ValueRange{batch, scaleRow, first},
-                                        false, llvm::Align(perStage));
-        },
-        [&]() { return zeros(type); });
-  SmallVector<Value> bytes;
-  for (int64_t i = 0; i < perStage; ++i) {
-    Value block = km.add(first, i);
-    bytes.push_back(buildIf(
-        km.both(rowInBounds, km.lt(block, kBlocks)),
-        [&]() -> Value {
-          return memref::LoadOp::create(b, loc, op.scales,
-                                        ValueRange{batch, scaleRow, block});
-        },
-        [&]() { return zeros(b.getI8Type()); }));
-  }
-  return vector::FromElementsOp::create(b, loc, type, bytes);
+  return loadScaleCodes(
+      b, loc, op, batch, row, op.rows % kTile ? km.lt(row, op.rows) : Value(),
+      km.mul(step, perStage), perStage, problem.k / format.blockSize);
 }
 
 void Tcgen05KernelBuilder::produce(Value step) {
@@ -424,39 +379,39 @@ void Tcgen05KernelBuilder::produce(Value step) {
   // c ^ (row % 8) = c ^ ((tid / 8) % 8), the same for every q.
   Value chunk = km.rem(tid, 8);
   Value firstRow = km.div(tid, 8);
-  Value swizzled = km.mul(
-      arith::XOrIOp::create(b, loc, chunk, km.rem(firstRow, 8)), 16);
+  Value swizzled =
+      km.mul(arith::XOrIOp::create(b, loc, chunk, km.rem(firstRow, 8)), 16);
   Value kBase = km.mul(step, format.getStageK());
   for (unsigned operand = 0; operand < 2; ++operand) {
     Value tileOffset = km.add(stageOffset, operand * kTileBytes);
     for (int64_t q = 0; q < kTile * 8 / kProducers; ++q) {
       Value row = km.add(firstRow, 16 * q);
       Value globalRow = km.add(rowBase[operand], row);
-      Value value;
-      if (format.fp4) {
-        // 32 codes, packed into 16 bytes.
-        Value col = km.add(kBase, km.mul(chunk, 32));
-        Value lo = packE2M1Codes(b, loc, loadCodes(operand, globalRow, col));
-        Value hi = packE2M1Codes(b, loc,
-                                 loadCodes(operand, globalRow, km.add(col, 16)));
-        value = vector::ShuffleOp::create(
-            b, loc, lo, hi, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
-      } else {
-        value = loadCodes(operand, globalRow,
-                          km.add(kBase, km.mul(chunk, 16)));
-      }
       Value offset =
           km.add(km.add(tileOffset, km.mul(row, kRowBytes)), swizzled);
+      if (!format.fp4) {
+        // 8-bit codes need no repacking: an asynchronous copy.
+        copyCodesAsync(operand, globalRow, km.add(kBase, km.mul(chunk, 16)),
+                       offset);
+        continue;
+      }
+      // 32 E2M1 codes, packed into 16 bytes.
+      Value col = km.add(kBase, km.mul(chunk, 32));
+      Value lo = packE2M1Codes(b, loc, loadCodes(operand, globalRow, col));
+      Value hi = packE2M1Codes(
+          b, loc, loadCodes(operand, globalRow, km.add(col, 16)));
+      Value value = vector::ShuffleOp::create(
+          b, loc, lo, hi, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
       vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
                               llvm::Align(16));
     }
   }
   // Scales: thread r stages row r of A and of B, one word per atom, at
   // 16 (r % 32) + 4 (r / 32) of the atom.
-  Value inAtom = km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
+  Value inAtom =
+      km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
   for (unsigned operand = 0; operand < 2; ++operand) {
-    Value scales =
-        loadScales(operand, km.add(rowBase[operand], tid), step);
+    Value scales = loadScales(operand, km.add(rowBase[operand], tid), step);
     Value atomsOffset = km.add(
         stageOffset, 2 * kTileBytes + operand * format.getAtoms() * kAtomBytes);
     for (int64_t j = 0; j < format.getAtoms(); ++j) {
@@ -466,12 +421,18 @@ void Tcgen05KernelBuilder::produce(Value step) {
                               llvm::Align(4));
     }
   }
-  // The generic-proxy stores become visible to tcgen05.mma / tcgen05.cp,
-  // which read shared memory through the async proxy.
+}
+
+void Tcgen05KernelBuilder::publish(Value step) {
+  // The generic-proxy writes (st.shared, completed cp.async) become visible
+  // to tcgen05.mma / tcgen05.cp, which read shared memory through the async
+  // proxy, then the stage is announced.
   NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), fullBarrier(stage),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(),
+                                 fullBarrier(km.rem(step, kStages)),
                                  /*count=*/Value());
 }
 
@@ -493,9 +454,9 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
   for (unsigned operand = 0; operand < 2; ++operand)
     for (int64_t j = 0; j < format.getAtoms(); ++j) {
       Value src = descriptor(
-          atomDesc, km.add(stageOffset, 2 * kTileBytes +
-                                            (operand * format.getAtoms() + j) *
-                                                kAtomBytes));
+          atomDesc, km.add(stageOffset,
+                           2 * kTileBytes +
+                               (operand * format.getAtoms() + j) * kAtomBytes));
       Value dst = tmemPtr(scaleColumn(operand, j));
       if (!viaIntrinsics)
         NVVM::Tcgen05CpOp::create(b, loc, NVVM::Tcgen05CpShape::SHAPE_32x128b,
@@ -512,9 +473,8 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
   Value notFirst = arith::XOrIOp::create(
       b, loc, first, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
   Value accumulator = tmemPtr(km.i32(0));
-  NVVM::MMABlockScaleKind kind = format.fp4
-                                     ? NVVM::MMABlockScaleKind::MXF4NVF4
-                                     : NVVM::MMABlockScaleKind::MXF8F6F4;
+  NVVM::MMABlockScaleKind kind = format.fp4 ? NVVM::MMABlockScaleKind::MXF4NVF4
+                                            : NVVM::MMABlockScaleKind::MXF8F6F4;
   NVVM::Tcgen05MMABlockScale blockScale =
       format.blockSize == 16 ? NVVM::Tcgen05MMABlockScale::BLOCK16
                              : NVVM::Tcgen05MMABlockScale::BLOCK32;
@@ -542,14 +502,14 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
       // Operands of the intrinsic: D, A descriptor, B descriptor, idesc,
       // enable-input-d, scale A, scale B, cta_group (1), collector usage
       // (0: discard).
-      callIntrinsic(intrinsic, {accumulator, aDesc, bDesc, idesc,
-                                enableInputD, sfa, sfb, km.i32(1), km.i32(0)});
+      callIntrinsic(intrinsic, {accumulator, aDesc, bDesc, idesc, enableInputD,
+                                sfa, sfb, km.i32(1), km.i32(0)});
   }
   commit(emptyBarrier(stage));
 }
 
-void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds,
-                                        Value col, Value t, int64_t count) {
+void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
+                                        Value t, int64_t count) {
   Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
   bool toBF16 = problem.isBF16Result();
   auto scaled = [&](Value x) -> Value {
@@ -561,12 +521,12 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds,
       g = vector::BroadcastOp::create(b, loc, vector, g);
     return arith::MulFOp::create(b, loc, g, x);
   };
-  Value inBounds = km.both(rowInBounds, problem.n % kTile ? km.lt(col, problem.n)
-                                                          : Value());
+  Value inBounds =
+      km.both(rowInBounds, problem.n % kTile ? km.lt(col, problem.n) : Value());
   if (count > 1) {
     // N % count == 0 and col % count == 0: the group is wholly in or out
     // of range, and its f32 / bf16 addresses are count-element aligned.
-    buildIf(inBounds, [&]() {
+    buildIf(b, loc, inBounds, [&]() {
       auto type = VectorType::get({count}, f32);
       Value old = vector::LoadOp::create(b, loc, type, problem.acc,
                                          ValueRange{batch, row, col}, false,
@@ -581,9 +541,9 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds,
     });
     return;
   }
-  buildIf(inBounds, [&]() {
-    Value old =
-        memref::LoadOp::create(b, loc, problem.acc, ValueRange{batch, row, col});
+  buildIf(b, loc, inBounds, [&]() {
+    Value old = memref::LoadOp::create(b, loc, problem.acc,
+                                       ValueRange{batch, row, col});
     Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
     if (toBF16)
       sum = arith::TruncFOp::create(b, loc, bf16, sum);
@@ -608,8 +568,8 @@ void Tcgen05KernelBuilder::epilogue() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value column = loop.getInductionVar();
-  Value address = tmemPtr(arith::AddIOp::create(b, loc, laneField,
-                                                km.toI32(column)));
+  Value address =
+      tmemPtr(arith::AddIOp::create(b, loc, laneField, km.toI32(column)));
   // tcgen05.ld.sync.aligned.32x32b.x32: thread i of the warp gets 32
   // consecutive columns of lane 32 w + i.
   auto wordsType = VectorType::get({kColumns}, b.getI32Type());
@@ -620,12 +580,13 @@ void Tcgen05KernelBuilder::epilogue() {
                                       address, /*offset=*/Value());
     NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
   } else {
-    words = LLVM::CallIntrinsicOp::create(
-                b, loc, wordsType,
-                b.getStringAttr("llvm.nvvm.tcgen05.ld.32x32b.x32"),
-                ValueRange{address, arith::ConstantIntOp::create(
-                                        b, loc, b.getI1Type(), 0)})
-                .getResult(0);
+    words =
+        LLVM::CallIntrinsicOp::create(
+            b, loc, wordsType,
+            b.getStringAttr("llvm.nvvm.tcgen05.ld.32x32b.x32"),
+            ValueRange{address,
+                       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)})
+            .getResult(0);
     callIntrinsic("llvm.nvvm.tcgen05.wait.ld", {});
   }
   Value t = vector::BitCastOp::create(
@@ -648,9 +609,9 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   rowBase[1] = km.mul(launch.getBlockIds().x, kTile);
   memory = gpu::DynamicSharedMemoryOp::create(
       b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                      gpu::AddressSpaceAttr::get(
-                          ctx, gpu::AddressSpace::Workgroup)));
+      MemRefType::get(
+          {ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
   // run time (the launch has 1024 bytes of slack).
   Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
@@ -659,11 +620,14 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                kSwizzleAlign);
   base = km.add(start, pad);
   kSteps = km.c(llvm::divideCeil(problem.k, format.getStageK()));
+  for (unsigned operand = 0; operand < 2; ++operand)
+    codesAddress[operand] = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, getOperand(operand).codes);
   Value warp = km.div(tid, 32);
 
   // Set-up: thread 0 initializes the mbarriers, warp 4 allocates TMEM (the
   // address lands in shared memory) and gives up the permit at once.
-  buildIf(km.eq(tid, 0), [&]() {
+  buildIf(b, loc, km.eq(tid, 0), [&]() {
     for (int64_t s = 0; s < kStages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, fullBarrier(km.c(s)),
                                    km.i32(kProducers), Value());
@@ -675,13 +639,14 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   });
-  buildIf(km.eq(warp, kMmaThread / 32), [&]() {
+  buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     Value columns = km.i32(kTmemColumns);
     if (!viaIntrinsics) {
       NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot(), columns);
       NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
     } else {
-      callIntrinsic("llvm.nvvm.tcgen05.alloc.shared.cg1", {tmemSlot(), columns});
+      callIntrinsic("llvm.nvvm.tcgen05.alloc.shared.cg1",
+                    {tmemSlot(), columns});
       callIntrinsic("llvm.nvvm.tcgen05.relinq.alloc.permit.cg1", {});
     }
   });
@@ -696,24 +661,46 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(roles.thenBlock());
-    auto loop = scf::ForOp::create(b, loc, km.c(0), kSteps, km.c(1));
+    // FP4 producers stage through registers and publish each stage at
+    // once; 8-bit ones publish stage t - kAsyncLag after issuing the copies
+    // of stage t (kAsyncLag + 1 stages of copies in flight per thread).
+    int64_t lag = format.fp4 ? 0 : kAsyncLag;
+    int64_t steps = llvm::divideCeil(problem.k, format.getStageK());
+    auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(steps + lag), km.c(1));
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
       Value step = loop.getInductionVar();
-      // Stage step % 4 is free once the MMAs of step - 4 have completed.
-      Value round = km.div(step, kStages);
-      buildIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
-                                    km.c(kStages)),
-              [&]() {
-                waitParity(emptyBarrier(km.rem(step, kStages)),
-                           km.toI32(km.rem(km.add(round, 1), 2)));
-              });
-      produce(step);
+      buildIf(b, loc, lag ? km.lt(step, steps) : Value(), [&]() {
+        // Stage step % 4 is free once the MMAs of step - 4 have completed.
+        Value round = km.div(step, kStages);
+        buildIf(b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                      km.c(kStages)),
+                [&]() {
+                  waitParity(emptyBarrier(km.rem(step, kStages)),
+                             km.toI32(km.rem(km.add(round, 1), 2)));
+                });
+        produce(step);
+      });
+      if (!lag) {
+        publish(step);
+      } else {
+        // One group per iteration (empty past the last stage), so that
+        // wait_group counts stages.
+        NVVM::CpAsyncCommitGroupOp::create(b, loc);
+        buildIf(b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                      km.c(lag)),
+                [&]() {
+                  NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
+                  publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
+                });
+      }
     }
     epilogue();
     b.setInsertionPointToStart(roles.elseBlock());
-    buildIf(km.eq(tid, kMmaThread), [&]() {
+    buildIf(b, loc, km.eq(tid, kMmaThread), [&]() {
       auto mmaLoop = scf::ForOp::create(b, loc, km.c(0), kSteps, km.c(1));
       {
         OpBuilder::InsertionGuard inner(b);
@@ -727,7 +714,7 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   // Tear-down: every TMEM read is done before warp 4 frees the columns.
   fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   gpu::BarrierOp::create(b, loc);
-  buildIf(km.eq(warp, kMmaThread / 32), [&]() {
+  buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Value ptr = tmemPtr(km.i32(0));
     if (!viaIntrinsics)

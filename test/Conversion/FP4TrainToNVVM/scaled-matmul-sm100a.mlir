@@ -112,10 +112,23 @@ func.func @mxfp4_ragged(%a: !a, %b: !b, %acc: tensor<100x130xf32>) -> tensor<100
 // MXFP8 (E4M3 x E5M2, a batch of 2): kind::mxf8f6f4 block32 with K = 32 per
 // MMA, 4 per stage of 128, one scale atom per operand and stage, scale
 // factor ids 0..3 (0x08A00400, 0x28A00410, 0x48A00420, 0x68A00430); the
-// bf16 truncation of the result is fused into the epilogue.
+// bf16 truncation of the result is fused into the epilogue. The 8-bit codes
+// need no packing: 16 cp.async of 16 bytes per thread and stage, one commit
+// group per iteration, and stage t published (wait_group 2, proxy fence,
+// arrive) after the copies of stage t + 2 are issued: K = 256 in 2 stages
+// takes 4 iterations.
 // CHECK-LABEL: func.func @mxfp8_bf16
 // CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}) threads({{.*}}) in (%{{.*}} = %c160{{.*}}, {{.*}}) dynamic_shared_memory_size %c136272_i32
-// CHECK:         vector.load %{{.*}} : memref<2x128x256xi8>, vector<16xi8>
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x128x256xi8>
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x256xi8>
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK:           llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// CHECK-COUNT-16:  nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK:           nvvm.cp.async.wait.group 2
+// CHECK:           arith.subi %{{.*}}, %c2
+// CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:           nvvm.mbarrier.arrive
 // CHECK-NOT:     vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4
 // CHECK:         arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK:         vector.store %{{.*}} {alignment = 8 : i64} : memref<2x128x256xbf16>, vector<4xbf16>

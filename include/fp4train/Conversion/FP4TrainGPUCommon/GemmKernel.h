@@ -166,6 +166,46 @@ struct GemmLaunchConfig {
   int64_t dynamicSharedBytes = 0;
 };
 
+/// Index arithmetic for kernel builders (constants folded where trivial).
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v);
+  Value add(Value x, Value y);
+  Value add(Value x, int64_t y);
+  Value mul(Value x, int64_t y);
+  Value div(Value x, int64_t y);
+  Value rem(Value x, int64_t y);
+  /// x < y, unsigned.
+  Value lt(Value x, int64_t y);
+  /// x && y, where a null condition is true.
+  Value both(Value x, Value y);
+};
+
+/// `cond ? thenFn() : elseFn()` as an scf.if yielding one value, or thenFn()
+/// when `cond` is null; the callbacks build with `b`, whose insertion point
+/// is inside the branch while they run.
+Value buildIf(OpBuilder &b, Location loc, Value cond,
+              function_ref<Value()> thenFn, function_ref<Value()> elseFn);
+/// `if (cond) thenFn()`, or thenFn() when `cond` is null.
+void buildIf(OpBuilder &b, Location loc, Value cond,
+             function_ref<void()> thenFn);
+
+/// The 16 codes (vector<16xi8>) at (batch, row, col) of `op`, zeros when
+/// `inBounds` (may be null) is false. K is a multiple of the block (16 or
+/// 32) and `col` of 16, so a chunk is wholly inside or outside the shape.
+Value loadCodeChunk16(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
+                      Value batch, Value row, Value col, Value inBounds);
+
+/// The scale codes of blocks [firstBlock, firstBlock + count) of global
+/// row `row` of `op` (vector<count x i8>; batch entry `batch`), code 0 when
+/// `rowInBounds` (may be null) is false and past the row's `kBlocks` blocks:
+/// one aligned vector load when kBlocks is a multiple of `count`, else one
+/// guarded byte load per block.
+Value loadScaleCodes(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
+                     Value batch, Value row, Value rowInBounds,
+                     Value firstBlock, int64_t count, int64_t kBlocks);
+
 /// Packs 16 E2M1 codes (vector<16xi8>, one per byte in bits 3..0) into 8
 /// bytes, element 2i in the low nibble of byte i: the in-register and
 /// in-memory order of a vector of f4E2M1FN.

@@ -1,4 +1,4 @@
-//===- Tcgen05Descriptors.h - tcgen05 matrix/instruction descriptors -*- C++ -*-===//
+//===- Tcgen05Descriptors.h - tcgen05 MMA descriptors ----------*- C++ -*-===//
 //
 // The two descriptor words of `tcgen05.mma`, built field by field from the
 // PTX ISA tables (no MLIR dependency, so the gtests check them against the
