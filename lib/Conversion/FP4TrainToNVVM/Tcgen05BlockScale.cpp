@@ -215,6 +215,10 @@ private:
   // llvm.call_intrinsic (sm_103a; NVVM.md trap 1).
   void callIntrinsic(StringRef name, ValueRange args);
   void fence(NVVM::Tcgen05FenceKind kind);
+  /// bar.warp.sync of the whole warp: the .sync.aligned tcgen05
+  /// instructions (alloc, ld, dealloc) need every lane converged, which the
+  /// predicated stores and role branches before them do not promise.
+  void syncWarp() { NVVM::SyncWarpOp::create(b, loc, km.i32(-1)); }
   void commit(Value barrierPtr);
   void waitParity(Value barrierPtr, Value phase);
 
@@ -345,8 +349,8 @@ void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
   const GemmGlobalOperand &op = getOperand(operand);
   Value inBounds = clampChunk(operand, row, col);
   // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
-  Value element = km.add(
-      km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
+  Value element =
+      km.add(km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
   Value generic = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()),
       km.toI64(km.add(codesAddress[operand], element)));
@@ -398,8 +402,8 @@ void Tcgen05KernelBuilder::produce(Value step) {
       // 32 E2M1 codes, packed into 16 bytes.
       Value col = km.add(kBase, km.mul(chunk, 32));
       Value lo = packE2M1Codes(b, loc, loadCodes(operand, globalRow, col));
-      Value hi = packE2M1Codes(
-          b, loc, loadCodes(operand, globalRow, km.add(col, 16)));
+      Value hi =
+          packE2M1Codes(b, loc, loadCodes(operand, globalRow, km.add(col, 16)));
       Value value = vector::ShuffleOp::create(
           b, loc, lo, hi, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
       vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
@@ -573,6 +577,7 @@ void Tcgen05KernelBuilder::epilogue() {
   // tcgen05.ld.sync.aligned.32x32b.x32: thread i of the warp gets 32
   // consecutive columns of lane 32 w + i.
   auto wordsType = VectorType::get({kColumns}, b.getI32Type());
+  syncWarp();
   Value words;
   if (!viaIntrinsics) {
     words = NVVM::Tcgen05LdOp::create(b, loc, wordsType, /*pack=*/false,
@@ -641,6 +646,7 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   });
   buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     Value columns = km.i32(kTmemColumns);
+    syncWarp();
     if (!viaIntrinsics) {
       NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot(), columns);
       NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
@@ -716,6 +722,7 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   gpu::BarrierOp::create(b, loc);
   buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    syncWarp();
     Value ptr = tmemPtr(km.i32(0));
     if (!viaIntrinsics)
       NVVM::Tcgen05DeallocOp::create(b, loc, ptr, km.i32(kTmemColumns));

@@ -42,6 +42,7 @@
 // Epilogue: 4 loads of 32 columns, g * T + acc in groups of 4.
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK:             nvvm.bar.warp.sync %c-1_i32
 // SM100:             nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
 // SM100-NEXT:        nvvm.tcgen05.wait <load>
 // SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.ld.32x32b.x32"(%{{.*}}, %false{{.*}}) : (!llvm.ptr<6>, i1) -> vector<32xi32>
