@@ -10,7 +10,8 @@
 #    native gfx950 path) and reports each GEMM kernel's assembly.
 # 3. Compiles it for sm_120a with the NVFP4 recipe and reports each kernel's
 #    PTX (block-scaled mma.sync per K step, registers, shared memory, spills
-#    from ptxas -v when the CUDA toolkit is there).
+#    from ptxas -v when the CUDA toolkit is there), then for sm_100a (the
+#    tcgen05 kernels: MMAs per pipeline stage).
 # 4. Trains the MLP example on the CPU under f32, mxfp4-hadamard and nvfp4
 #    and prints the comparison table.
 # 5. Verifies and round-trips the hand-written quantized linear layer.
@@ -71,6 +72,12 @@ echo "== sm_120a: $(basename "$block") with recipe=$recipe (PTX in $out/sm120a/)
 "$opt" "$block" --fp4train-cuda-pipeline="recipe=$recipe chip=sm_120a format=isa step-arg=10" \
   -o "$out/transformer_block_sm120a.mlir"
 /usr/bin/python3 "$root/scripts/ptx_report.py" "$out/transformer_block_sm120a.mlir" "$out/sm120a"
+
+echo
+echo "== sm_100a: $(basename "$block") with recipe=$recipe, tcgen05 (PTX in $out/sm100a/)"
+"$opt" "$block" --fp4train-cuda-pipeline="recipe=$recipe chip=sm_100a format=isa step-arg=10" \
+  -o "$out/transformer_block_sm100a.mlir"
+/usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_100a "$out/transformer_block_sm100a.mlir" "$out/sm100a"
 
 echo
 echo "== Training the MLP example on the CPU (400 steps per recipe, same seed and data)"

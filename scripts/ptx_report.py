@@ -3,12 +3,15 @@
 
 Reads the output of `fp4-opt --fp4train-cuda-pipeline="... format=isa"`,
 writes each kernel's PTX to OUT_DIR/<kernel>.ptx and prints one line per
-kernel: the block-scaled mma.sync instructions in its main loop (the body
-between a loop label and the branch back to it) and per K step of 128, the
-FP4/FP8 conversions, and, when ptxas is given, the registers, spill bytes,
-shared memory and barriers ptxas reports with `-v`, and the occupancy those
-imply on sm_120a (65536 registers and 100 KiB of shared memory per SM, at
-most 48 warps, 1536 threads).
+kernel: the block-scaled MMAs in its main loop (the body between a loop
+label and the branch back to it; mma.sync per K step of 128 on sm_120a,
+tcgen05.mma per pipeline stage on sm_100a/sm_103a), the FP4/FP8
+conversions, and, when ptxas is given, the registers, spill bytes, shared
+memory (static, plus the dynamic size the host launch passes) and barriers
+ptxas reports with `-v`, and the occupancy those imply on --chip (sm_120a:
+65536 registers and 100 KiB of shared memory per SM, at most 48 warps, 1536
+threads; sm_100a/sm_103a: 65536 registers, 228 KiB, 64 warps, 2048
+threads).
 
     ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] [--loop KERNEL]...
                   MODULE.mlir OUT_DIR
@@ -22,7 +25,10 @@ or the PTX references an external function (libdevice).
 With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
 loop (one iteration = one staged K step of 128) per warp: PTX statements by
 class, shared and global bytes, and the bounds they put on the kernel
-against sm_120a's FP4 tensor-core rate (see loop_report). PTX statements
+against sm_120a's FP4 tensor-core rate (see loop_report); for a tcgen05
+kernel, the stages, shared memory per stage, TMEM columns, MMAs per stage
+and the producer's traffic against B200's rates (see tcgen05_report). PTX
+statements
 are not SASS instructions (ptxas removes most moves and folds addressing);
 the CUDA toolkit here has no disassembler, so the counts are an upper bound
 on the issue slots the loop needs.
@@ -37,6 +43,12 @@ import sys
 from gpu_binary import binaries
 
 MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?")
+TCGEN05 = re.compile(r"tcgen05\.mma\.cta_group::(\d)\.kind::(\w+)\.block_scale\.(block\d+)")
+
+
+def any_mma(line):
+    """The warp-level or tcgen05 block-scaled MMA of a PTX line, or None."""
+    return MMA.search(line) or TCGEN05.search(line)
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
 
 
@@ -52,7 +64,7 @@ def main_loop(ptx):
         for j in range(i + 1, len(lines)):
             if re.search(r"\bbra(\.uni)?\s+%s;" % re.escape(label.group(1)), lines[j]):
                 body = lines[i:j + 1]
-                if any(MMA.search(l) for l in body) and (best is None or len(body) < len(best)):
+                if any(any_mma(l) for l in body) and (best is None or len(body) < len(best)):
                     best = body
                 break
     return best
@@ -83,7 +95,66 @@ def statements(lines):
     return out
 
 
+# B200 (sm_100a): 9 dense FP4 PFLOPS over 148 SMs at about 1.85 GHz, i.e.
+# 32768 FP4 FLOP per clock per SM (an M128 N128 K64 block-scaled MMA is 64
+# clocks), half that for the 8-bit kinds; shared memory 128 bytes per clock
+# per SM; HBM3e 8 TB/s, i.e. 29 bytes per clock per SM.
+TC_FP4_FLOP_PER_CLOCK_PER_SM = 32768
+TC_SHARED_BYTES_PER_CLOCK = 128
+TC_DRAM_BYTES_PER_CLOCK_PER_SM = 8e12 / 1.85e9 / 148
+
+
+def tcgen05_report(name, ptx, regs, smem):
+    """The static figures of a tcgen05 GEMM kernel, from its PTX."""
+    mmas = [TCGEN05.search(l) for l in ptx.splitlines()]
+    mmas = [m for m in mmas if m]
+    if not mmas:
+        print("%s: no tcgen05.mma" % name)
+        return
+    loop = main_loop(ptx)
+    per_stage = len([l for l in loop if TCGEN05.search(l)]) if loop else len(mmas)
+    kind, block = mmas[0][2], mmas[0][3]
+    fp4 = kind == "mxf4nvf4"
+    cps = len(re.findall(r"tcgen05\.cp\.", "\n".join(loop or [])))
+    alloc = re.search(r"tcgen05\.alloc[^;]*;", ptx)
+    columns = re.search(r"mov\.b32\s+%r\d+,\s*(\d+);\s*\n[^\n]*tcgen05\.alloc", ptx)
+    stages = len(re.findall(r"mbarrier\.init\.shared\.b64", ptx)) // 2 if alloc else 0
+    # Tile 128 x 128, 4 MMAs of K 64 (FP4) or 32 (8-bit) per stage.
+    k_stage = per_stage * (64 if fp4 else 32)
+    stage_bytes = 2 * 128 * 128 + 2 * (k_stage // (16 if block == "block16" and fp4 else 32)) // 4 * 512
+    flop = 2 * 128 * 128 * k_stage
+    rate = TC_FP4_FLOP_PER_CLOCK_PER_SM / (1 if fp4 else 2)
+    mma_clocks = flop / rate
+    # The producers read one byte per code from global memory (codes are
+    # i8 tensors; E2M1 is packed to nibbles on the way) and write the
+    # stage; the MMAs (A, B) and tcgen05.cp (scales) read it back once.
+    global_bytes = 2 * 128 * k_stage + 2 * 128 * (k_stage // (16 if block == "block16" else 32))
+    shared_bytes = 2 * stage_bytes
+    print()
+    print("tcgen05 kernel %s: kind::%s.%s, 128 x 128 tile, %d stages of K %d" % (
+        name, kind, block, stages, k_stage))
+    print("  shared memory per stage: %d bytes (A, B 16 KiB each, 128-byte swizzle; scales %d);"
+          " dynamic shared memory %d bytes" % (stage_bytes, stage_bytes - 32768, smem))
+    print("  TMEM columns: %s (128 accumulator + scale atoms); registers: %s" % (
+        columns.group(1) if columns else "256", regs))
+    print("  per stage: %d tcgen05.mma, %d tcgen05.cp (32x128b.warpx4), 1 tcgen05.commit" % (
+        per_stage, cps))
+    print("  tensor-core clocks per stage at B200's dense %s rate: %.0f" % (
+        "FP4" if fp4 else "FP8", mma_clocks))
+    smem_bound = min(1.0, mma_clocks * TC_SHARED_BYTES_PER_CLOCK / shared_bytes)
+    print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
+          " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
+    need = global_bytes / mma_clocks
+    print("  producer global reads per stage: %d bytes, %.0f B/clock per SM at the MMA rate"
+          " (DRAM gives %.0f; every tile is re-read by N/128 or M/128 workgroups, so L2 serves"
+          " most): bounds it at %.0f%% from DRAM alone" % (
+              global_bytes, need, TC_DRAM_BYTES_PER_CLOCK_PER_SM,
+              100 * min(1.0, TC_DRAM_BYTES_PER_CLOCK_PER_SM / need)))
+
+
 def loop_report(name, ptx, regs, smem, threads):
+    if TCGEN05.search(ptx):
+        return tcgen05_report(name, ptx, regs, smem)
     loop = main_loop(ptx)
     if not loop:
         print("%s: no loop with an mma.sync" % name)
@@ -173,7 +244,7 @@ def ptxas_info(ptxas, chip, path):
 
 def kind_of(ptx, converts):
     """What the kernel does, from its instructions."""
-    if MMA.search(ptx):
+    if MMA.search(ptx) or TCGEN05.search(ptx):
         return "gemm"
     if converts:
         return "quantize"
@@ -193,17 +264,44 @@ def threads_of(ptx):
     return int(match[1]) * int(match[2]) * int(match[3])
 
 
-def occupancy(regs, smem, threads):
-    """Workgroups and warps per SM on sm_120a."""
+# Shared memory (bytes) and threads per SM.
+SM_LIMITS = {"sm_120a": (100 * 1024, 1536), "sm_121a": (100 * 1024, 1536),
+             "sm_100a": (228 * 1024, 2048), "sm_103a": (228 * 1024, 2048)}
+
+
+def occupancy(regs, smem, threads, chip="sm_120a"):
+    """Workgroups and warps per SM on `chip`."""
     if not threads:
         return None
+    smem_per_sm, threads_per_sm = SM_LIMITS.get(chip, SM_LIMITS["sm_120a"])
     warps = (threads + 31) // 32
     per_warp = ((max(regs, 1) * 32 + 255) // 256) * 256
     by_regs = 65536 // (per_warp * warps)
-    by_smem = (100 * 1024) // smem if smem else 32
-    by_threads = 1536 // threads
+    by_smem = smem_per_sm // smem if smem else 32
+    by_threads = threads_per_sm // threads
     groups = max(0, min(by_regs, by_smem, by_threads, 32))
     return groups, groups * warps
+
+
+def dynamic_shared(text):
+    """Kernel module name -> the dynamic shared memory bytes its host launch
+    passes (`gpu.launch_func @m::@f ... dynamic_shared_memory_size %v`, %v an
+    llvm.mlir.constant of the same function)."""
+    sizes = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        launch = re.search(r"gpu\.launch_func\s+@(\w+)::.*dynamic_shared_memory_size\s+(%\w+)", line)
+        if not launch:
+            continue
+        value = re.escape(launch.group(2))
+        for j in range(i - 1, -1, -1):
+            constant = re.search(r"^\s*%s = llvm\.mlir\.constant\((\d+) : i32\)" % value, lines[j])
+            if constant:
+                sizes[launch.group(1)] = int(constant.group(1))
+                break
+            if re.match(r"^\s*llvm\.func ", lines[j]):
+                break
+    return sizes
 
 
 def main():
@@ -223,6 +321,7 @@ def main():
 
     os.makedirs(args.out_dir, exist_ok=True)
     text = open(args.module).read()
+    dynamic = dynamic_shared(text)
     failures = []
     kernels = 0
     loops = []
@@ -234,13 +333,16 @@ def main():
         with open(path, "w") as f:
             f.write(ptx)
         loop = main_loop(ptx)
-        mmas = [MMA.search(l) for l in (loop or ptx.splitlines())]
+        mmas = [any_mma(l) for l in (loop or ptx.splitlines())]
         mmas = [m for m in mmas if m]
         mma = "-"
         per_step = "-"
         if mmas:
             first = mmas[0]
-            mma = "%d x %s %s %s" % (len(mmas), first[1], first[2], first[3] or "")
+            if first.re is TCGEN05:
+                mma = "%d x tcgen05 %s %s" % (len(mmas), first[2], first[3])
+            else:
+                mma = "%d x %s %s %s" % (len(mmas), first[1], first[2], first[3] or "")
             # One loop iteration is one staged K step of 128.
             per_step = "%d" % len(mmas) if loop else "-"
         converts = len(CONVERT.findall(ptx))
@@ -250,11 +352,15 @@ def main():
         occ = "-"
         if args.ptxas:
             ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, args.chip, path)
+            # ptxas counts static shared memory (the empty dynamic array
+            # declares 1 byte); the launch adds the dynamic size.
+            if ok and name in dynamic:
+                smem = dynamic[name]
             if not ok:
                 failures.append("%s: ptxas failed: %s" % (name, message))
             elif spills:
                 failures.append("%s: %d bytes of spills" % (name, spills))
-            o = occupancy(regs, smem, threads_of(ptx)) if ok else None
+            o = occupancy(regs, smem, threads_of(ptx), args.chip) if ok else None
             occ = "%d CTA / %d warps" % o if o else "-"
         print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
             name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers, occ))

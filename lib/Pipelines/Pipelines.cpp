@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
@@ -259,11 +260,52 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   addGPUBackHalfEpilogue(pm, format);
 }
 
+namespace {
+
+/// Sets `nvvm.minctasm = 1` (PTX `.minnctapersm 1`) on every kernel launched
+/// with more dynamic shared memory than half of the largest NVIDIA SM's
+/// 228 KiB: one workgroup per SM is all that fits, so ptxas may give each
+/// thread the registers that occupancy no longer needs. Without the hint
+/// ptxas caps such kernels near 64 registers and spills (the tcgen05 GEMM
+/// with ragged M, N and K; docs/nvvm.md).
+struct SingleWorkgroupOccupancyPass
+    : public PassWrapper<SingleWorkgroupOccupancyPass,
+                         OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SingleWorkgroupOccupancyPass)
+
+  StringRef getArgument() const final {
+    return "fp4train-single-workgroup-occupancy";
+  }
+  StringRef getDescription() const final {
+    return "Mark kernels whose dynamic shared memory allows one workgroup "
+           "per SM with nvvm.minctasm = 1";
+  }
+
+  void runOnOperation() override {
+    constexpr int64_t kHalfSharedMemoryPerSM = 228 * 1024 / 2;
+    ModuleOp module = getOperation();
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      Value size = launch.getDynamicSharedMemorySize();
+      APInt bytes;
+      if (!size || !matchPattern(size, m_ConstantInt(&bytes)) ||
+          bytes.getSExtValue() <= kHalfSharedMemoryPerSM)
+        return;
+      if (auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+              launch, launch.getKernel()))
+        kernel->setAttr("nvvm.minctasm",
+                        IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
+    });
+  }
+};
+
+} // namespace
+
 void mlir::fp4train::buildCUDAKernelPipeline(
     OpPassManager &pm, const CUDAPipelineOptions &options) {
   FP4TrainToNVVMOptions nvvm;
   nvvm.chip = options.chip;
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
+  pm.addPass(std::make_unique<SingleWorkgroupOccupancyPass>());
 }
 
 namespace {
@@ -388,7 +430,8 @@ void mlir::fp4train::registerPipelines() {
   PassPipelineRegistration<CUDAPipelineOptions>(
       "fp4train-cuda-pipeline",
       "Quantize by a recipe, lower block-scaled GEMMs, quantize and Hadamard "
-      "ops to NVIDIA kernels (sm_120a; other fp4train ops expanded on the "
+      "ops to NVIDIA kernels (sm_120a, sm_121a, sm_100a, sm_103a; other "
+      "fp4train ops expanded on the "
       "host), and serialize the device code (isa = PTX, bin = cubin, llvm) "
       "with host code in the LLVM dialect",
       buildCUDAPipeline);

@@ -60,7 +60,7 @@
 // KERNEL:      scf.for
 // KERNEL:        nvvm.mma.block_scale
 
-// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)
+// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, sm_103a or sm_120a)
 // NOPTXAS: error: format=bin needs ptxas from the CUDA toolkit: {{.*}}no-cuda/bin/ptxas is not an executable; set toolkit= or $CUDA_ROOT, or use format=isa for PTX
 
 #mk = affine_map<(m, n, k) -> (m, k)>

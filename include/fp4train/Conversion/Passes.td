@@ -187,6 +187,15 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     workgroup (8 warps, 2x4) computes a 128x128 tile of C; operand tiles are
     staged through double-buffered shared memory, each global byte loaded
     once per workgroup; f32 or fused bf16 epilogue; ragged M, N and K.
+    On sm_100a / sm_103a the kernel is tcgen05's: 160 threads (4 producer
+    warps that stage 128x128 tiles in the 128-byte swizzle and the scale
+    atoms over a 4-stage mbarrier ring, one thread that copies the scales
+    to tensor memory with `tcgen05.cp` and issues
+    `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16` /
+    `.block32` or `kind::mxf8f6f4.block_scale.block32`, committing to the
+    ring's mbarriers), the accumulator in tensor memory and an epilogue
+    through `tcgen05.ld`; sm_103a emits the same intrinsics through
+    `llvm.call_intrinsic` (MLIR's per-op chip check rejects it).
 
     Quantize ops blocked along the last dimension (MXFP4, MXFP8, NVFP4 with
     the tensor amax computed by a reduction kernel or supplied), and NVFP4
@@ -194,16 +203,17 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     row for 16x16 blocks, which combine their amax in shared memory): block scales by the exact integer
     recipes of [MX1]/[MX2]/[MX3]/[NV1], elements by
     `cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32`, and [SR1] stochastic rounding
-    in software (sm_120a has no stochastic FP4 conversion), with Philox in
+    in software (sm_120a has no stochastic FP4 conversion, and that of
+    sm_100a does not draw its bits as [SR1] does), with Philox in
     the kernel. Static-shaped `hadamard` ops become the shared Hadamard
     kernel. Other fp4train ops are lowered by `fp4train-expand`'s patterns
     in the same conversion and run on the host; buffers cross as in
     `fp4train-to-amdgpu`.
 
-    `chip` is `sm_<NN>[a|f]`. Only sm_120a (and sm_121a) have the warp-level
-    block-scaled MMA; any other chip (sm_90a, sm_80, and for now sm_100a /
-    sm_103a, whose tcgen05 lowering is not written yet) is an error naming
-    the chip and the operand formats, as are mixed FP4 x FP8 operands.
+    `chip` is `sm_<NN>[a|f]`: sm_120a and sm_121a (warp-level block-scaled
+    MMA) or sm_100a and sm_103a (tcgen05); any other chip (sm_90a, sm_80,
+    the `f` family targets) is an error naming the chip and the operand
+    formats, as are mixed FP4 x FP8 operands.
 
     Example:
 
@@ -227,7 +237,8 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_120a\"",
-           "NVIDIA chip to generate code for (sm_120a)">
+           "NVIDIA chip to generate code for (sm_120a, sm_121a, sm_100a, "
+           "sm_103a)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

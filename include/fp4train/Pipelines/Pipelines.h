@@ -188,7 +188,8 @@ enum class CUDAFormat {
 /// CUDA toolkit that `format=bin` takes ptxas from.
 struct CUDAPipelineOptions : public QuantizePipelineOptions {
   Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_120a)"),
+      *this, "chip",
+      llvm::cl::desc("NVIDIA chip (sm_120a, sm_121a, sm_100a, sm_103a)"),
       llvm::cl::init("sm_120a")};
   Option<CUDAFormat> format{
       *this, "format", llvm::cl::desc("device code format"),

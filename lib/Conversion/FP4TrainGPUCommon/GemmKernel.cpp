@@ -31,6 +31,10 @@ static constexpr int64_t kRowPad = 16;
 
 BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
 
+bool GemmProblem::isBF16Result() const {
+  return isa<BFloat16Type>(cast<MemRefType>(result.getType()).getElementType());
+}
+
 bool StagedTiles::isPacked(unsigned operand) const {
   return isa<Float4E2M1FNType>(elements[operand]);
 }
@@ -68,36 +72,33 @@ Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
   return arith::AddIOp::create(b, loc, base, inRow);
 }
 
+Value IndexMath::c(int64_t v) { return indexConst(b, loc, v); }
+Value IndexMath::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value IndexMath::add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+Value IndexMath::mul(Value x, int64_t y) {
+  return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::div(Value x, int64_t y) {
+  return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::rem(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, loc, x, c(y));
+}
+Value IndexMath::lt(Value x, int64_t y) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
+}
+Value IndexMath::both(Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
 namespace mlir::fp4train {
 namespace {
-
-/// Builders for index arithmetic in the kernel.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return indexConst(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value div(Value x, int64_t y) {
-    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, loc, x, c(y));
-  }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
-  }
-  Value both(Value x, Value y) {
-    if (!x)
-      return y;
-    if (!y)
-      return x;
-    return arith::AndIOp::create(b, loc, x, y);
-  }
-};
 
 /// One GEMM operand (A = lhs rows x K, or B^T = rhs rows x K) in global
 /// memory.
@@ -125,11 +126,11 @@ public:
                     const BlockScaledMMATargetInfo &mma, GlobalOperand &a,
                     GlobalOperand &bt, ScaledTensorType lhsType,
                     ScaledTensorType rhsType, int64_t k, Value acc,
-                    Value globalScale, Value result, int64_t m, int64_t n)
+                    Value globalScale, Value result, int64_t m, int64_t n,
+                    bool bf16Result)
       : b(b), loc(loc), im{b, loc}, mma(mma), a(a), bt(bt), k(k), acc(acc),
         globalScale(globalScale), result(result), m(m), n(n),
-        bf16Result(isa<BFloat16Type>(
-            cast<MemRefType>(result.getType()).getElementType())) {
+        bf16Result(bf16Result) {
     GemmTiling tiling = mma.getTiling();
     threads = tiling.subgroupsM * tiling.subgroupsN *
               mma.getTarget().getSubgroupSize();
@@ -181,11 +182,13 @@ private:
   Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
   Value loadScaleRow(unsigned operand, Value row, Value kStep);
 
-  /// `cond ? then() : else()` as an scf.if, or then() without a condition.
   Value buildIf(Value cond, function_ref<Value()> thenFn,
-                function_ref<Value()> elseFn);
-  /// `if (cond) then()`, or then() without a condition.
-  void buildIf(Value cond, function_ref<void()> thenFn);
+                function_ref<Value()> elseFn) {
+    return fp4train::buildIf(b, loc, cond, thenFn, elseFn);
+  }
+  void buildIf(Value cond, function_ref<void()> thenFn) {
+    fp4train::buildIf(b, loc, cond, thenFn);
+  }
   Value zeros(Type type) {
     return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
   }
@@ -208,8 +211,9 @@ private:
 
 } // namespace mlir::fp4train
 
-Value GemmKernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
-                                 function_ref<Value()> elseFn) {
+Value mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                              function_ref<Value()> thenFn,
+                              function_ref<Value()> elseFn) {
   if (!cond)
     return thenFn();
   auto ifOp = scf::IfOp::create(
@@ -229,7 +233,8 @@ Value GemmKernelBuilder::buildIf(Value cond, function_ref<Value()> thenFn,
   return ifOp.getResult(0);
 }
 
-void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
+void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                             function_ref<void()> thenFn) {
   if (!cond)
     return thenFn();
   scf::IfOp::create(b, loc, cond, [&](OpBuilder &nested, Location) {
@@ -238,6 +243,63 @@ void GemmKernelBuilder::buildIf(Value cond, function_ref<void()> thenFn) {
     thenFn();
     scf::YieldOp::create(b, loc);
   });
+}
+
+Value mlir::fp4train::loadCodeChunk16(OpBuilder &b, Location loc,
+                                      const GemmGlobalOperand &op, Value batch,
+                                      Value row, Value col, Value inBounds) {
+  auto type = VectorType::get({16}, b.getI8Type());
+  return buildIf(
+      b, loc, inBounds,
+      [&]() -> Value {
+        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
+        // aligned buffers and rows are K bytes, a multiple of 16.
+        return vector::LoadOp::create(b, loc, type, op.codes,
+                                      ValueRange{batch, row, col},
+                                      /*nontemporal=*/false, llvm::Align(16));
+      },
+      [&]() -> Value {
+        return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+      });
+}
+
+Value mlir::fp4train::loadScaleCodes(OpBuilder &b, Location loc,
+                                     const GemmGlobalOperand &op, Value batch,
+                                     Value row, Value rowInBounds,
+                                     Value firstBlock, int64_t count,
+                                     int64_t kBlocks) {
+  IndexMath im{b, loc};
+  auto type = VectorType::get({count}, b.getI8Type());
+  Value scaleRow = im.div(row, op.blockRows);
+  auto zeros = [&](Type t) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
+  };
+  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
+  // zero codes they contribute +0, and the scale stays finite.
+  if (kBlocks % count == 0) {
+    // The row's `count` blocks are one aligned load.
+    return buildIf(
+        b, loc, rowInBounds,
+        [&]() -> Value {
+          return vector::LoadOp::create(b, loc, type, op.scales,
+                                        ValueRange{batch, scaleRow, firstBlock},
+                                        false, llvm::Align(count));
+        },
+        [&]() { return zeros(type); });
+  }
+  SmallVector<Value> bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    Value block = im.add(firstBlock, i);
+    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
+    bytes.push_back(buildIf(
+        b, loc, cond,
+        [&]() -> Value {
+          return memref::LoadOp::create(b, loc, op.scales,
+                                        ValueRange{batch, scaleRow, block});
+        },
+        [&]() { return zeros(b.getI8Type()); }));
+  }
+  return vector::FromElementsOp::create(b, loc, type, bytes);
 }
 
 Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
@@ -251,7 +313,6 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
   Value row = im.add(op.rowBase, tileRow);
   Value col = im.add(im.mul(kStep, kGemmTileK),
                      im.mul(im.rem(chunk, chunksPerRow), kChunk));
-  auto type = VectorType::get({kChunk}, b.getI8Type());
   // Bounds: K is a multiple of the block (16 or 32) and chunks are
   // 16-aligned, so a chunk is wholly inside or wholly outside; checks are
   // emitted only for the dimensions that are not tile multiples.
@@ -260,56 +321,21 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
     inBounds = im.lt(row, op.rows);
   if (k % kGemmTileK)
     inBounds = im.both(inBounds, im.lt(col, k));
-  return buildIf(
-      inBounds,
-      [&]() -> Value {
-        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
-        // aligned buffers and rows are K bytes, a multiple of 16.
-        return vector::LoadOp::create(b, loc, type, op.codes,
-                                      ValueRange{batch, row, col},
-                                      /*nontemporal=*/false, llvm::Align(16));
-      },
-      [&]() { return zeros(type); });
+  return loadCodeChunk16(
+      b, loc, GemmGlobalOperand{op.codes, op.scales, op.rows, op.blockRows},
+      batch, row, col, inBounds);
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
                                       Value kStep) {
   GlobalOperand &op = getOperand(operand);
+  GemmGlobalOperand global{op.codes, op.scales, op.rows, op.blockRows};
   int64_t perStep = tiles.getBlocksPerStep();
-  auto type = VectorType::get({perStep}, b.getI8Type());
   Value globalRow = im.add(op.rowBase, row);
-  Value scaleRow = im.div(globalRow, op.blockRows);
-  Value firstBlock = im.mul(kStep, perStep);
-  int64_t kBlocks = k / tiles.blockSize;
   Value rowInBounds =
       op.rows % op.tileRows ? im.lt(globalRow, op.rows) : Value();
-  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
-  // zero codes they contribute +0, and the scale stays finite.
-  if (kBlocks % perStep == 0) {
-    // The row's scales of this step are one aligned load.
-    return buildIf(
-        rowInBounds,
-        [&]() -> Value {
-          return vector::LoadOp::create(
-              b, loc, type, op.scales,
-              ValueRange{batch, scaleRow, firstBlock}, false,
-              llvm::Align(perStep));
-        },
-        [&]() { return zeros(type); });
-  }
-  SmallVector<Value> bytes;
-  for (int64_t i = 0; i < perStep; ++i) {
-    Value block = im.add(firstBlock, i);
-    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
-    bytes.push_back(buildIf(
-        cond,
-        [&]() -> Value {
-          return memref::LoadOp::create(b, loc, op.scales,
-                                        ValueRange{batch, scaleRow, block});
-        },
-        [&]() { return zeros(b.getI8Type()); }));
-  }
-  return vector::FromElementsOp::create(b, loc, type, bytes);
+  return loadScaleCodes(b, loc, global, batch, globalRow, rowInBounds,
+                        im.mul(kStep, perStep), perStep, k / tiles.blockSize);
 }
 
 Prefetch GemmKernelBuilder::loadTile(Value kStep) {
@@ -351,7 +377,7 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
 /// c0 | c1 << 4 in byte 0 and c2 | c3 << 4 in byte 2, and bytes 0 and 2 of
 /// two words make one output word (one byte permute). The codes need no
 /// masking: the type conversion guarantees bits 7..4 are zero.
-static Value packFP4(OpBuilder &b, Location loc, Value codes) {
+Value mlir::fp4train::packE2M1Codes(OpBuilder &b, Location loc, Value codes) {
   auto words = VectorType::get({kChunk / 4}, b.getI32Type());
   Value w = vector::BitCastOp::create(b, loc, words, codes);
   Value four = arith::ConstantOp::create(
@@ -377,7 +403,7 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
       Value value = chunk;
       int64_t bytes = kChunk;
       if (tiles.isPacked(operand)) {
-        value = packFP4(b, loc, chunk);
+        value = packE2M1Codes(b, loc, chunk);
         bytes = kChunk / 2;
       }
       Value offset = tiles.getCodesOffset(b, loc, operand, buffer, row,
@@ -644,106 +670,131 @@ static Operation *getFusedBF16Truncation(Value result) {
 }
 
 namespace {
-/// The launch grid of `op`'s kernel on `mma`.
+/// The launch grid of a GEMM kernel.
 struct GemmGrid {
   int64_t x, y, z;
 };
 } // namespace
 
-static GemmGrid getGemmGrid(ScaledMatmulOp op,
-                            const BlockScaledMMATargetInfo &mma) {
+/// The launch grid of `op`'s kernel with tileM x tileN workgroup tiles.
+static GemmGrid getGemmGrid(ScaledMatmulOp op, int64_t tileM, int64_t tileN) {
   ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
   int64_t m = shape[shape.size() - 2], n = shape.back();
   int64_t batch = 1;
   for (int64_t d : shape.drop_back(2))
     batch *= d;
-  GemmTiling tiling = mma.getTiling();
-  int64_t tileN = tiling.subgroupsN * tiling.repN * mma.getN();
-  int64_t tileM = tiling.subgroupsM * tiling.repM * mma.getM();
   return {(n + tileN - 1) / tileN, (m + tileM - 1) / tileM, batch};
 }
 
-LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
-    ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
-  GemmGrid grid = getGemmGrid(op, mma);
+static int64_t getTileM(const BlockScaledMMATargetInfo &mma) {
+  GemmTiling tiling = mma.getTiling();
+  return tiling.subgroupsM * tiling.repM * mma.getM();
+}
+
+static int64_t getTileN(const BlockScaledMMATargetInfo &mma) {
+  GemmTiling tiling = mma.getTiling();
+  return tiling.subgroupsN * tiling.repN * mma.getN();
+}
+
+LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(ScaledMatmulOp op,
+                                                          int64_t tileM,
+                                                          int64_t tileN,
+                                                          StringRef chip) {
+  GemmGrid grid = getGemmGrid(op, tileM, tileN);
   constexpr int64_t kMaxX = INT32_MAX, kMaxYZ = 65535;
   if (grid.x <= kMaxX && grid.y <= kMaxYZ && grid.z <= kMaxYZ)
     return success();
   return op.emitOpError("needs a grid of ")
          << grid.x << " x " << grid.y << " x " << grid.z
-         << " workgroups (N, M and batch tiles) on "
-         << mma.getTarget().getChip()
+         << " workgroups (N, M and batch tiles) on " << chip
          << ", past the launch limits (2^31 - 1 in x, 65535 in y and z)";
 }
 
-LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
+LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
+    ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
+  return checkScaledMatmulKernelGrid(op, getTileM(mma), getTileN(mma),
+                                     mma.getTarget().getChip());
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
-    const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
-  ScaledTensorType lhsType = op.getLhs().getType();
-  ScaledTensorType rhsType = op.getRhs().getType();
+    const GemmLaunchConfig &config,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, const GemmProblem &)>
+        buildBody,
+    ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   auto accType = cast<RankedTensorType>(op.getAcc().getType());
   ArrayRef<int64_t> shape = accType.getShape();
   int64_t rank = accType.getRank();
-  int64_t m = shape[rank - 2], n = shape[rank - 1];
-  int64_t k = lhsType.getShape().back();
+  GemmProblem problem;
+  problem.lhsType = op.getLhs().getType();
+  problem.rhsType = op.getRhs().getType();
+  problem.m = shape[rank - 2];
+  problem.n = shape[rank - 1];
+  problem.k = problem.lhsType.getShape().back();
   int64_t batch = 1;
   for (int64_t d : shape.drop_back(2))
     batch *= d;
-  GemmTiling tiling = mma.getTiling();
 
-  auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows,
-                     int64_t tileRows) {
-    GlobalOperand op;
-    op.codes = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[0]));
+  auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows) {
+    GemmGlobalOperand op;
+    op.codes =
+        toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[0]));
     op.scales =
         toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, parts[1]));
     op.rows = rows;
-    op.tileRows = tileRows;
     ArrayRef<int64_t> block = type.getBlockShape();
     op.blockRows = block[block.size() - 2];
     return op;
   };
-  GlobalOperand a = operand(lhs, lhsType, m,
-                            tiling.subgroupsM * tiling.repM * mma.getM());
-  GlobalOperand bt = operand(rhs, rhsType, n,
-                             tiling.subgroupsN * tiling.repN * mma.getN());
+  problem.a = operand(lhs, problem.lhsType, problem.m);
+  problem.bt = operand(rhs, problem.rhsType, problem.n);
   // g = S_dec,a · S_dec,b, in the expansion's order.
-  Value g;
   if (lhs.size() == 3)
-    g = lhs[2];
+    problem.globalScale = lhs[2];
   if (rhs.size() == 3)
-    g = g ? arith::MulFOp::create(rewriter, loc, g, rhs[2]).getResult()
-          : rhs[2];
+    problem.globalScale =
+        problem.globalScale
+            ? arith::MulFOp::create(rewriter, loc, problem.globalScale, rhs[2])
+                  .getResult()
+            : rhs[2];
 
-  Value acc = toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));
+  problem.acc =
+      toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));
   // The bf16 epilogue takes over a truncation that is the result's only use.
   Operation *truncation = getFusedBF16Truncation(op.getResult());
   Type resultElement =
       truncation ? rewriter.getBF16Type() : rewriter.getF32Type();
-  auto resultType = MemRefType::get({batch, m, n}, resultElement);
-  Value result = allocKernelBuffer(rewriter, loc, resultType);
+  auto resultType =
+      MemRefType::get({batch, problem.m, problem.n}, resultElement);
+  problem.result = allocKernelBuffer(rewriter, loc, resultType);
 
-  GemmKernelBuilder builder(rewriter, loc, mma, a, bt, lhsType, rhsType, k,
-                            acc, g, result, m, n);
   IndexMath im{rewriter, loc};
-  auto shared = MemRefType::get(
-      {builder.getSharedBytes()}, rewriter.getI8Type(), AffineMap(),
-      mma.getTarget().getSharedMemorySpace(rewriter.getContext()));
-  GemmGrid grid = getGemmGrid(op, mma);
+  SmallVector<Type> workgroup;
+  if (config.staticSharedBytes)
+    workgroup.push_back(MemRefType::get(
+        {config.staticSharedBytes}, rewriter.getI8Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                   gpu::AddressSpace::Workgroup)));
+  Value dynamicShared;
+  if (config.dynamicSharedBytes)
+    dynamicShared = arith::ConstantIntOp::create(
+        rewriter, loc, rewriter.getI32Type(), config.dynamicSharedBytes);
+  GemmGrid grid = getGemmGrid(op, config.tileM, config.tileN);
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
-      im.c(builder.getThreads()), im.c(1), im.c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{shared});
+      im.c(config.threads), im.c(1), im.c(1), dynamicShared,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+      /*workgroupAttributions=*/workgroup);
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());
-    builder.build(launch);
+    buildBody(rewriter, launch, problem);
     gpu::TerminatorOp::create(rewriter, loc);
   }
 
-  Value shaped = expandFrom3D(rewriter, loc, fromKernelBuffer(rewriter, loc, result),
+  Value shaped = expandFrom3D(rewriter, loc,
+                              fromKernelBuffer(rewriter, loc, problem.result),
                               accType.clone(resultElement));
   if (!truncation) {
     rewriter.replaceOp(op, shaped);
@@ -753,4 +804,44 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   rewriter.replaceOp(truncation, shaped);
   rewriter.eraseOp(op);
   return success();
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value accTensor,
+    const BlockScaledMMATargetInfo &mma, ConversionPatternRewriter &rewriter) {
+  int64_t tileM = getTileM(mma), tileN = getTileN(mma);
+  auto globalOperand = [](const GemmGlobalOperand &in, int64_t tileRows) {
+    GlobalOperand op;
+    op.codes = in.codes;
+    op.scales = in.scales;
+    op.rows = in.rows;
+    op.tileRows = tileRows;
+    op.blockRows = in.blockRows;
+    return op;
+  };
+  // The skeleton's shared memory size depends only on the operand types.
+  GlobalOperand probeA, probeB;
+  probeA.tileRows = tileM;
+  probeB.tileRows = tileN;
+  GemmKernelBuilder probe(rewriter, op.getLoc(), mma, probeA, probeB,
+                          op.getLhs().getType(), op.getRhs().getType(), 0,
+                          Value(), Value(), Value(), 0, 0,
+                          /*bf16Result=*/false);
+  GemmLaunchConfig config;
+  config.tileM = tileM;
+  config.tileN = tileN;
+  config.threads = probe.getThreads();
+  config.staticSharedBytes = probe.getSharedBytes();
+  return lowerScaledMatmulToLaunch(
+      op, lhs, rhs, accTensor, config,
+      [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
+        GlobalOperand a = globalOperand(problem.a, tileM);
+        GlobalOperand bt = globalOperand(problem.bt, tileN);
+        GemmKernelBuilder builder(b, op.getLoc(), mma, a, bt, problem.lhsType,
+                                  problem.rhsType, problem.k, problem.acc,
+                                  problem.globalScale, problem.result,
+                                  problem.m, problem.n, problem.isBF16Result());
+        builder.build(launch);
+      },
+      rewriter);
 }

@@ -12,7 +12,8 @@
 
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 
-#include "SM120TargetInfo.h"
+#include "BlackwellTargetInfo.h"
+#include "SM100TargetInfo.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -84,10 +85,10 @@ static std::optional<std::string>
 getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
   ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
   if (chip.hasTcgen05BlockScaledMMA())
-    return "needs the tcgen05 block-scaled MMA lowering, which is not "
-           "implemented yet; use sm_120a";
+    return getTcgen05UnsupportedReason(op);
   if (!chip.hasWarpBlockScaledMMA())
-    return "has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)";
+    return "has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, "
+           "sm_103a or sm_120a)";
   bool fp4A = isa<Float4E2M1FNType>(lhs.getElementType());
   bool fp4B = isa<Float4E2M1FNType>(rhs.getElementType());
   if (fp4A != fp4B)
@@ -102,7 +103,7 @@ getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
 LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
                                                        const NVVMChip &chip) {
   bool ok = true;
-  SM120TargetInfo target(chip.getName());
+  BlackwellTargetInfo target(chip.getName());
   root->walk([&](ScaledMatmulOp op) {
     if (std::optional<std::string> reason = getUnsupportedReason(op, chip)) {
       op.emitOpError("with operands ")
@@ -111,6 +112,11 @@ LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
           << " cannot run on "
           << chip.getName() << ": the chip " << *reason;
       ok = false;
+      return;
+    }
+    if (chip.hasTcgen05BlockScaledMMA()) {
+      ok &= succeeded(checkScaledMatmulKernelGrid(
+          op, kTcgen05TileRows, kTcgen05TileRows, chip.getName()));
       return;
     }
     MmaSyncBlockScaleTargetInfo mma(
@@ -133,7 +139,11 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     // checkFP4TrainNVVMSupport reports these with a message first.
     if (getUnsupportedReason(op, chip))
       return rewriter.notifyMatchFailure(op, "operands the chip cannot run");
-    SM120TargetInfo target(chip.getName());
+    if (chip.hasTcgen05BlockScaledMMA())
+      return lowerScaledMatmulToTcgen05Kernel(
+          op, adaptor.getLhs(), adaptor.getRhs(), adaptor.getAcc().front(),
+          chip, rewriter);
+    BlackwellTargetInfo target(chip.getName());
     MmaSyncBlockScaleTargetInfo mma(
         target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
     return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
@@ -175,10 +185,13 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), chip);
   // Quantize and Hadamard kernels need only the chip's conversions (and
   // none at all for Hadamard); chips without the FP4 converts would take
-  // the integer recipe, but every supported chip has them.
-  if (!chip.hasWarpBlockScaledMMA())
+  // the integer recipe, but every supported chip has them. [SR1] stays the
+  // software recipe on sm_100a/sm_103a too: cvt.rs.satfinite.e2m1x4.f32
+  // draws its rounding bits differently (NVVM.md trap 12, docs/nvvm.md).
+  if (!chip.hasWarpBlockScaledMMA() && !chip.hasTcgen05BlockScaledMMA())
     return;
   populateQuantizeKernelPatterns(
-      converter, patterns, std::make_shared<SM120TargetInfo>(chip.getName()));
+      converter, patterns,
+      std::make_shared<BlackwellTargetInfo>(chip.getName()));
   populateHadamardKernelPatterns(converter, patterns);
 }

@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SM120TargetInfo.h"
+#include "BlackwellTargetInfo.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
@@ -185,7 +185,7 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
 }
 
 std::optional<SmallVector<Value>>
-SM120TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
+BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                                  const ScaledBlock &block) const {
   // cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 d, hi, lo computes the library's
   // encodeRNESat of each scaled input x * factor: RNE on the target grid with its

@@ -1,13 +1,11 @@
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_120a" --split-input-file --verify-diagnostics
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM90
-// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM100
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=gfx950" 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_12x" 2>&1 | FileCheck %s --check-prefix=BADCHIP2
 
 // BADCHIP: error: fp4train-to-nvvm: invalid chip 'gfx950': expected an NVIDIA target name such as sm_120a
 // BADCHIP2: error: fp4train-to-nvvm: invalid chip 'sm_12x': expected an NVIDIA target name such as sm_120a
-// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)
-// SM100: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100a: the chip needs the tcgen05 block-scaled MMA lowering, which is not implemented yet; use sm_120a
+// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, sm_103a or sm_120a)
 
 !mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 func.func @supported(%a: !mx, %b: !mx, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {

@@ -28,6 +28,9 @@
 #define FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -123,6 +126,109 @@ public:
                              Value lane, Value rowA, Value rowB,
                              MutableArrayRef<Value> accs) const = 0;
 };
+
+/// One GEMM operand in global memory, as a kernel reads it: A (lhs rows x
+/// K) or B^T (rhs rows x K).
+struct GemmGlobalOperand {
+  /// memref<batch x rows x K x i8>, one code per byte.
+  Value codes;
+  /// memref<batch x rows / blockRows x K / blockSize x i8>.
+  Value scales;
+  int64_t rows = 0;
+  /// Rows sharing one scale row: 1, or 16 for 16x16 (2-D) blocks.
+  int64_t blockRows = 1;
+};
+
+/// What lowerScaledMatmulToLaunch hands a target's kernel body: the
+/// operands and buffers of `C = acc + g * T` ([GEMM1]).
+struct GemmProblem {
+  GemmGlobalOperand a, bt;
+  ScaledTensorType lhsType, rhsType;
+  int64_t m = 0, n = 0, k = 0;
+  /// memref<batch x m x n x f32>.
+  Value acc;
+  /// g = S_dec,a * S_dec,b (f32) for NVFP4 operands, else null.
+  Value globalScale;
+  /// memref<batch x m x n x f32 or bf16>, written by the kernel.
+  Value result;
+  /// True when the kernel writes RNE-bf16(acc + g * T).
+  bool isBF16Result() const;
+};
+
+/// The launch of a GEMM kernel: tileM x tileN tiles of C per workgroup on a
+/// (ceil(N / tileN), ceil(M / tileM), batch) grid.
+struct GemmLaunchConfig {
+  int64_t tileM = 0, tileN = 0, threads = 0;
+  /// A workgroup attribution memref<bytes x i8> (0: none).
+  int64_t staticSharedBytes = 0;
+  /// Dynamic shared memory bytes (0: none), for kernels past the 48 KiB a
+  /// static allocation may have on NVIDIA chips.
+  int64_t dynamicSharedBytes = 0;
+};
+
+/// Index arithmetic for kernel builders (constants folded where trivial).
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v);
+  Value add(Value x, Value y);
+  Value add(Value x, int64_t y);
+  Value mul(Value x, int64_t y);
+  Value div(Value x, int64_t y);
+  Value rem(Value x, int64_t y);
+  /// x < y, unsigned.
+  Value lt(Value x, int64_t y);
+  /// x && y, where a null condition is true.
+  Value both(Value x, Value y);
+};
+
+/// `cond ? thenFn() : elseFn()` as an scf.if yielding one value, or thenFn()
+/// when `cond` is null; the callbacks build with `b`, whose insertion point
+/// is inside the branch while they run.
+Value buildIf(OpBuilder &b, Location loc, Value cond,
+              function_ref<Value()> thenFn, function_ref<Value()> elseFn);
+/// `if (cond) thenFn()`, or thenFn() when `cond` is null.
+void buildIf(OpBuilder &b, Location loc, Value cond,
+             function_ref<void()> thenFn);
+
+/// The 16 codes (vector<16xi8>) at (batch, row, col) of `op`, zeros when
+/// `inBounds` (may be null) is false. K is a multiple of the block (16 or
+/// 32) and `col` of 16, so a chunk is wholly inside or outside the shape.
+Value loadCodeChunk16(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
+                      Value batch, Value row, Value col, Value inBounds);
+
+/// The scale codes of blocks [firstBlock, firstBlock + count) of global
+/// row `row` of `op` (vector<count x i8>; batch entry `batch`), code 0 when
+/// `rowInBounds` (may be null) is false and past the row's `kBlocks` blocks:
+/// one aligned vector load when kBlocks is a multiple of `count`, else one
+/// guarded byte load per block.
+Value loadScaleCodes(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
+                     Value batch, Value row, Value rowInBounds,
+                     Value firstBlock, int64_t count, int64_t kBlocks);
+
+/// Packs 16 E2M1 codes (vector<16xi8>, one per byte in bits 3..0) into 8
+/// bytes, element 2i in the low nibble of byte i: the in-register and
+/// in-memory order of a vector of f4E2M1FN.
+Value packE2M1Codes(OpBuilder &b, Location loc, Value codes);
+
+/// Emits an error on `op` naming `chip` when a kernel with tileM x tileN
+/// tiles needs more workgroups than a launch can take: 2^31 - 1 in x, 65535
+/// in y and z (HIP and CUDA alike).
+LogicalResult checkScaledMatmulKernelGrid(ScaledMatmulOp op, int64_t tileM,
+                                          int64_t tileN, StringRef chip);
+
+/// Rewrites `op` (operands in the 1:N conversion of fp4train-expand) into a
+/// gpu.launch of `config` whose body `buildBody` fills (before the
+/// terminator), the result crossing back as a tensor. When the result's
+/// only use is an f32 -> bf16 RNE truncation, the result buffer is bf16 and
+/// the truncation is replaced. The skeleton below and target-specific
+/// kernels (tcgen05) share it.
+LogicalResult lowerScaledMatmulToLaunch(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
+    const GemmLaunchConfig &config,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, const GemmProblem &)>
+        buildBody,
+    ConversionPatternRewriter &rewriter);
 
 /// Emits an error on `op` naming the chip when the kernel's grid on `mma`
 /// (ceil(N / tileN) x ceil(M / tileM) x batch workgroups) exceeds what a

@@ -1,7 +1,7 @@
-//===- SM120TargetInfo.h - sm_120a primitives and block-scaled MMA -*- C++ -*-===//
+//===- BlackwellTargetInfo.h - Blackwell primitives, mma.sync -*- C++ -*-===//
 
-#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM120TARGETINFO_H
-#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM120TARGETINFO_H
+#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
+#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
@@ -10,12 +10,12 @@
 
 namespace mlir::fp4train {
 
-/// The primitives of a warp-level Blackwell chip (sm_120a): 32-lane warps
-/// and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the
-/// RNE element encode.
-class SM120TargetInfo : public TargetInfoBase {
+/// The primitives of a Blackwell chip (sm_100a, sm_103a, sm_120a, sm_121a):
+/// 32-lane warps and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the RNE
+/// element encode.
+class BlackwellTargetInfo : public TargetInfoBase {
 public:
-  explicit SM120TargetInfo(std::string chip) : chip(std::move(chip)) {}
+  explicit BlackwellTargetInfo(std::string chip) : chip(std::move(chip)) {}
   StringRef getChip() const override { return chip; }
   int64_t getSubgroupSize() const override { return 32; }
   std::optional<SmallVector<Value>>
@@ -33,7 +33,7 @@ private:
 /// grid with 4x4 instruction tiles each: 128x128 workgroup tiles.
 class MmaSyncBlockScaleTargetInfo : public BlockScaledMMATargetInfo {
 public:
-  MmaSyncBlockScaleTargetInfo(const SM120TargetInfo &target, bool fp4)
+  MmaSyncBlockScaleTargetInfo(const BlackwellTargetInfo &target, bool fp4)
       : target(target), fp4(fp4) {}
 
   const TargetInfoBase &getTarget() const override { return target; }
@@ -51,11 +51,11 @@ public:
                      MutableArrayRef<Value> accs) const override;
 
 private:
-  const SM120TargetInfo &target;
+  const BlackwellTargetInfo &target;
   /// E2M1 operands (m16n8k64), else 8-bit ones (m16n8k32).
   bool fp4;
 };
 
 } // namespace mlir::fp4train
 
-#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM120TARGETINFO_H
+#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H

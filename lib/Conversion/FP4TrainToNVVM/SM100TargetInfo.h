@@ -1,0 +1,41 @@
+//===- SM100TargetInfo.h - sm_100a/sm_103a tcgen05 GEMM kernels -*- C++ -*-===//
+//
+// The block-scaled GEMM of the tcgen05 chips (B200/GB200: sm_100a, B300:
+// sm_103a): tcgen05.mma with the accumulator and the block scales in tensor
+// memory, operands in shared memory behind matrix descriptors (128-byte
+// swizzle), a 4-stage mbarrier pipeline between producer warps (cp.async
+// for 8-bit codes) and one MMA-issuing thread
+// (Tcgen05BlockScale.cpp has the layouts, docs/nvvm.md the picture).
+// Quantize and Hadamard kernels are the shared ones on BlackwellTargetInfo.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H
+#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H
+
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::fp4train {
+class ScaledMatmulOp;
+
+/// Rows of A and of B^T (columns of C) per workgroup tile of the tcgen05
+/// kernel: one M = 128, N = 128 MMA.
+inline constexpr int64_t kTcgen05TileRows = 128;
+
+/// Why the tcgen05 kernel cannot take `op`'s operands, as the end of a
+/// sentence "the chip ...", or std::nullopt.
+std::optional<std::string> getTcgen05UnsupportedReason(ScaledMatmulOp op);
+
+/// Rewrites `op` (operands in fp4train-expand's 1:N conversion) into a
+/// gpu.launch of the tcgen05 kernel for `chip` (sm_100a or sm_103a). The
+/// caller has checked getTcgen05UnsupportedReason and the grid.
+LogicalResult lowerScaledMatmulToTcgen05Kernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
+    const NVVMChip &chip, ConversionPatternRewriter &rewriter);
+
+} // namespace mlir::fp4train
+
+#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H

@@ -1,0 +1,774 @@
+//===- Tcgen05BlockScale.cpp - sm_100a/sm_103a tcgen05 block-scaled GEMM --===//
+//
+// One workgroup computes a 128 x 128 tile of C for one batch entry with one
+// tcgen05.mma.cta_group::1 shape M = 128, N = 128 (PTX ISA 9.7.16.10.1,
+// "Matrix shape"); K advances by a stage of 128 bytes per operand row (256
+// E2M1 or 128 8-bit elements), four MMAs of K = 64 (kind::mxf4nvf4) or
+// K = 32 (kind::mxf8f6f4) per stage. 160 threads in three roles:
+//
+//  - warps 0-3, producers: stage t % 4, once the MMAs of step t - 4 have
+//    released it (mbarrier `empty`), in the swizzled layout below. E2M1
+//    codes go global -> registers -> packed two per byte (element 2i in the
+//    low nibble) -> st.shared; 8-bit codes go by cp.async (PTX ISA
+//    9.7.9.25.3), stage t published two stages later; scales through
+//    registers. Publishing is fence.proxy.async (the MMA reads shared
+//    memory through the async proxy) and an arrive on `full`;
+//  - thread 128 (lane 0 of warp 4), the MMA issuer: waits on `full`, copies
+//    the stage's scale factors to tensor memory (tcgen05.cp), issues the
+//    four MMAs and tcgen05.commit -> `empty` of the stage; after the last
+//    step a commit to `done`;
+//  - warps 0-3 again, the epilogue: wait on `done`, tcgen05.ld the
+//    accumulator (warp w reads TMEM lanes 32w..32w+31, the rows of C),
+//    C = acc + g * T ([GEMM1]) in f32 or RNE bf16.
+//  Warp 4 also allocates (and frees) 256 TMEM columns.
+//
+// Shared memory, from a 1024-byte aligned base (the 128-byte swizzle is a
+// function of address bits 4-9, PTX ISA 9.7.16.4.4 "Shared memory layout
+// and swizzling"): stage s at s * stageBytes holds
+//   A tile   [0, 16384):     row r (128 bytes) at 128 r; its 16-byte chunk c
+//                            (K bytes 16c..16c+15) at chunk c ^ (r % 8);
+//   B^T tile [16384, 32768): the same;
+//   scale atoms of A, then of B: 512 bytes each, one per 4 scale blocks of
+//                            the stage, the scale of row r, block 4j + q at
+//                            byte 16 (r % 32) + 4 (r / 32) + q of atom j;
+// then the mbarriers full[4], empty[4], done and the TMEM address word.
+//
+// Descriptors (Tcgen05Descriptors.h, PTX ISA 9.7.16.4.1 and .2):
+//   operand: K-major, SWIZZLE_128B, SBO 1024 (8-row groups), LBO 16 (unused:
+//     one MMA's 32 K bytes lie in one swizzle row), start address of the
+//     tile + 32 j for MMA j (the hardware applies the XOR to the address it
+//     computes, so advancing K inside the swizzle row is an address offset);
+//   scale atom (tcgen05.cp.cta_group::1.32x128b.warpx4, PTX ISA 9.7.16.8.x
+//     "tcgen05.cp"): no swizzle, rows of 16 bytes, SBO 128: the 32 x 128-bit
+//     source goes to TMEM lanes i, 32 + i, 64 + i, 96 + i (warpx4), 4
+//     columns; lane 32 w + i, column 4 j + c, byte q then holds the scale of
+//     row 32 c + i, block 4 j + q, the layout of PTX ISA 9.7.16.10.7
+//     ("Scale factor A/B for M = 128": each of the four sub-partitions reads
+//     the scale factors of its 32 rows from its own lanes);
+//   instruction: E2M1 (1) for kind::mxf4nvf4 / E4M3 (0), E5M2 (1) for
+//     kind::mxf8f6f4, scale type UE4M3 (0) or UE8M0 (1), M >> 7, N >> 3, K
+//     major, and the scale factor id: the byte of the TMEM column where the
+//     MMA's scale blocks start (block16 / 4X: 0; block32 with E2M1 / 2X: 0
+//     or 2; block32 with 8-bit elements / 1X: 0..3).
+// TMEM: accumulator columns 0-127 (lane = row of C, column = column of C,
+// PTX ISA 9.7.16.10.5 "Data path layout", M = 128 cta_group::1), then per
+// stage the scale atoms of A and of B, 4 columns each.
+//
+// Ragged M, N and K: rows past M / N and K past the shape are staged as
+// code 0 with scale code 0 (they add +0); only in-range C is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM100TargetInfo.h"
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
+#include "fp4train/Conversion/FP4TrainToNVVM/Tcgen05Descriptors.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+namespace t5 = mlir::fp4train::tcgen05;
+
+namespace {
+
+constexpr int64_t kTile = kTcgen05TileRows;
+/// Bytes of one operand row per stage: one 128-byte swizzle row.
+constexpr int64_t kRowBytes = 128;
+constexpr int64_t kTileBytes = kTile * kRowBytes;
+constexpr int64_t kStages = 4;
+constexpr int64_t kMmasPerStage = 4;
+/// Bytes of K per MMA in a staged row (64 E2M1 or 32 8-bit elements).
+constexpr int64_t kMmaKBytes = kRowBytes / kMmasPerStage;
+constexpr int64_t kProducers = 128;
+constexpr int64_t kMmaThread = kProducers;
+constexpr int64_t kThreads = kProducers + 32;
+/// A scale atom: 128 rows x 4 blocks, the source of one tcgen05.cp 32x128b.
+constexpr int64_t kAtomBytes = 512;
+constexpr int64_t kSwizzleAlign = 1024;
+constexpr int64_t kTmemColumns = 256;
+/// Stages the 8-bit producers keep in flight behind the one they issue:
+/// their codes arrive by cp.async, and stage t is published (full[t % 4])
+/// after the copies of stage t + kAsyncLag are issued.
+constexpr int64_t kAsyncLag = 2;
+/// Nanosecond hint of mbarrier.try_wait (the wait loops until the phase).
+constexpr int64_t kWaitTicks = 10000000;
+
+/// The per-format constants of one kernel.
+struct Tcgen05Format {
+  bool fp4;
+  int64_t blockSize;
+  bool nvfp4;
+  Type elements[2];
+
+  int64_t getStageK() const { return fp4 ? 2 * kRowBytes : kRowBytes; }
+  int64_t getBlocksPerStage() const { return getStageK() / blockSize; }
+  int64_t getAtoms() const { return getBlocksPerStage() / 4; }
+  int64_t getBlocksPerMma() const {
+    return getStageK() / kMmasPerStage / blockSize;
+  }
+  int64_t getStageBytes() const {
+    return llvm::alignTo(2 * kTileBytes + 2 * getAtoms() * kAtomBytes,
+                         kSwizzleAlign);
+  }
+  /// Offset of the mbarriers and the TMEM address word.
+  int64_t getBarrierOffset() const { return kStages * getStageBytes(); }
+  /// Stages, 8-byte mbarriers and the address word, and the slack for
+  /// aligning the base to 1024 bytes.
+  int64_t getSharedBytes() const {
+    return getBarrierOffset() + 8 * (2 * kStages + 2) + kSwizzleAlign;
+  }
+  /// TMEM column of scale atom `atom` of operand `operand` in stage `stage`.
+  int64_t getScaleColumn(int64_t stage, unsigned operand, int64_t atom) const {
+    return kTile + (stage * 2 + operand) * getAtoms() * 4 + atom * 4;
+  }
+
+  t5::BlockScaledInstrDescriptor getInstrDescriptor(int64_t mma) const {
+    auto type = [&](Type element) {
+      if (fp4)
+        return t5::ElementType::E2M1Packed;
+      return isa<Float8E4M3FNType>(element) ? t5::ElementType::E4M3
+                                            : t5::ElementType::E5M2;
+    };
+    t5::BlockScaledInstrDescriptor d;
+    d.aType = type(elements[0]);
+    d.bType = type(elements[1]);
+    d.scaleType = nvfp4 ? t5::ScaleType::UE4M3 : t5::ScaleType::UE8M0;
+    uint32_t id = (mma * getBlocksPerMma()) % 4;
+    d.scaleFactorIdA = d.scaleFactorIdB = id;
+    d.m = kTile;
+    d.n = kTile;
+    return d;
+  }
+  /// Scale atom of MMA `mma` of a stage.
+  int64_t getMmaAtom(int64_t mma) const { return mma * getBlocksPerMma() / 4; }
+};
+
+/// IndexMath plus the i32/i64 constants and casts of TMEM addresses and
+/// descriptors.
+struct KernelMath : IndexMath {
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value eq(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(y));
+  }
+  Value toI32(Value x) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), x);
+  }
+  Value toI64(Value x) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), x);
+  }
+};
+
+class Tcgen05KernelBuilder {
+public:
+  Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
+                       const Tcgen05Format &format, bool viaIntrinsics)
+      : b(b), loc(loc), km{{b, loc}}, problem(problem), format(format),
+        viaIntrinsics(viaIntrinsics) {}
+
+  void build(gpu::LaunchOp launch);
+
+private:
+  const GemmGlobalOperand &getOperand(unsigned i) const {
+    return i ? problem.bt : problem.a;
+  }
+  // Shared memory.
+  Value memIndex(Value offset) { return km.add(pad, offset); }
+  Value sharedAddress(Value offset) { return km.toI64(km.add(base, offset)); }
+  Value sharedPtr(Value offset) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        sharedAddress(offset));
+  }
+  Value barrier(int64_t index, Value stage = Value()) {
+    Value offset = km.c(format.getBarrierOffset() + 8 * index);
+    if (stage)
+      offset = km.add(offset, km.mul(stage, 8));
+    return sharedPtr(offset);
+  }
+  Value fullBarrier(Value stage) { return barrier(0, stage); }
+  Value emptyBarrier(Value stage) { return barrier(kStages, stage); }
+  Value doneBarrier() { return barrier(2 * kStages); }
+  Value tmemSlot() { return barrier(2 * kStages + 1); }
+  Value stageBase(Value stage) { return km.mul(stage, format.getStageBytes()); }
+  /// The run-time start-address field of a descriptor OR'ed into `fields`.
+  Value descriptor(uint64_t fields, Value offset);
+  /// TMEM address `tmem` + column (i32), as a pointer.
+  Value tmemPtr(Value column);
+
+  // tcgen05 instructions, as NVVM ops where MLIR's per-op chip check
+  // accepts the chip (sm_100a), else as the same LLVM intrinsics through
+  // llvm.call_intrinsic (sm_103a; NVVM.md trap 1).
+  void callIntrinsic(StringRef name, ValueRange args);
+  void fence(NVVM::Tcgen05FenceKind kind);
+  /// bar.warp.sync of the whole warp: the .sync.aligned tcgen05
+  /// instructions (alloc, ld, dealloc) need every lane converged, which the
+  /// predicated stores and role branches before them do not promise.
+  void syncWarp() { NVVM::SyncWarpOp::create(b, loc, km.i32(-1)); }
+  void commit(Value barrierPtr);
+  void waitParity(Value barrierPtr, Value phase);
+
+  /// Elements [first, first + count) of a vector (a shuffle, which
+  /// convert-gpu-to-nvvm lowers, unlike vector.extract_strided_slice).
+  Value slice(Value vector, int64_t first, int64_t count) {
+    return vector::ShuffleOp::create(
+        b, loc, vector, vector,
+        llvm::to_vector(llvm::seq<int64_t>(first, first + count)));
+  }
+
+  /// 16 codes of `operand` at global (row, col), zeros out of range.
+  Value loadCodes(unsigned operand, Value row, Value col);
+  /// cp.async of the same 16 codes to shared byte `offset` (zero-filled out
+  /// of range).
+  void copyCodesAsync(unsigned operand, Value row, Value col, Value offset);
+  /// The chunk's bounds condition (null when always in range), with `row`
+  /// and `col` clamped to a valid chunk.
+  Value clampChunk(unsigned operand, Value &row, Value &col);
+  /// Makes the stage's shared-memory writes visible to the MMA thread.
+  void publish(Value step);
+  /// The scale codes of stage `step` of global row `row`.
+  Value loadScales(unsigned operand, Value row, Value step);
+  void produce(Value step);
+  void issueMMAs(Value step);
+  void epilogue();
+  void storeColumns(Value row, Value rowInBounds, Value col, Value t,
+                    int64_t count);
+
+  OpBuilder &b;
+  Location loc;
+  KernelMath km;
+  const GemmProblem &problem;
+  Tcgen05Format format;
+  bool viaIntrinsics;
+
+  // Set by build().
+  Value tid, batch, rowBase[2], memory, pad, base, tmem, kSteps;
+  /// Global addresses (index) of the operands' code buffers.
+  Value codesAddress[2];
+};
+
+} // namespace
+
+Value Tcgen05KernelBuilder::descriptor(uint64_t fields, Value offset) {
+  // [addr >> 4] & 0x3FFF in bits 0-13 (NVVM.md trap 5: shifted here).
+  Value address = sharedAddress(offset);
+  Value field = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, address, km.i64(4)),
+      km.i64(0x3FFF));
+  return arith::OrIOp::create(b, loc, field, km.i64(fields));
+}
+
+Value Tcgen05KernelBuilder::tmemPtr(Value column) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 6),
+      arith::AddIOp::create(b, loc, tmem, column).getResult());
+}
+
+void Tcgen05KernelBuilder::callIntrinsic(StringRef name, ValueRange args) {
+  LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr(name), args);
+}
+
+void Tcgen05KernelBuilder::fence(NVVM::Tcgen05FenceKind kind) {
+  if (!viaIntrinsics) {
+    NVVM::Tcgen05FenceOp::create(b, loc, kind);
+    return;
+  }
+  callIntrinsic(kind == NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC
+                    ? "llvm.nvvm.tcgen05.fence.before.thread.sync"
+                    : "llvm.nvvm.tcgen05.fence.after.thread.sync",
+                {});
+}
+
+void Tcgen05KernelBuilder::commit(Value barrierPtr) {
+  // tcgen05.commit.cta_group::1.mbarrier::arrive::one: the barrier gets one
+  // arrival when every tcgen05.mma / tcgen05.cp this thread issued before
+  // has completed (PTX ISA 9.7.16.9.x "tcgen05.commit").
+  if (!viaIntrinsics) {
+    NVVM::Tcgen05CommitOp::create(b, loc, barrierPtr,
+                                  /*multicastMask=*/Value());
+    return;
+  }
+  callIntrinsic("llvm.nvvm.tcgen05.commit.shared.cg1", {barrierPtr});
+}
+
+void Tcgen05KernelBuilder::waitParity(Value barrierPtr, Value phase) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierPtr, phase,
+                                        km.i32(kWaitTicks));
+}
+
+Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row,
+                                       Value &col) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  // K is a multiple of the block (16 or 32): a 16-code chunk is wholly in
+  // or out of range. Out-of-range chunks read a clamped, valid address and
+  // become zeros without a branch: the producer's loads stay unconditional,
+  // so they can all be in flight at once.
+  Value inBounds;
+  if (op.rows % kTile) {
+    inBounds = km.lt(row, op.rows);
+    row = arith::MinUIOp::create(b, loc, row, km.c(op.rows - 1));
+  }
+  if (problem.k % format.getStageK()) {
+    inBounds = km.both(inBounds, km.lt(col, problem.k));
+    col = arith::MinUIOp::create(b, loc, col, km.c(problem.k - 16));
+  }
+  return inBounds;
+}
+
+Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  auto type = VectorType::get({16}, b.getI8Type());
+  Value inBounds = clampChunk(operand, row, col);
+  // Rows are K bytes, a multiple of 16, in 64-byte aligned buffers.
+  Value chunk = vector::LoadOp::create(b, loc, type, op.codes,
+                                       ValueRange{batch, row, col},
+                                       /*nontemporal=*/false, llvm::Align(16));
+  if (!inBounds)
+    return chunk;
+  return arith::SelectOp::create(
+      b, loc, inBounds, chunk,
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
+}
+
+void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
+                                          Value col, Value offset) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  Value inBounds = clampChunk(operand, row, col);
+  // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
+  Value element =
+      km.add(km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+      km.toI64(km.add(codesAddress[operand], element)));
+  Value src = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  // cp.async.cg.shared.global [dst], [src], 16, src-size: a src-size of 0
+  // fills the 16 bytes with zeros (PTX ISA 9.7.9.25.3.1 "cp.async").
+  Value size;
+  if (inBounds)
+    size = arith::SelectOp::create(b, loc, inBounds, km.i32(16), km.i32(0));
+  NVVM::CpAsyncOp::create(b, loc, sharedPtr(offset), src, 16,
+                          NVVM::LoadCacheModifierKind::CG, size);
+}
+
+Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value row,
+                                       Value step) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  int64_t perStage = format.getBlocksPerStage();
+  return loadScaleCodes(
+      b, loc, op, batch, row, op.rows % kTile ? km.lt(row, op.rows) : Value(),
+      km.mul(step, perStage), perStage, problem.k / format.blockSize);
+}
+
+void Tcgen05KernelBuilder::produce(Value step) {
+  Value stage = km.rem(step, kStages);
+  Value stageOffset = stageBase(stage);
+  // Item tid + 128 q of a tile is 16-byte chunk tid % 8 of row tid / 8 +
+  // 16 q: eight consecutive threads stage one whole row (coalesced global
+  // reads, one 128-byte shared row). The swizzled chunk is
+  // c ^ (row % 8) = c ^ ((tid / 8) % 8), the same for every q.
+  Value chunk = km.rem(tid, 8);
+  Value firstRow = km.div(tid, 8);
+  Value swizzled =
+      km.mul(arith::XOrIOp::create(b, loc, chunk, km.rem(firstRow, 8)), 16);
+  Value kBase = km.mul(step, format.getStageK());
+  for (unsigned operand = 0; operand < 2; ++operand) {
+    Value tileOffset = km.add(stageOffset, operand * kTileBytes);
+    for (int64_t q = 0; q < kTile * 8 / kProducers; ++q) {
+      Value row = km.add(firstRow, 16 * q);
+      Value globalRow = km.add(rowBase[operand], row);
+      Value offset =
+          km.add(km.add(tileOffset, km.mul(row, kRowBytes)), swizzled);
+      if (!format.fp4) {
+        // 8-bit codes need no repacking: an asynchronous copy.
+        copyCodesAsync(operand, globalRow, km.add(kBase, km.mul(chunk, 16)),
+                       offset);
+        continue;
+      }
+      // 32 E2M1 codes, packed into 16 bytes.
+      Value col = km.add(kBase, km.mul(chunk, 32));
+      Value lo = packE2M1Codes(b, loc, loadCodes(operand, globalRow, col));
+      Value hi =
+          packE2M1Codes(b, loc, loadCodes(operand, globalRow, km.add(col, 16)));
+      Value value = vector::ShuffleOp::create(
+          b, loc, lo, hi, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
+      vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
+                              llvm::Align(16));
+    }
+  }
+  // Scales: thread r stages row r of A and of B, one word per atom, at
+  // 16 (r % 32) + 4 (r / 32) of the atom.
+  Value inAtom =
+      km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
+  for (unsigned operand = 0; operand < 2; ++operand) {
+    Value scales = loadScales(operand, km.add(rowBase[operand], tid), step);
+    Value atomsOffset = km.add(
+        stageOffset, 2 * kTileBytes + operand * format.getAtoms() * kAtomBytes);
+    for (int64_t j = 0; j < format.getAtoms(); ++j) {
+      Value word = slice(scales, 4 * j, 4);
+      Value offset = km.add(km.add(atomsOffset, j * kAtomBytes), inAtom);
+      vector::StoreOp::create(b, loc, word, memory, memIndex(offset), false,
+                              llvm::Align(4));
+    }
+  }
+}
+
+void Tcgen05KernelBuilder::publish(Value step) {
+  // The generic-proxy writes (st.shared, completed cp.async) become visible
+  // to tcgen05.mma / tcgen05.cp, which read shared memory through the async
+  // proxy, then the stage is announced.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(),
+                                 fullBarrier(km.rem(step, kStages)),
+                                 /*count=*/Value());
+}
+
+void Tcgen05KernelBuilder::issueMMAs(Value step) {
+  Value stage = km.rem(step, kStages);
+  waitParity(fullBarrier(stage), km.toI32(km.rem(km.div(step, kStages), 2)));
+  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+
+  Value stageOffset = stageBase(stage);
+  // TMEM columns of this stage's scale atoms: the static part plus
+  // stage * 2 * atoms * 4.
+  Value stageColumns = km.toI32(km.mul(stage, 2 * format.getAtoms() * 4));
+  auto scaleColumn = [&](unsigned operand, int64_t atom) {
+    return arith::AddIOp::create(
+        b, loc, stageColumns, km.i32(format.getScaleColumn(0, operand, atom)));
+  };
+  uint64_t atomDesc =
+      t5::SmemDescriptor{16, 128, 0, t5::Swizzle::None}.encode();
+  for (unsigned operand = 0; operand < 2; ++operand)
+    for (int64_t j = 0; j < format.getAtoms(); ++j) {
+      Value src = descriptor(
+          atomDesc, km.add(stageOffset,
+                           2 * kTileBytes +
+                               (operand * format.getAtoms() + j) * kAtomBytes));
+      Value dst = tmemPtr(scaleColumn(operand, j));
+      if (!viaIntrinsics)
+        NVVM::Tcgen05CpOp::create(b, loc, NVVM::Tcgen05CpShape::SHAPE_32x128b,
+                                  NVVM::CTAGroupKind::CTA_1,
+                                  NVVM::Tcgen05CpMulticast::WARPX4,
+                                  /*srcFormat=*/nullptr, dst, src);
+      else
+        callIntrinsic("llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1", {dst, src});
+    }
+
+  uint64_t operandDesc =
+      t5::SmemDescriptor{16, 8 * kRowBytes, 0, t5::Swizzle::B128}.encode();
+  Value first = km.eq(step, 0);
+  Value notFirst = arith::XOrIOp::create(
+      b, loc, first, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  Value accumulator = tmemPtr(km.i32(0));
+  NVVM::MMABlockScaleKind kind = format.fp4 ? NVVM::MMABlockScaleKind::MXF4NVF4
+                                            : NVVM::MMABlockScaleKind::MXF8F6F4;
+  NVVM::Tcgen05MMABlockScale blockScale =
+      format.blockSize == 16 ? NVVM::Tcgen05MMABlockScale::BLOCK16
+                             : NVVM::Tcgen05MMABlockScale::BLOCK32;
+  std::string intrinsic =
+      llvm::formatv("llvm.nvvm.tcgen05.mma.shared.{0}.block_scale.block{1}",
+                    format.fp4 ? "mxf4nvf4" : "mxf8f6f4", format.blockSize)
+          .str();
+  for (int64_t j = 0; j < kMmasPerStage; ++j) {
+    Value aDesc = descriptor(operandDesc, km.add(stageOffset, j * kMmaKBytes));
+    Value bDesc = descriptor(operandDesc,
+                             km.add(stageOffset, kTileBytes + j * kMmaKBytes));
+    Value idesc = km.i32(format.getInstrDescriptor(j).encode());
+    Value enableInputD =
+        j ? arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1).getResult()
+          : notFirst;
+    int64_t atom = format.getMmaAtom(j);
+    Value sfa = tmemPtr(scaleColumn(0, atom));
+    Value sfb = tmemPtr(scaleColumn(1, atom));
+    if (!viaIntrinsics)
+      NVVM::Tcgen05MMABlockScaleOp::create(
+          b, loc, kind, NVVM::CTAGroupKind::CTA_1, blockScale,
+          NVVM::Tcgen05MMACollectorOp::DISCARD, accumulator, aDesc, bDesc,
+          idesc, enableInputD, sfa, sfb);
+    else
+      // Operands of the intrinsic: D, A descriptor, B descriptor, idesc,
+      // enable-input-d, scale A, scale B, cta_group (1), collector usage
+      // (0: discard).
+      callIntrinsic(intrinsic, {accumulator, aDesc, bDesc, idesc, enableInputD,
+                                sfa, sfb, km.i32(1), km.i32(0)});
+  }
+  commit(emptyBarrier(stage));
+}
+
+void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
+                                        Value t, int64_t count) {
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  bool toBF16 = problem.isBF16Result();
+  auto scaled = [&](Value x) -> Value {
+    // [GEMM1]: f32(g · T), g = S_dec,a · S_dec,b from the host.
+    if (!problem.globalScale)
+      return x;
+    Value g = problem.globalScale;
+    if (auto vector = dyn_cast<VectorType>(x.getType()))
+      g = vector::BroadcastOp::create(b, loc, vector, g);
+    return arith::MulFOp::create(b, loc, g, x);
+  };
+  Value inBounds =
+      km.both(rowInBounds, problem.n % kTile ? km.lt(col, problem.n) : Value());
+  if (count > 1) {
+    // N % count == 0 and col % count == 0: the group is wholly in or out
+    // of range, and its f32 / bf16 addresses are count-element aligned.
+    buildIf(b, loc, inBounds, [&]() {
+      auto type = VectorType::get({count}, f32);
+      Value old = vector::LoadOp::create(b, loc, type, problem.acc,
+                                         ValueRange{batch, row, col}, false,
+                                         llvm::Align(4 * count));
+      Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
+      if (toBF16)
+        sum = arith::TruncFOp::create(b, loc, VectorType::get({count}, bf16),
+                                      sum);
+      vector::StoreOp::create(b, loc, sum, problem.result,
+                              ValueRange{batch, row, col}, false,
+                              llvm::Align((toBF16 ? 2 : 4) * count));
+    });
+    return;
+  }
+  buildIf(b, loc, inBounds, [&]() {
+    Value old = memref::LoadOp::create(b, loc, problem.acc,
+                                       ValueRange{batch, row, col});
+    Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
+    if (toBF16)
+      sum = arith::TruncFOp::create(b, loc, bf16, sum);
+    memref::StoreOp::create(b, loc, sum, problem.result,
+                            ValueRange{batch, row, col});
+  });
+}
+
+void Tcgen05KernelBuilder::epilogue() {
+  waitParity(doneBarrier(), km.i32(0));
+  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  // Warp w may only access TMEM lanes 32 (w % 4) .. +31 (PTX ISA 9.7.16.8.3
+  // "Access restrictions"); with M = 128 lane r holds row r of C.
+  Value warp = km.div(tid, 32);
+  Value lane = km.rem(tid, 32);
+  Value tileRow = km.add(km.mul(warp, 32), lane);
+  Value row = km.add(rowBase[0], tileRow);
+  Value rowInBounds = problem.m % kTile ? km.lt(row, problem.m) : Value();
+  Value laneField = km.toI32(km.mul(km.mul(warp, 32), 1 << 16));
+  constexpr int64_t kColumns = 32;
+  auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(kTile), km.c(kColumns));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value column = loop.getInductionVar();
+  Value address =
+      tmemPtr(arith::AddIOp::create(b, loc, laneField, km.toI32(column)));
+  // tcgen05.ld.sync.aligned.32x32b.x32: thread i of the warp gets 32
+  // consecutive columns of lane 32 w + i.
+  auto wordsType = VectorType::get({kColumns}, b.getI32Type());
+  syncWarp();
+  Value words;
+  if (!viaIntrinsics) {
+    words = NVVM::Tcgen05LdOp::create(b, loc, wordsType, /*pack=*/false,
+                                      NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                      address, /*offset=*/Value());
+    NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
+  } else {
+    words =
+        LLVM::CallIntrinsicOp::create(
+            b, loc, wordsType,
+            b.getStringAttr("llvm.nvvm.tcgen05.ld.32x32b.x32"),
+            ValueRange{address,
+                       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)})
+            .getResult(0);
+    callIntrinsic("llvm.nvvm.tcgen05.wait.ld", {});
+  }
+  Value t = vector::BitCastOp::create(
+      b, loc, VectorType::get({kColumns}, b.getF32Type()), words);
+  Value colBase = km.add(rowBase[1], column);
+  int64_t group = problem.n % 4 == 0 ? 4 : 1;
+  for (int64_t j = 0; j < kColumns; j += group) {
+    Value part = group == 1
+                     ? vector::ExtractOp::create(b, loc, t, j).getResult()
+                     : slice(t, j, group);
+    storeColumns(row, rowInBounds, km.add(colBase, j), part, group);
+  }
+}
+
+void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
+  MLIRContext *ctx = b.getContext();
+  tid = launch.getThreadIds().x;
+  batch = launch.getBlockIds().z;
+  rowBase[0] = km.mul(launch.getBlockIds().y, kTile);
+  rowBase[1] = km.mul(launch.getBlockIds().x, kTile);
+  memory = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get(
+          {ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
+  // run time (the launch has 1024 bytes of slack).
+  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  pad = km.rem(arith::SubIOp::create(b, loc, km.c(kSwizzleAlign),
+                                     km.rem(start, kSwizzleAlign)),
+               kSwizzleAlign);
+  base = km.add(start, pad);
+  kSteps = km.c(llvm::divideCeil(problem.k, format.getStageK()));
+  for (unsigned operand = 0; operand < 2; ++operand)
+    codesAddress[operand] = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, getOperand(operand).codes);
+  Value warp = km.div(tid, 32);
+
+  // Set-up: thread 0 initializes the mbarriers, warp 4 allocates TMEM (the
+  // address lands in shared memory) and gives up the permit at once.
+  buildIf(b, loc, km.eq(tid, 0), [&]() {
+    for (int64_t s = 0; s < kStages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, fullBarrier(km.c(s)),
+                                   km.i32(kProducers), Value());
+      NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(km.c(s)), km.i32(1),
+                                   Value());
+    }
+    NVVM::MBarrierInitOp::create(b, loc, doneBarrier(), km.i32(1), Value());
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  });
+  buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
+    Value columns = km.i32(kTmemColumns);
+    syncWarp();
+    if (!viaIntrinsics) {
+      NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot(), columns);
+      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+    } else {
+      callIntrinsic("llvm.nvvm.tcgen05.alloc.shared.cg1",
+                    {tmemSlot(), columns});
+      callIntrinsic("llvm.nvvm.tcgen05.relinq.alloc.permit.cg1", {});
+    }
+  });
+  fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  tmem = LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemSlot());
+
+  // Producers, then the epilogue; the MMA thread.
+  auto roles = scf::IfOp::create(b, loc, km.lt(tid, kProducers),
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(roles.thenBlock());
+    // FP4 producers stage through registers and publish each stage at
+    // once; 8-bit ones publish stage t - kAsyncLag after issuing the copies
+    // of stage t (kAsyncLag + 1 stages of copies in flight per thread).
+    int64_t lag = format.fp4 ? 0 : kAsyncLag;
+    int64_t steps = llvm::divideCeil(problem.k, format.getStageK());
+    auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(steps + lag), km.c(1));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value step = loop.getInductionVar();
+      buildIf(b, loc, lag ? km.lt(step, steps) : Value(), [&]() {
+        // Stage step % 4 is free once the MMAs of step - 4 have completed.
+        Value round = km.div(step, kStages);
+        buildIf(b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                      km.c(kStages)),
+                [&]() {
+                  waitParity(emptyBarrier(km.rem(step, kStages)),
+                             km.toI32(km.rem(km.add(round, 1), 2)));
+                });
+        produce(step);
+      });
+      if (!lag) {
+        publish(step);
+      } else {
+        // One group per iteration (empty past the last stage), so that
+        // wait_group counts stages.
+        NVVM::CpAsyncCommitGroupOp::create(b, loc);
+        buildIf(b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                      km.c(lag)),
+                [&]() {
+                  NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
+                  publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
+                });
+      }
+    }
+    epilogue();
+    b.setInsertionPointToStart(roles.elseBlock());
+    buildIf(b, loc, km.eq(tid, kMmaThread), [&]() {
+      auto mmaLoop = scf::ForOp::create(b, loc, km.c(0), kSteps, km.c(1));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(mmaLoop.getBody());
+        issueMMAs(mmaLoop.getInductionVar());
+      }
+      commit(doneBarrier());
+    });
+  }
+
+  // Tear-down: every TMEM read is done before warp 4 frees the columns.
+  fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
+    fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    syncWarp();
+    Value ptr = tmemPtr(km.i32(0));
+    if (!viaIntrinsics)
+      NVVM::Tcgen05DeallocOp::create(b, loc, ptr, km.i32(kTmemColumns));
+    else
+      callIntrinsic("llvm.nvvm.tcgen05.dealloc.cg1",
+                    {ptr, km.i32(kTmemColumns)});
+  });
+}
+
+std::optional<std::string>
+mlir::fp4train::getTcgen05UnsupportedReason(ScaledMatmulOp op) {
+  bool fp4A = isa<Float4E2M1FNType>(op.getLhs().getType().getElementType());
+  bool fp4B = isa<Float4E2M1FNType>(op.getRhs().getType().getElementType());
+  if (fp4A != fp4B)
+    return "mixes an FP4 and an FP8 operand, which the tcgen05 kernel does "
+           "not stage (kind::mxf8f6f4 would need E2M1 in 8-bit containers)";
+  // The type and op verifiers leave no other pair: E4M3 scales only come
+  // with E2M1 elements in 16-element blocks (kind::mxf4nvf4 block16), E8M0
+  // ones in 32-element blocks (block32), and both operands share the block
+  // along K.
+  return std::nullopt;
+}
+
+LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
+    const NVVMChip &chip, ConversionPatternRewriter &rewriter) {
+  ScaledTensorType lhsType = op.getLhs().getType();
+  Tcgen05Format format;
+  format.fp4 = isa<Float4E2M1FNType>(lhsType.getElementType());
+  format.blockSize = lhsType.getBlockShape().back();
+  format.nvfp4 = isa<Float8E4M3FNType>(lhsType.getScaleType());
+  format.elements[0] = lhsType.getElementType();
+  format.elements[1] = op.getRhs().getType().getElementType();
+  GemmLaunchConfig config;
+  config.tileM = kTile;
+  config.tileN = kTile;
+  config.threads = kThreads;
+  config.dynamicSharedBytes = format.getSharedBytes();
+  // MLIR's per-op chip check of the tcgen05 NVVM ops accepts sm_100a only
+  // (NVVM.md trap 1).
+  bool viaIntrinsics = chip.capability != 100;
+  return lowerScaledMatmulToLaunch(
+      op, lhs, rhs, acc, config,
+      [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
+        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics)
+            .build(launch);
+      },
+      rewriter);
+}

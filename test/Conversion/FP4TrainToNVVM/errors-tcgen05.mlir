@@ -1,0 +1,45 @@
+// What the tcgen05 kernel of sm_100a / sm_103a cannot take, with the chip
+// named; the same module runs on both chips.
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file --verify-diagnostics
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_103a" --split-input-file --verify-diagnostics
+// The family targets (sm_100f) and sm_101a have no tcgen05 lowering here.
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100f" --split-input-file 2>&1 | FileCheck %s --check-prefix=FAMILY
+
+// FAMILY: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100f: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, sm_103a or sm_120a)
+
+!mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+func.func @supported(%a: !mx, %b: !mx, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !mx, !mx, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+!mx4 = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!mx8 = !fp4train.scaled<64x64xf8E5M2, block = [1, 32], scale = f8E8M0FNU>
+func.func @mixed_width(%a: !mx4, %b: !mx8, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error-re@+1 {{'fp4train.scaled_matmul' op with operands mxfp4 x mxfp8_e5m2 cannot run on sm_10{{[03]}}a: the chip mixes an FP4 and an FP8 operand, which the tcgen05 kernel does not stage (kind::mxf8f6f4 would need E2M1 in 8-bit containers)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !mx4, !mx8, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+// 65536 batch entries would need 65536 workgroups in z; 2^16 * 128 rows
+// would need 65536 in y.
+!a = !fp4train.scaled<65536x64x64xf4E2M1FN, block = [1, 1, 32], scale = f8E8M0FNU>
+func.func @grid_batch(%a: !a, %b: !a, %acc: tensor<65536x64x64xf32>) -> tensor<65536x64x64xf32> {
+  // expected-error-re@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 1 x 65536 workgroups (N, M and batch tiles) on sm_10{{[03]}}a, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<65536x64x64xf32>
+  return %c : tensor<65536x64x64xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<8388608x32xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<16x32xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+func.func @grid_rows(%a: !a, %b: !b, %acc: tensor<8388608x16xf32>) -> tensor<8388608x16xf32> {
+  // expected-error-re@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 65536 x 1 workgroups (N, M and batch tiles) on sm_10{{[03]}}a, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<8388608x16xf32>
+  return %c : tensor<8388608x16xf32>
+}

@@ -1,0 +1,162 @@
+// The tcgen05 GEMM kernel of sm_100a (NVVM ops) and sm_103a (the same
+// intrinsics through llvm.call_intrinsic, NVVM.md trap 1).
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file | FileCheck %s --check-prefixes=CHECK,SM100
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_103a" --split-input-file | FileCheck %s --check-prefixes=CHECK,SM103
+
+!a = !fp4train.scaled<256x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+!b = !fp4train.scaled<128x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+
+// NVFP4: 128x128 tiles on a 1x2x1 grid of 160 threads; 4 stages of 36 KiB
+// (two 16 KiB tiles, 4 + 4 scale atoms of 512 bytes) behind 1 KiB of
+// alignment slack in dynamic shared memory; K = 512 in 2 stages of 256.
+// CHECK-LABEL: func.func @nvfp4
+// CHECK:       %[[G:.*]] = arith.mulf
+// CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BATCH:.*]]) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c160{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c148560_i32
+// CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
+// Thread 0: full barriers count the 128 producers, empty ones the commit.
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// SM100:         nvvm.tcgen05.alloc %{{.*}}, %c256_i32 : !llvm.ptr<3>, i32
+// SM100-NEXT:    nvvm.tcgen05.relinquish_alloc_permit
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.alloc.shared.cg1"(%{{.*}}, %c256_i32) : (!llvm.ptr<3>, i32) -> ()
+// SM103-NEXT:    llvm.call_intrinsic "llvm.nvvm.tcgen05.relinq.alloc.permit.cg1"()
+// CHECK:         gpu.barrier
+// CHECK:         %[[TMEM:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// Producers: wait for the stage, stage 16 chunks of packed codes per
+// thread (two 16-code loads each) and 4 scale words per operand.
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           scf.for %[[STEP:.*]] = %c0{{.*}} to %c2{{.*}} step %c1
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             arith.xori
+// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x512xi8>, vector<16xi8>
+// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
+// CHECK:             vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
+// CHECK-COUNT-4:     vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>
+// CHECK-COUNT-4:     vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
+// Epilogue: 4 loads of 32 columns, g * T + acc in groups of 4.
+// CHECK:           nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK:             nvvm.bar.warp.sync %c-1_i32
+// SM100:             nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
+// SM100-NEXT:        nvvm.tcgen05.wait <load>
+// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.ld.32x32b.x32"(%{{.*}}, %false{{.*}}) : (!llvm.ptr<6>, i1) -> vector<32xi32>
+// SM103-NEXT:        llvm.call_intrinsic "llvm.nvvm.tcgen05.wait.ld"()
+// CHECK:             vector.bitcast %{{.*}} : vector<32xi32> to vector<32xf32>
+// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
+// CHECK:             vector.broadcast %[[G]] : f32 to vector<4xf32>
+// CHECK:             arith.mulf
+// CHECK:             arith.addf
+// CHECK:             vector.store %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
+// The MMA thread: per stage 8 scale copies, then 4 MMAs of K = 64 at 32
+// bytes apart in the swizzled rows, all with instruction descriptor
+// 0x08200480 (E2M1 x E2M1, UE4M3, N = 128, M = 128, scale factor id 0).
+// CHECK:         } else {
+// CHECK:           scf.for
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             arith.ori %{{.*}}, %c70403103981568_i64
+// SM100-COUNT-8:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+// SM103-COUNT-8:     llvm.call_intrinsic "llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1"(%{{.*}}, %{{.*}}) : (!llvm.ptr<6>, i64) -> ()
+// CHECK:             arith.ori %{{.*}}, %c4611756662049538048_i64
+// SM100:             nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block16>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)
+// SM100-COUNT-3:     nvvm.tcgen05.mma.block_scale {{.*}} %c136316032_i32
+// SM100:             nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"(%{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c0_i32{{.*}}) : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, i32) -> ()
+// SM103-COUNT-3:     llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"
+// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
+// CHECK:           }
+// SM100:           nvvm.tcgen05.commit
+// SM103:           llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
+// CHECK:         gpu.barrier
+// SM100:         nvvm.tcgen05.dealloc %{{.*}}, %c256_i32{{.*}} : !llvm.ptr<6>, i32
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.dealloc.cg1"
+func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<256x128xf32>
+  return %c : tensor<256x128xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<100x320xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<130x320xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+
+// MXFP4, ragged M, N and K: rows past 100 / 130 and K past 320 (of two
+// stages of 256) stage zeros; 10 scale blocks per row are not a multiple of
+// the 8 per stage, so they load one by one. kind::mxf4nvf4 block32 (UE8M0,
+// 0x08A00480 / 0x48A004A0: scale factor id 0, then 2 for the second k64 of
+// each 4-block word); odd N stores one f32 at a time.
+// CHECK-LABEL: func.func @mxfp4_ragged
+// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c160{{.*}}, {{.*}}) dynamic_shared_memory_size %c140368_i32
+// CHECK:         arith.cmpi ult, %{{.*}}, %c100
+// CHECK:         arith.cmpi ult, %{{.*}}, %c320
+// CHECK:         memref.load %{{.*}} : memref<1x100x10xi8>
+// CHECK:         memref.store %{{.*}} : memref<1x100x130xf32>
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c144704640_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block32>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>}
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c1218446496_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block32>
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block32"({{.*}}%c144704640_i32
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block32"({{.*}}%c1218446496_i32
+func.func @mxfp4_ragged(%a: !a, %b: !b, %acc: tensor<100x130xf32>) -> tensor<100x130xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<100x130xf32>
+  return %c : tensor<100x130xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<2x128x256xf8E4M3FN, block = [1, 1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<2x256x256xf8E5M2, block = [1, 1, 32], scale = f8E8M0FNU>
+
+// MXFP8 (E4M3 x E5M2, a batch of 2): kind::mxf8f6f4 block32 with K = 32 per
+// MMA, 4 per stage of 128, one scale atom per operand and stage, scale
+// factor ids 0..3 (0x08A00400, 0x28A00410, 0x48A00420, 0x68A00430); the
+// bf16 truncation of the result is fused into the epilogue. The 8-bit codes
+// need no packing: 16 cp.async of 16 bytes per thread and stage, one commit
+// group per iteration, and stage t published (wait_group 2, proxy fence,
+// arrive) after the copies of stage t + 2 are issued: K = 256 in 2 stages
+// takes 4 iterations.
+// CHECK-LABEL: func.func @mxfp8_bf16
+// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}) threads({{.*}}) in (%{{.*}} = %c160{{.*}}, {{.*}}) dynamic_shared_memory_size %c136272_i32
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x128x256xi8>
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x256xi8>
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK:           llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// CHECK-COUNT-16:  nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK:           nvvm.cp.async.wait.group 2
+// CHECK:           arith.subi %{{.*}}, %c2
+// CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK-NOT:     vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4
+// CHECK:         arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
+// CHECK:         vector.store %{{.*}} {alignment = 8 : i64} : memref<2x128x256xbf16>, vector<4xbf16>
+// SM100-COUNT-2: nvvm.tcgen05.cp
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c144704512_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block32>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf8f6f4>}
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c681575440_i32
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c1218446368_i32
+// SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c1755317296_i32
+// SM103-COUNT-2: llvm.call_intrinsic "llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1"
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf8f6f4.block_scale.block32"({{.*}}%c144704512_i32
+// CHECK-NOT:     fp4train.
+func.func @mxfp8_bf16(%a: !a, %b: !b, %acc: tensor<2x128x256xf32>) -> tensor<2x128x256xbf16> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<2x128x256xf32>
+  %t = arith.truncf %c : tensor<2x128x256xf32> to tensor<2x128x256xbf16>
+  return %t : tensor<2x128x256xbf16>
+}
+
+// -----
+
+!a = !fp4train.scaled<64x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+!w = !fp4train.scaled<96x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
+
+// NVFP4 with 16x16 weight blocks: B^T row r reads scale row r / 16.
+// CHECK-LABEL: func.func @nvfp4_2d
+// CHECK:         arith.divui %{{.*}}, %c16
+// CHECK:         vector.load %{{.*}} : memref<1x6x16xi8>, vector<16xi8>
+func.func @nvfp4_2d(%a: !a, %w: !w, %acc: tensor<64x96xf32>) -> tensor<64x96xf32> {
+  %c = fp4train.scaled_matmul %a, %w, %acc : !a, !w, tensor<64x96xf32>
+  return %c : tensor<64x96xf32>
+}
