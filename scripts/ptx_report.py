@@ -7,10 +7,10 @@ kernel: the block-scaled mma.sync instructions in its main loop (the body
 between a loop label and the branch back to it) and per K step of 128, the
 FP4/FP8 conversions, and, when ptxas is given, the registers, spill bytes,
 shared memory and barriers ptxas reports with `-v`, and the occupancy those
-imply on sm_120a (65536 registers and 100 KiB of shared memory per SM, at
-most 48 warps, 1536 threads).
+imply on the chip (its .target, or --chip: sm_120a, sm_90a or sm_89; see
+CHIPS).
 
-    ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] [--loop KERNEL]...
+    ptx_report.py [--ptxas PTXAS] [--chip CHIP] [--check] [--loop KERNEL]...
                   MODULE.mlir OUT_DIR
 
 ptxas is --ptxas, else the one on PATH, else /usr/local/cuda/bin/ptxas; without
@@ -22,7 +22,7 @@ or the PTX references an external function (libdevice).
 With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
 loop (one iteration = one staged K step of 128) per warp: PTX statements by
 class, shared and global bytes, and the bounds they put on the kernel
-against sm_120a's FP4 tensor-core rate (see loop_report). PTX statements
+against the chip's FP4 or FP8 tensor-core rate (see loop_report). PTX statements
 are not SASS instructions (ptxas removes most moves and folds addressing);
 the CUDA toolkit here has no disassembler, so the counts are an upper bound
 on the issue slots the loop needs.
@@ -36,7 +36,10 @@ import sys
 
 from gpu_binary import binaries
 
-MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?")
+# The block-scaled forms (sm_120a: shape, kind, scale_vec) and the plain FP8
+# one (sm_89/sm_90a: shape, then the A.B types in group 4).
+MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\."
+                 r"(?:kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?|f32\.(e\dm\d\.e\dm\d)\.f32)")
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
 
 
@@ -58,16 +61,39 @@ def main_loop(ptx):
     return best
 
 
-# sm_120a (RTX 5090): 1676 dense FP4 TFLOPS at a 2.41 GHz boost over 170
-# SMs (NVIDIA's published 3352 sparse "AI TOPS"), i.e. 4096 FP4 FLOP per
-# clock per SM, 1024 per SM sub-partition (4 per SM, one warp scheduler
-# each, issuing one instruction per clock). An m16n8k64 block-scaled MMA is
-# 16384 FLOP: one per 16 clocks per sub-partition; m16n8k32 (FP8 kinds, half
-# the FP4 rate) the same 16 clocks for 8192 FLOP. DRAM: 1792 GB/s, i.e.
-# 4.4 bytes per clock per SM.
-FP4_FLOP_PER_CLOCK_PER_SM = 4096
+# Per chip: the tensor-core FLOP per clock per SM of the kernels' MMA
+# (m16n8k64 FP4 kinds; m16n8k32 FP8 forms), DRAM bytes per clock per SM,
+# registers, shared memory per SM, warps and threads per SM.
+#  - sm_120a (RTX 5090): 1676 dense FP4 TFLOPS at a 2.41 GHz boost over 170
+#    SMs (NVIDIA's published 3352 sparse "AI TOPS"), i.e. 4096 FP4 FLOP per
+#    clock per SM, 1024 per SM sub-partition (4 per SM, one warp scheduler
+#    each, issuing one instruction per clock); the FP8 kinds run at half
+#    that. DRAM: 1792 GB/s. 100 KiB shared memory, 48 warps per SM.
+#  - sm_90a (H100 SXM): 1979 dense FP8 TFLOPS at 1.83 GHz over 132 SMs, i.e.
+#    8192 FP8 FLOP per clock per SM (the wgmma peak; NVIDIA publishes no
+#    separate mma.sync rate, so this is an upper bound for it). HBM3:
+#    3.35 TB/s. 228 KiB shared memory, 64 warps per SM.
+#  - sm_89 (L40S): 733 dense FP8 TFLOPS at 2.52 GHz over 142 SMs (2048 per
+#    clock per SM), 864 GB/s, 100 KiB shared memory, 48 warps.
+CHIPS = {
+    "sm_120a": dict(fp4=4096, fp8=2048, dram=1792e9 / 2.41e9 / 170, smem=100 * 1024,
+                    warps=48, threads=1536, name="FP4"),
+    "sm_90a": dict(fp4=None, fp8=8192, dram=3.35e12 / 1.83e9 / 132, smem=228 * 1024,
+                   warps=64, threads=2048, name="FP8"),
+    "sm_89": dict(fp4=None, fp8=2048, dram=864e9 / 2.52e9 / 142, smem=100 * 1024,
+                  warps=48, threads=1536, name="FP8"),
+}
+CHIPS["sm_121a"] = CHIPS["sm_120a"]
+CHIPS["sm_90"] = CHIPS["sm_90a"]
 SUBPARTITIONS = 4
-DRAM_BYTES_PER_CLOCK_PER_SM = 1792e9 / 2.41e9 / 170
+
+
+def chip_of(ptx, default):
+    """The chip of --chip, else of the PTX's .target directive."""
+    if default:
+        return default
+    match = re.search(r"^\.target\s+(sm_\w+)", ptx, re.M)
+    return match[1] if match else "sm_120a"
 
 
 def statements(lines):
@@ -83,7 +109,8 @@ def statements(lines):
     return out
 
 
-def loop_report(name, ptx, regs, smem, threads):
+def loop_report(name, ptx, regs, smem, threads, chip):
+    params = CHIPS.get(chip, CHIPS["sm_120a"])
     loop = main_loop(ptx)
     if not loop:
         print("%s: no loop with an mma.sync" % name)
@@ -133,25 +160,25 @@ def loop_report(name, ptx, regs, smem, threads):
         32 * shared_bytes / mmas, 32 * global_bytes / mmas))
     # Tensor-core clocks per sub-partition for one K step of the workgroup.
     groups = 1
-    occupancy_info = occupancy(regs, smem, threads)
+    occupancy_info = occupancy(regs, smem, threads, chip)
     if occupancy_info:
         groups = max(1, occupancy_info[0])
     resident_warps = groups * warps
     warps_per_sub = resident_warps / SUBPARTITIONS
-    mma_clocks = warps_per_sub * mmas * flop_per_mma / (FP4_FLOP_PER_CLOCK_PER_SM / SUBPARTITIONS)
-    if k == 32:
-        mma_clocks *= 2  # the FP8 kinds run at half the FP4 rate
+    rate = params["fp8"] if k == 32 else params["fp4"]
+    mma_clocks = warps_per_sub * mmas * flop_per_mma / (rate / SUBPARTITIONS)
     issue_clocks = warps_per_sub * (mmas + other)
     print("  resident: %d workgroup(s), %d warps per SM, %.1f per sub-partition" % (
         groups, resident_warps, warps_per_sub))
     print("  tensor-core clocks per step: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
         mma_clocks, issue_clocks))
     bound = min(1.0, mma_clocks / issue_clocks) if issue_clocks else 1.0
-    print("  issue bound on tensor-core utilization: %.0f%% of the FP4 peak" % (100 * bound))
+    print("  issue bound on tensor-core utilization: %.0f%% of the %s peak" % (
+        100 * bound, params["name"]))
     step_global = 32 * global_bytes * resident_warps
-    dram_clocks = step_global / DRAM_BYTES_PER_CLOCK_PER_SM
+    dram_clocks = step_global / params["dram"]
     print("  global bytes per SM and step: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
-        step_global, step_global / mma_clocks, DRAM_BYTES_PER_CLOCK_PER_SM))
+        step_global, step_global / mma_clocks, params["dram"]))
     print("  from DRAM alone (no L2 reuse) that bounds utilization at %.0f%%; every"
           " A/B tile is read by N/128 or M/128 workgroups, so L2 is what must serve it" % (
               100 * min(1.0, mma_clocks / dram_clocks)))
@@ -193,15 +220,16 @@ def threads_of(ptx):
     return int(match[1]) * int(match[2]) * int(match[3])
 
 
-def occupancy(regs, smem, threads):
-    """Workgroups and warps per SM on sm_120a."""
+def occupancy(regs, smem, threads, chip):
+    """Workgroups and warps per SM on `chip`."""
     if not threads:
         return None
+    params = CHIPS.get(chip, CHIPS["sm_120a"])
     warps = (threads + 31) // 32
     per_warp = ((max(regs, 1) * 32 + 255) // 256) * 256
     by_regs = 65536 // (per_warp * warps)
-    by_smem = (100 * 1024) // smem if smem else 32
-    by_threads = 1536 // threads
+    by_smem = params["smem"] // smem if smem else 32
+    by_threads = params["threads"] // threads
     groups = max(0, min(by_regs, by_smem, by_threads, 32))
     return groups, groups * warps
 
@@ -209,7 +237,7 @@ def occupancy(regs, smem, threads):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ptxas")
-    parser.add_argument("--chip", default="sm_120a")
+    parser.add_argument("--chip", help="default: each PTX's .target")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--loop", action="append", default=[])
     parser.add_argument("module")
@@ -240,7 +268,7 @@ def main():
         per_step = "-"
         if mmas:
             first = mmas[0]
-            mma = "%d x %s %s %s" % (len(mmas), first[1], first[2], first[3] or "")
+            mma = "%d x %s %s %s" % (len(mmas), first[1], first[2] or first[4], first[3] or "")
             # One loop iteration is one staged K step of 128.
             per_step = "%d" % len(mmas) if loop else "-"
         converts = len(CONVERT.findall(ptx))
@@ -248,19 +276,20 @@ def main():
             failures.append("%s: the PTX references an external function" % name)
         regs = spills = smem = barriers = "-"
         occ = "-"
+        chip = chip_of(ptx, args.chip)
         if args.ptxas:
-            ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, args.chip, path)
+            ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, chip, path)
             if not ok:
                 failures.append("%s: ptxas failed: %s" % (name, message))
             elif spills:
                 failures.append("%s: %d bytes of spills" % (name, spills))
-            o = occupancy(regs, smem, threads_of(ptx)) if ok else None
+            o = occupancy(regs, smem, threads_of(ptx), chip) if ok else None
             occ = "%d CTA / %d warps" % o if o else "-"
         print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
             name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers, occ))
         if name in args.loop:
             loops.append((name, ptx, regs if args.ptxas else 0,
-                          smem if args.ptxas else 0, threads_of(ptx)))
+                          smem if args.ptxas else 0, threads_of(ptx), chip))
     for loop in loops:
         loop_report(*loop)
     if not kernels:

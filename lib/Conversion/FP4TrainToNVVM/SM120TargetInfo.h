@@ -26,6 +26,13 @@ private:
   std::string chip;
 };
 
+/// The codes of cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 on the scaled inputs
+/// x * factor of `block` (`element` f4E2M1FN or f8E4M3FN), one vector<4xi8>
+/// per input vector, as TargetInfoBase::buildConvertRNE returns them.
+SmallVector<Value>
+buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
+                         const TargetInfoBase::ScaledBlock &block);
+
 /// `mma.sync.aligned.m16n8k64.row.col.kind::{mxf4,mxf4nvf4}.block_scale`
 /// (E2M1 operands, scale_vec::2X UE8M0 or 4X UE4M3) or
 /// `m16n8k32 ... kind::mxf8f6f4.block_scale.scale_vec::1X` (E4M3/E5M2
