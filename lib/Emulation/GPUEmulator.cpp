@@ -18,6 +18,7 @@ ArrayRef<InstructionSetEntry> mlir::fp4train::emulation::getInstructionSets() {
   static const InstructionSetEntry table[] = {
       {"gfx950", createGFX950InstructionSet},
       {"sm_120a", createSM120aInstructionSet},
+      {"sm_90a", createSM90aInstructionSet},
   };
   return table;
 }

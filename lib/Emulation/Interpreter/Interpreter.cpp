@@ -72,7 +72,9 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
     return executeVector(op, mask);
   if (ns == "memref")
     return executeMemRef(op, mask);
-  if (ns == "llvm")
+  // An llvm.call_intrinsic may be a target's instruction (sm_90a's FP8
+  // mma.sync).
+  if (ns == "llvm" && !instructionSet.handles(op))
     return executeLLVM(op);
   if (ns == "gpu")
     return executeGPU(op, mask);

@@ -1,6 +1,6 @@
-//===- NVVMInstructions.cpp - The sm_120a instruction set of the emulator -===//
+//===- NVVMInstructions.cpp - The NVIDIA instruction sets of the emulator -===//
 //
-// The NVVM ops of the sm_120a kernels, executed by the PTX models of
+// The NVVM ops of the sm_120a and sm_90a kernels, executed by the PTX models of
 // fp4train/Emulation/PTX.h on the lanes' registers: the block-scaled
 // mma.sync once per warp with all 32 lanes' fragments (a collective
 // instruction: every lane active, uniform selectors), the packed
@@ -13,6 +13,7 @@
 
 #include "fp4train/Emulation/PTX.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,17 +26,27 @@ namespace ptx = ::fp4train::emulation::ptx;
 
 namespace {
 
-/// NVIDIA sm_120a: 32-lane warps, shared memory, the NVVM dialect.
-class SM120aInstructionSet final : public InstructionSet {
+/// An NVIDIA chip: 32-lane warps, shared memory, the NVVM dialect; sm_120a
+/// with the block-scaled mma.sync and the FP4 conversions, sm_89/sm_90a
+/// with the FP8 mma.sync (as llvm.call_intrinsic, which MLIR 22's
+/// nvvm.mma.sync does not verify for e4m3/e5m2) and prmt.
+class NVVMInstructionSet final : public InstructionSet {
 public:
-  StringRef getName() const override { return "sm_120a"; }
+  NVVMInstructionSet(StringRef name, bool blockScaled)
+      : name(name), blockScaled(blockScaled) {}
+  StringRef getName() const override { return name; }
   unsigned getSubgroupSize() const override { return ptx::kWarpSize; }
   StringRef getSubgroupTerm() const override { return "warp"; }
   StringRef getSharedMemoryTerm() const override { return "shared memory"; }
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
-    return isa<NVVM::MmaBlockScaleOp, NVVM::ConvertF32x2ToF4x2Op,
-               NVVM::ConvertF32x2ToF8x2Op, NVVM::Barrier0Op, NVVM::BarrierOp,
+    if (isa<NVVM::MmaBlockScaleOp, NVVM::ConvertF32x2ToF4x2Op>(op))
+      return blockScaled;
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+      return !blockScaled && parseMmaSyncFP8(call.getIntrin());
+    if (isa<NVVM::PermuteOp>(op))
+      return !blockScaled;
+    return isa<NVVM::ConvertF32x2ToF8x2Op, NVVM::Barrier0Op, NVVM::BarrierOp,
                NVVM::ThreadIdXOp, NVVM::ThreadIdYOp, NVVM::ThreadIdZOp,
                NVVM::BlockDimXOp, NVVM::BlockDimYOp, NVVM::BlockDimZOp,
                NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp,
@@ -44,6 +55,14 @@ public:
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
+
+  /// The configuration of an `llvm.nvvm.mma.m16n8k{32,16}.row.col.f32.<a>.
+  /// <b>.f32` intrinsic name, a and b e4m3 or e5m2.
+  static std::optional<ptx::MmaSyncFP8Config> parseMmaSyncFP8(StringRef name);
+
+private:
+  std::string name;
+  bool blockScaled;
 };
 
 //===----------------------------------------------------------------------===//
@@ -181,6 +200,66 @@ LogicalResult executeMma(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
 }
 
 //===----------------------------------------------------------------------===//
+// mma.sync.aligned.m16n8k{32,16}.row.col.f32.<a>.<b>.f32 (FP8)
+//===----------------------------------------------------------------------===//
+
+LogicalResult executeMmaFP8(LLVM::CallIntrinsicOp op,
+                            const ptx::MmaSyncFP8Config &config,
+                            ExecutionContext &context) {
+  const unsigned aRegs = config.k == 32 ? 4 : 2, bRegs = config.k == 32 ? 2 : 1;
+  ValueRange args = op.getArgs();
+  auto allOf = [](ValueRange values, auto isType) {
+    return llvm::all_of(values.getTypes(), [&](Type t) { return isType(t); });
+  };
+  if (args.size() != aRegs + bRegs + 4 ||
+      !allOf(args.take_front(aRegs + bRegs),
+             [](Type t) { return t.isInteger(32); }) ||
+      !allOf(args.drop_front(aRegs + bRegs), [](Type t) { return t.isF32(); }))
+    return context.fail(llvm::formatv(
+        "expected A as {0} i32, B as {1} i32 and C as 4 f32", aRegs, bRegs));
+  if (op.getNumResults() != 1)
+    return context.fail("expected one result of 4 f32");
+  LaneValues &out = context.define(op.getResult(0));
+  if (out.width != 4)
+    return context.fail("expected a result of 4 f32");
+  return context.forEachWholeSubgroup(
+      "mma.sync", [&](unsigned, unsigned first) -> LogicalResult {
+        std::vector<std::array<uint32_t, 4>> a(ptx::kWarpSize),
+            c(ptx::kWarpSize), d(ptx::kWarpSize);
+        std::vector<std::array<uint32_t, 2>> b(ptx::kWarpSize);
+        for (unsigned l = 0; l < ptx::kWarpSize; ++l) {
+          const unsigned lane = first + l;
+          for (unsigned i = 0; i < aRegs; ++i)
+            a[l][i] = context.getWord(args[i], lane);
+          for (unsigned i = 0; i < bRegs; ++i)
+            b[l][i] = context.getWord(args[aRegs + i], lane);
+          for (unsigned i = 0; i < 4; ++i)
+            c[l][i] = context.getWord(args[aRegs + bRegs + i], lane);
+        }
+        std::string why = ptx::mmaSyncFP8(config, a, b, c, d.data());
+        if (!why.empty())
+          return context.fail(why);
+        for (unsigned l = 0; l < ptx::kWarpSize; ++l)
+          for (unsigned i = 0; i < 4; ++i)
+            out.at(first + l, i) = d[l][i];
+        ++context.getStats().mfmas;
+        return success();
+      });
+}
+
+LogicalResult executePermute(NVVM::PermuteOp op, ExecutionContext &context) {
+  if (op.getMode() != NVVM::PermuteMode::DEFAULT || !op.getHi())
+    return context.fail("only prmt.b32 in the default mode is modelled");
+  LaneValues &out = context.define(op.getRes());
+  context.forEachActiveLane([&](unsigned lane) {
+    out.at(lane) = ptx::prmt(context.getWord(op.getLo(), lane),
+                             context.getWord(op.getHi(), lane),
+                             context.getWord(op.getSelector(), lane));
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // cvt.*.f32 pairs
 //===----------------------------------------------------------------------===//
 
@@ -248,7 +327,33 @@ LogicalResult readRegister(Value result, ExecutionContext &context,
 
 } // namespace
 
-LogicalResult SM120aInstructionSet::execute(Operation &op,
+std::optional<ptx::MmaSyncFP8Config>
+NVVMInstructionSet::parseMmaSyncFP8(StringRef name) {
+  ptx::MmaSyncFP8Config config;
+  if (!name.consume_front("llvm.nvvm.mma.m16n8k"))
+    return std::nullopt;
+  if (name.consume_front("32"))
+    config.k = 32;
+  else if (name.consume_front("16"))
+    config.k = 16;
+  else
+    return std::nullopt;
+  auto type = [&](ptx::ElementType &t) {
+    if (name.consume_front(".e4m3"))
+      t = ptx::ElementType::E4M3;
+    else if (name.consume_front(".e5m2"))
+      t = ptx::ElementType::E5M2;
+    else
+      return false;
+    return true;
+  };
+  if (!name.consume_front(".row.col.f32") || !type(config.typeA) ||
+      !type(config.typeB) || name != ".f32")
+    return std::nullopt;
+  return config;
+}
+
+LogicalResult NVVMInstructionSet::execute(Operation &op,
                                             ExecutionContext &context) const {
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
@@ -266,6 +371,13 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
   using Context = ExecutionContext;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case([&](NVVM::MmaBlockScaleOp mma) { return executeMma(mma, context); })
+      .Case([&](LLVM::CallIntrinsicOp call) {
+        return executeMmaFP8(call, *parseMmaSyncFP8(call.getIntrin()),
+                             context);
+      })
+      .Case([&](NVVM::PermuteOp permute) {
+        return executePermute(permute, context);
+      })
       .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op>(
           [&](auto convert) { return executeConvert(convert, context); })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
@@ -310,5 +422,10 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
 
 std::unique_ptr<InstructionSet>
 mlir::fp4train::emulation::createSM120aInstructionSet() {
-  return std::make_unique<SM120aInstructionSet>();
+  return std::make_unique<NVVMInstructionSet>("sm_120a", /*blockScaled=*/true);
+}
+
+std::unique_ptr<InstructionSet>
+mlir::fp4train::emulation::createSM90aInstructionSet() {
+  return std::make_unique<NVVMInstructionSet>("sm_90a", /*blockScaled=*/false);
 }
