@@ -462,6 +462,10 @@ protected:
 
 void NVVMGemmKernelTest::check(Data data) {
   const GemmCase &c = getCase();
+  const bool mixed = (c.formatA.find("fp4") == std::string::npos) !=
+                     (c.formatB.find("fp4") == std::string::npos);
+  if (mixed && !isSM90(getChip()))
+    GTEST_SKIP() << getChip() << " rejects FP4 x FP8 operands";
   const bool exact = data == Data::Exact;
   std::mt19937 rng(exact ? 21 : 22);
   GemmInput a = makeGemmInput(c.formatA, c.batch, c.m, c.k, exact, rng);
@@ -543,6 +547,10 @@ std::vector<GemmCase> gemmCases() {
       // MXFP8 (m16n8k32 kind::mxf8f6f4, 1X UE8M0).
       {1, 128, 128, 256, "e4m3", "e4m3"},
       {1, 100, 72, 96, "e4m3", "e5m2"},
+      // MXFP4 x MXFP8 (sm_90a only: the E2M1 side widened, the FP8 side in
+      // the same permuted K order).
+      {1, 100, 72, 96, "mxfp4", "e4m3"},
+      {1, 64, 40, 128, "e5m2", "mxfp4"},
       // bf16 epilogue: tile multiples, ragged M with even N (pair stores),
       // odd N (guarded single stores), NVFP4 and MXFP8.
       {1, 128, 128, 256, "mxfp4", "mxfp4", true},

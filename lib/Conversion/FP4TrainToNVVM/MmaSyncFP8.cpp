@@ -31,7 +31,9 @@
 // second (8 t + 4 .. + 7) that of logical K 16 + 4 t .. + 3 (A 2/3, B 1).
 // A and B use the same map from logical to physical K, so the MMA's sum is
 // the block's P, only added in another order; the sum is exact (below), so
-// the order does not matter. For k16 a lane loads the 16 bits at byte
+// the order does not matter. An 8-bit operand paired with an E2M1 one
+// (mixed MXFP4 x MXFP8) is loaded in the same permuted order: its register
+// of logical K 4 t + 16 h is the word at byte 8 t + 4 h of the block. For k16 a lane loads the 16 bits at byte
 // 8 s + 2 t (elements 16 s + 4 t .. + 3), the natural layout. Every E2M1
 // value is an E4M3 normal (0.5 is 2^-1) or zero, so nothing depends on how
 // the tensor core treats E4M3 subnormals.
@@ -85,6 +87,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -182,14 +185,16 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   GemmTiling tiling = getTiling();
   Value memory = tiles.getMemory();
   Type f32 = b.getF32Type();
-  bool packed = tiles.isPacked(0);
+  bool packedA = tiles.isPacked(0), packedB = tiles.isPacked(1);
+  // With an E2M1 operand both use the permuted K order of its widening.
+  bool permuted = packedA || packedB;
   bool nvfp4 = isa<Float8E4M3FNType>(tiles.getScaleType(0));
   int64_t blockSize = tiles.getBlockSize();
   // E2M1 is widened to E4M3, FP8 goes as it is.
-  Type typeA = packed ? Float8E4M3FNType::get(b.getContext())
-                      : tiles.getElementType(0);
-  Type typeB = packed ? Float8E4M3FNType::get(b.getContext())
-                      : tiles.getElementType(1);
+  Type typeA = packedA ? Float8E4M3FNType::get(b.getContext())
+                       : tiles.getElementType(0);
+  Type typeB = packedB ? Float8E4M3FNType::get(b.getContext())
+                       : tiles.getElementType(1);
   std::string types = getPtxTypeName(typeA) + "." + getPtxTypeName(typeB);
   std::string intrinsic = "llvm.nvvm.mma.m16n8k32.row.col.f32." + types + ".f32";
   std::string intrinsicK16 =
@@ -210,23 +215,20 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   for (int64_t j = 0; j < tiling.repN; ++j)
     for (int64_t c = 0; c < 2; ++c)
       scaleRowsB.push_back(lm.add(lm.add(rowB, 8 * j + c), lm.mul(t, 2)));
-  // The staged scale word (4 codes) holding `block` of each of those rows,
-  // loaded when the first block of the word is reached (fewer live
-  // registers than loading a step's 8 UE4M3 codes at once).
+  // The staged scale word (4 codes) holding `block` of each of those rows.
   SmallVector<Value> wordsA, wordsB;
-  auto scaleCodes = [&](int64_t block) {
-    if (block % 4 == 0) {
-      auto load = [&](unsigned operand, ArrayRef<Value> rows,
-                      SmallVectorImpl<Value> &words) {
-        words.clear();
-        for (Value row : rows)
-          words.push_back(lm.loadWord(
-              memory, tiles.getScaleOffset(b, loc, operand, buffer, row,
-                                           lm.c(block))));
-      };
-      load(0, scaleRowsA, wordsA);
-      load(1, scaleRowsB, wordsB);
-    }
+  auto scaleCodes = [&](Value block) {
+    Value first = lm.mul(lm.shr(block, 2), 4);
+    auto load = [&](unsigned operand, ArrayRef<Value> rows,
+                    SmallVectorImpl<Value> &words) {
+      words.clear();
+      for (Value row : rows)
+        words.push_back(lm.loadWord(
+            memory,
+            tiles.getScaleOffset(b, loc, operand, buffer, row, first)));
+    };
+    load(0, scaleRowsA, wordsA);
+    load(1, scaleRowsB, wordsB);
   };
 
   // [GEMM1] E8M0 scaling (see the file comment): T, the split exponent.
@@ -288,13 +290,36 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         .first;
   };
 
-  // Per scale block of the step (one MMA K extent): B's fragments and
-  // column factors, then per A tile i its fragment, row factors and the
-  // MMAs of row i, so that one block's and one A tile's registers are live
-  // at a time.
-  for (int64_t block = 0; block < kGemmTileK / blockSize; ++block) {
-    // First staged byte of the block: E2M1 two per byte.
-    int64_t kByte = packed ? block * blockSize / 2 : block * blockSize;
+  // A loop over the scale blocks of the step (one MMA K extent each), the
+  // accumulators carried: B's fragments and column factors, then per A
+  // tile i its fragment, row factors and the MMAs of row i. A loop (not
+  // unrolled code) keeps ptxas from interleaving blocks: one block's and
+  // one A tile's registers are live at a time, next to the accumulators.
+  Value t8 = lm.mul(t, 8);
+  auto loop = scf::ForOp::create(b, loc, lm.c(0),
+                                 lm.c(kGemmTileK / blockSize), lm.c(1),
+                                 SmallVector<Value>(accs.begin(), accs.end()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = loop.getInductionVar();
+    SmallVector<Value> blockAccs(loop.getRegionIterArgs());
+    MutableArrayRef<Value> accs(blockAccs);
+    // First staged byte of the block per operand: E2M1 two per byte.
+    Value kByteA = lm.mul(block, packedA ? blockSize / 2 : blockSize);
+    Value kByteB = lm.mul(block, packedB ? blockSize / 2 : blockSize);
+    // Byte of 8-bit register half h (K 4 t + 16 h, or in the permuted
+    // order 8 t + 4 h) within the block.
+    auto byteOfHalf = [&](Value kByte, int64_t h) {
+      return permuted ? lm.add(lm.add(t8, kByte), 4 * h)
+                      : lm.add(lm.add(t4, kByte), 16 * h);
+    };
+    // This block's byte of a scale word.
+    Value byteShift = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), lm.mul(lm.band(block, 3), 8));
+    auto scaleByte = [&](Value word) {
+      return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
+    };
     scaleCodes(block);
     // B registers of tile j, C-column factors 2^eb (E8M0) or sb (UE4M3).
     SmallVector<SmallVector<Value, 2>> bRegs;
@@ -302,26 +327,26 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       Value row = lm.add(lm.add(rowB, 8 * j), g);
       if (nvfp4) {
         // m16n8k16: B register = B[4 t + j][g].
-        bRegs.push_back({loadHalfWord(1, row, lm.add(lm.mul(t, 2), kByte))});
+        bRegs.push_back({loadHalfWord(1, row, lm.add(lm.mul(t, 2), kByteB))});
         continue;
       }
       SmallVector<Value, 2> regs(2);
-      if (packed) {
+      if (packedB) {
         Value word = lm.loadWord(
             memory,
-            tiles.getCodesOffset(b, loc, 1, buffer, row, lm.add(t4, kByte)));
+            tiles.getCodesOffset(b, loc, 1, buffer, row, lm.add(t4, kByteB)));
         std::tie(regs[0], regs[1]) = widenE2M1ToE4M3(wm, word);
       } else {
         for (int64_t r = 0; r < 2; ++r)
           regs[r] = lm.loadWord(
               memory, tiles.getCodesOffset(b, loc, 1, buffer, row,
-                                           lm.add(t4, kByte + 16 * r)));
+                                           byteOfHalf(kByteB, r)));
       }
       bRegs.push_back(regs);
     }
     SmallVector<Value> colFactors;
     for (Value word : wordsB) {
-      Value code = wm.byte(word, block % 4);
+      Value code = scaleByte(word);
       colFactors.push_back(nvfp4 ? decodeE4M3(code) : e8m0Power(code, 254));
     }
 
@@ -332,14 +357,14 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         // m16n8k16: A register r = A[g + 8 r][4 t + j].
         for (int64_t r = 0; r < 2; ++r)
           aRegs.push_back(loadHalfWord(0, lm.add(tileRow, 8 * r),
-                                       lm.add(lm.mul(t, 2), kByte)));
-      } else if (packed) {
+                                       lm.add(lm.mul(t, 2), kByteA)));
+      } else if (packedA) {
         aRegs.resize(4);
         for (int64_t h = 0; h < 2; ++h) {
           Value word = lm.loadWord(
               memory, tiles.getCodesOffset(b, loc, 0, buffer,
                                            lm.add(tileRow, 8 * h),
-                                           lm.add(t4, kByte)));
+                                           lm.add(t4, kByteA)));
           std::tie(aRegs[h], aRegs[2 + h]) = widenE2M1ToE4M3(wm, word);
         }
       } else {
@@ -347,13 +372,13 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
           aRegs.push_back(lm.loadWord(
               memory, tiles.getCodesOffset(b, loc, 0, buffer,
                                            lm.add(tileRow, 8 * (r % 2)),
-                                           lm.add(t4, kByte + 16 * (r / 2)))));
+                                           byteOfHalf(kByteA, r / 2))));
       }
       // Factors of rows g, g + 8: (2^min(ea,T), 2^max(ea-T,0)) for E8M0,
       // (sa, -) for UE4M3.
       std::array<std::pair<Value, Value>, 2> rowFactors;
       for (int64_t h = 0; h < 2; ++h) {
-        Value code = wm.byte(wordsA[2 * i + h], block % 4);
+        Value code = scaleByte(wordsA[2 * i + h]);
         if (nvfp4) {
           rowFactors[h] = {decodeE4M3(code), Value()};
           continue;
@@ -393,7 +418,10 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         d = vector::FromElementsOp::create(b, loc, d.getType(), out);
       }
     }
+    scf::YieldOp::create(b, loc, blockAccs);
   }
+  for (auto [acc, result] : llvm::zip(accs, loop.getResults()))
+    acc = result;
 }
 
 std::optional<SmallVector<Value>>

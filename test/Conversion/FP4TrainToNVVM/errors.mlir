@@ -1,4 +1,5 @@
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_120a" --split-input-file --verify-diagnostics
+// RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_80" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file 2>&1 | FileCheck %s --check-prefix=SM100
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=gfx950" 2>&1 | FileCheck %s --check-prefix=BADCHIP
@@ -6,7 +7,9 @@
 
 // BADCHIP: error: fp4train-to-nvvm: invalid chip 'gfx950': expected an NVIDIA target name such as sm_120a
 // BADCHIP2: error: fp4train-to-nvvm: invalid chip 'sm_12x': expected an NVIDIA target name such as sm_120a
-// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_120a)
+// SM80: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_80: the chip has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, sm_90a or sm_120a)
+// sm_90a runs every operand pair (FP4 x FP8 too); only the grid limit is left.
+// SM90: error: 'fp4train.scaled_matmul' op needs a grid of 1 x 1 x 65536 workgroups (N, M and batch tiles) on sm_90a, past the launch limits (2^31 - 1 in x, 65535 in y and z)
 // SM100: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100a: the chip needs the tcgen05 block-scaled MMA lowering, which is not implemented yet; use sm_120a
 
 !mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
