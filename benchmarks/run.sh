@@ -8,7 +8,8 @@
 #  - the static gfx950 report of the 4096^3 MXFP4 GEMM kernel
 #    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed);
 #  - the static sm_120a report of the 4096^3 NVFP4 GEMM kernel
-#    (benchmarks/sm120a_report.sh: from its PTX and ptxas -v).
+#    (benchmarks/sm120a_report.sh: from its PTX and ptxas -v), on sm_120a
+#    and on sm_90a.
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
@@ -127,3 +128,4 @@ PY
 
 bash "$(dirname "${BASH_SOURCE[0]}")/gfx950_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build"
+bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a

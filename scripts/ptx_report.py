@@ -149,7 +149,8 @@ def loop_report(name, ptx, regs, smem, threads, chip):
     warps = (threads or 256) // 32
     other = sum(v for c, v in classes.items() if c != "mma.sync")
     print()
-    print("Main loop of %s, per warp and K step of 128 (%d warps, %s):" % (
+    # sm_120a's loop is a K step of 128, sm_90a's one scale block of it.
+    print("Main loop of %s, per warp and iteration (%d warps, %s):" % (
         name, warps, first[0].split(".block_scale")[0]))
     for key in ["mma.sync", "ld.shared", "st.shared", "ld.global", "mov", "alu/other", "bar/branch"]:
         if key in classes:
@@ -158,26 +159,32 @@ def loop_report(name, ptx, regs, smem, threads, chip):
     # Statements are per warp; their bytes are per lane.
     print("  shared bytes per mma.sync: %.0f, global bytes per mma.sync: %.0f" % (
         32 * shared_bytes / mmas, 32 * global_bytes / mmas))
-    # Tensor-core clocks per sub-partition for one K step of the workgroup.
+    # Tensor-core clocks per sub-partition for one iteration of the workgroup.
     groups = 1
     occupancy_info = occupancy(regs, smem, threads, chip)
     if occupancy_info:
         groups = max(1, occupancy_info[0])
     resident_warps = groups * warps
     warps_per_sub = resident_warps / SUBPARTITIONS
-    rate = params["fp8"] if k == 32 else params["fp4"]
+    # The FP8 forms: kind::mxf8f6f4 and the plain e4m3/e5m2 mma.sync.
+    fp8 = first[4] is not None or first[2] == "mxf8f6f4"
+    rate = params["fp8"] if fp8 else params["fp4"]
     mma_clocks = warps_per_sub * mmas * flop_per_mma / (rate / SUBPARTITIONS)
     issue_clocks = warps_per_sub * (mmas + other)
     print("  resident: %d workgroup(s), %d warps per SM, %.1f per sub-partition" % (
         groups, resident_warps, warps_per_sub))
-    print("  tensor-core clocks per step: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
+    print("  tensor-core clocks per iteration: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
         mma_clocks, issue_clocks))
     bound = min(1.0, mma_clocks / issue_clocks) if issue_clocks else 1.0
     print("  issue bound on tensor-core utilization: %.0f%% of the %s peak" % (
         100 * bound, params["name"]))
     step_global = 32 * global_bytes * resident_warps
+    if not step_global:
+        print("  no global loads in this loop (they are in the enclosing K-step loop)")
+        print()
+        return
     dram_clocks = step_global / params["dram"]
-    print("  global bytes per SM and step: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
+    print("  global bytes per SM and iteration: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
         step_global, step_global / mma_clocks, params["dram"]))
     print("  from DRAM alone (no L2 reuse) that bounds utilization at %.0f%%; every"
           " A/B tile is read by N/128 or M/128 workgroups, so L2 is what must serve it" % (
