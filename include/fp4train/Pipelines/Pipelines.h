@@ -188,7 +188,7 @@ enum class CUDAFormat {
 /// CUDA toolkit that `format=bin` takes ptxas from.
 struct CUDAPipelineOptions : public QuantizePipelineOptions {
   Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_120a)"),
+      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_120a, sm_90a, sm_89)"),
       llvm::cl::init("sm_120a")};
   Option<CUDAFormat> format{
       *this, "format", llvm::cl::desc("device code format"),

@@ -59,8 +59,9 @@ NVVM::MMATypes getPtxType(Type element) {
 
 } // namespace
 
-std::pair<Value, Value> MmaSyncBlockScaleTargetInfo::getAccumulatorPosition(
-    OpBuilder &b, Location loc, Value lane, int64_t index) const {
+std::pair<Value, Value>
+MmaSyncTargetInfo::getAccumulatorPosition(OpBuilder &b, Location loc,
+                                          Value lane, int64_t index) const {
   return LaneMath{b, loc}.getAccumulatorPosition(lane, index);
 }
 

@@ -169,12 +169,6 @@ std::string getPtxTypeName(Type element) {
 
 } // namespace
 
-std::pair<Value, Value>
-MmaSyncFP8TargetInfo::getAccumulatorPosition(OpBuilder &b, Location loc,
-                                             Value lane, int64_t index) const {
-  return LaneMath{b, loc}.getAccumulatorPosition(lane, index);
-}
-
 void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                                          const StagedTiles &tiles,
                                          Value buffer, Value lane, Value rowA,

@@ -3,27 +3,19 @@
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
-
-#include <string>
+#include "NVVMTargetInfo.h"
 
 namespace mlir::fp4train {
 
 /// The primitives of a chip with FP8 but no FP4 hardware (sm_89, sm_90,
 /// sm_90a): 32-lane warps and cvt.rn.satfinite.e4m3x2.f32 for the RNE E4M3
 /// encode; E2M1 and E5M2 codes and [SR1] take the shared integer recipes.
-class SM90TargetInfo : public TargetInfoBase {
+class SM90TargetInfo : public NVVMTargetInfo {
 public:
-  explicit SM90TargetInfo(std::string chip) : chip(std::move(chip)) {}
-  StringRef getChip() const override { return chip; }
-  int64_t getSubgroupSize() const override { return 32; }
+  using NVVMTargetInfo::NVVMTargetInfo;
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;
-
-private:
-  std::string chip;
 };
 
 /// Block-scaled GEMM on the FP8 tensor cores without block scaling:
@@ -34,27 +26,16 @@ private:
 /// accumulators in increasing K order ([GEMM1]); 8 warps in a 2x4 grid with
 /// 4x4 instruction tiles each: 128x128 workgroup tiles. MmaSyncFP8.cpp has
 /// the layouts and the exactness argument.
-class MmaSyncFP8TargetInfo : public BlockScaledMMATargetInfo {
+class MmaSyncFP8TargetInfo : public MmaSyncTargetInfo {
 public:
   explicit MmaSyncFP8TargetInfo(const SM90TargetInfo &target)
-      : target(target) {}
+      : MmaSyncTargetInfo(target) {}
 
-  const TargetInfoBase &getTarget() const override { return target; }
-  int64_t getM() const override { return 16; }
-  int64_t getN() const override { return 8; }
+  /// The K of the m16n8k32 form; NVFP4's blocks take m16n8k16.
   int64_t getK() const override { return 32; }
-  GemmTiling getTiling() const override { return {2, 4, 4, 4}; }
-  int64_t getAccumulatorLength() const override { return 4; }
-  std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
-                                                 Value lane,
-                                                 int64_t index) const override;
-  bool hasAdjacentColumnPairs() const override { return true; }
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;
-
-private:
-  const SM90TargetInfo &target;
 };
 
 } // namespace mlir::fp4train

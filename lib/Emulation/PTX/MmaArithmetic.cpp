@@ -163,3 +163,23 @@ uint32_t detail::sumOfProductsToF32(
     out = roundToF32(acc);
   return out;
 }
+
+void detail::computeD16x8(
+    llvm::ArrayRef<std::array<uint32_t, 4>> c, unsigned count,
+    unsigned factorCount,
+    llvm::function_ref<void(unsigned, unsigned, unsigned, Value *)> factors,
+    std::array<uint32_t, 4> *d) {
+  std::array<uint32_t, 4> result[kWarpSize];
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    const unsigned g = lane / 4, t = lane % 4;
+    for (unsigned i = 0; i < 4; ++i) {
+      const unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+      result[lane][i] = sumOfProductsToF32(
+          c[lane][i], count, factorCount, [&](unsigned k, Value *out) {
+            factors(row, col, k, out);
+          });
+    }
+  }
+  for (unsigned lane = 0; lane < kWarpSize; ++lane)
+    d[lane] = result[lane];
+}

@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <array>
 #include <cstdint>
 
 namespace fp4train::emulation::ptx::detail {
@@ -52,6 +53,18 @@ uint32_t sumOfProductsToF32(uint32_t cBits, unsigned count,
                             unsigned factorCount,
                             llvm::function_ref<void(unsigned k, Value *out)>
                                 factors);
+
+/// D of a warp's m16n8 MMA: lane L's register i is D[row][col] with row
+/// g + 8 (i / 2), col 2 t + i % 2 (g = L / 4, t = L % 4; PTX ISA, C/D
+/// fragments of mma.m16n8k*), computed as sumOfProductsToF32 of C's same
+/// register and `count` products whose factors `factors(row, col, k, out)`
+/// writes. `d` may alias `c`.
+void computeD16x8(
+    llvm::ArrayRef<std::array<uint32_t, 4>> c, unsigned count,
+    unsigned factorCount,
+    llvm::function_ref<void(unsigned row, unsigned col, unsigned k, Value *out)>
+        factors,
+    std::array<uint32_t, 4> *d);
 
 } // namespace fp4train::emulation::ptx::detail
 

@@ -66,19 +66,10 @@ std::string fp4train::emulation::ptx::mmaSyncFP8(
       matB[row * N + g] = decode(formatB, code);
     }
   }
-  std::array<uint32_t, 4> result[kWarpSize];
-  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    const unsigned g = lane / 4, t = lane % 4;
-    for (unsigned i = 0; i < 4; ++i) {
-      const unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
-      result[lane][i] = sumOfProductsToF32(
-          c[lane][i], K, 2, [&](unsigned k, Value *factors) {
-            factors[0] = matA[row * K + k];
-            factors[1] = matB[k * N + col];
-          });
-    }
-  }
-  for (unsigned lane = 0; lane < kWarpSize; ++lane)
-    d[lane] = result[lane];
+  computeD16x8(c, K, 2, [&](unsigned row, unsigned col, unsigned k,
+                            Value *factors) {
+    factors[0] = matA[row * K + k];
+    factors[1] = matB[k * N + col];
+  }, d);
   return {};
 }
