@@ -86,6 +86,21 @@ std::optional<ptx::ElementType> getElementType(NVVM::MMATypes type) {
   }
 }
 
+/// The warp's D registers from a model's result `d` into `out` (lanes from
+/// `first`), or the model's complaint `why`.
+LogicalResult defineD(ExecutionContext &context, LaneValues &out,
+                      unsigned first,
+                      const std::vector<std::array<uint32_t, 4>> &d,
+                      const std::string &why) {
+  if (!why.empty())
+    return context.fail(why);
+  for (unsigned l = 0; l < ptx::kWarpSize; ++l)
+    for (unsigned i = 0; i < 4; ++i)
+      out.at(first + l, i) = d[l][i];
+  ++context.getStats().mfmas;
+  return success();
+}
+
 /// The model's configuration of `op`, or a failure naming what the model
 /// does not cover.
 FailureOr<ptx::MmaBlockScaleConfig>
@@ -184,18 +199,14 @@ LogicalResult executeMma(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
           scaleA[l] = context.getWord(op.getScaleAData(), lane);
           scaleB[l] = context.getWord(op.getScaleBData(), lane);
         }
-        std::string why = ptx::mmaBlockScale(
-            *config, a, b, c, scaleA, context.getWord(op.getByteIdA(), first),
-            context.getWord(op.getThreadIdA(), first), scaleB,
-            context.getWord(op.getByteIdB(), first),
-            context.getWord(op.getThreadIdB(), first), d.data());
-        if (!why.empty())
-          return context.fail(why);
-        for (unsigned l = 0; l < ptx::kWarpSize; ++l)
-          for (unsigned i = 0; i < 4; ++i)
-            out.at(first + l, i) = d[l][i];
-        ++context.getStats().mfmas;
-        return success();
+        return defineD(
+            context, out, first, d,
+            ptx::mmaBlockScale(*config, a, b, c, scaleA,
+                               context.getWord(op.getByteIdA(), first),
+                               context.getWord(op.getThreadIdA(), first),
+                               scaleB, context.getWord(op.getByteIdB(), first),
+                               context.getWord(op.getThreadIdB(), first),
+                               d.data()));
       });
 }
 
@@ -236,14 +247,8 @@ LogicalResult executeMmaFP8(LLVM::CallIntrinsicOp op,
           for (unsigned i = 0; i < 4; ++i)
             c[l][i] = context.getWord(args[aRegs + bRegs + i], lane);
         }
-        std::string why = ptx::mmaSyncFP8(config, a, b, c, d.data());
-        if (!why.empty())
-          return context.fail(why);
-        for (unsigned l = 0; l < ptx::kWarpSize; ++l)
-          for (unsigned i = 0; i < 4; ++i)
-            out.at(first + l, i) = d[l][i];
-        ++context.getStats().mfmas;
-        return success();
+        return defineD(context, out, first, d,
+                       ptx::mmaSyncFP8(config, a, b, c, d.data()));
       });
 }
 
