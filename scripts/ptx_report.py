@@ -4,16 +4,15 @@
 Reads the output of `fp4-opt --fp4train-cuda-pipeline="... format=isa"`,
 writes each kernel's PTX to OUT_DIR/<kernel>.ptx and prints one line per
 kernel: the block-scaled MMAs in its main loop (the body between a loop
-label and the branch back to it; mma.sync per K step of 128 on sm_120a,
-tcgen05.mma per pipeline stage on sm_100a/sm_103a), the FP4/FP8
-conversions, and, when ptxas is given, the registers, spill bytes, shared
-memory (static, plus the dynamic size the host launch passes) and barriers
-ptxas reports with `-v`, and the occupancy those imply on --chip (sm_120a:
-65536 registers and 100 KiB of shared memory per SM, at most 48 warps, 1536
-threads; sm_100a/sm_103a: 65536 registers, 228 KiB, 64 warps, 2048
-threads).
+label and the branch back to it; mma.sync per K step of 128 on sm_120a and
+sm_90a/sm_89, tcgen05.mma per pipeline stage on sm_100a/sm_103a), the
+FP4/FP8 conversions, and, when ptxas is given, the registers, spill bytes,
+shared memory (static, plus the dynamic size the host launch passes) and
+barriers ptxas reports with `-v`, and the occupancy those imply on the chip
+(its .target, or --chip: sm_120a, sm_100a, sm_103a, sm_90a or sm_89; see
+CHIPS).
 
-    ptx_report.py [--ptxas PTXAS] [--chip sm_120a] [--check] [--loop KERNEL]...
+    ptx_report.py [--ptxas PTXAS] [--chip CHIP] [--check] [--loop KERNEL]...
                   MODULE.mlir OUT_DIR
 
 ptxas is --ptxas, else the one on PATH, else /usr/local/cuda/bin/ptxas; without
@@ -25,10 +24,10 @@ or the PTX references an external function (libdevice).
 With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
 loop (one iteration = one staged K step of 128) per warp: PTX statements by
 class, shared and global bytes, and the bounds they put on the kernel
-against sm_120a's FP4 tensor-core rate (see loop_report); for a tcgen05
-kernel, the stages, shared memory per stage, TMEM columns, MMAs per stage
-and the producer's traffic against B200's rates (see tcgen05_report). PTX
-statements
+against the chip's FP4 or FP8 tensor-core rate (see loop_report); for a
+tcgen05 kernel, the stages, shared memory per stage, TMEM columns, MMAs per
+stage and the producer's traffic against B200's rates (see tcgen05_report).
+PTX statements
 are not SASS instructions (ptxas removes most moves and folds addressing);
 the CUDA toolkit here has no disassembler, so the counts are an upper bound
 on the issue slots the loop needs.
@@ -42,12 +41,15 @@ import sys
 
 from gpu_binary import binaries
 
-MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?")
+# The block-scaled forms (sm_120a: shape, kind, scale_vec) and the plain FP8
+# one (sm_89/sm_90a: shape, then the A.B types in group 4).
+MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\."
+                 r"(?:kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?|f32\.(e\dm\d\.e\dm\d)\.f32)")
 TCGEN05 = re.compile(r"tcgen05\.mma\.cta_group::(\d)\.kind::(\w+)\.block_scale\.(block\d+)")
 
 
 def any_mma(line):
-    """The warp-level or tcgen05 block-scaled MMA of a PTX line, or None."""
+    """The warp-level or tcgen05 MMA of a PTX line, or None."""
     return MMA.search(line) or TCGEN05.search(line)
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
 
@@ -70,16 +72,47 @@ def main_loop(ptx):
     return best
 
 
-# sm_120a (RTX 5090): 1676 dense FP4 TFLOPS at a 2.41 GHz boost over 170
-# SMs (NVIDIA's published 3352 sparse "AI TOPS"), i.e. 4096 FP4 FLOP per
-# clock per SM, 1024 per SM sub-partition (4 per SM, one warp scheduler
-# each, issuing one instruction per clock). An m16n8k64 block-scaled MMA is
-# 16384 FLOP: one per 16 clocks per sub-partition; m16n8k32 (FP8 kinds, half
-# the FP4 rate) the same 16 clocks for 8192 FLOP. DRAM: 1792 GB/s, i.e.
-# 4.4 bytes per clock per SM.
-FP4_FLOP_PER_CLOCK_PER_SM = 4096
+# Per chip: the tensor-core FLOP per clock per SM of the kernels' MMA
+# (m16n8k64 FP4 kinds; m16n8k32 FP8 forms), DRAM bytes per clock per SM,
+# registers, shared memory per SM, warps and threads per SM.
+#  - sm_120a (RTX 5090): 1676 dense FP4 TFLOPS at a 2.41 GHz boost over 170
+#    SMs (NVIDIA's published 3352 sparse "AI TOPS"), i.e. 4096 FP4 FLOP per
+#    clock per SM, 1024 per SM sub-partition (4 per SM, one warp scheduler
+#    each, issuing one instruction per clock); the FP8 kinds run at half
+#    that. DRAM: 1792 GB/s. 100 KiB shared memory, 48 warps per SM.
+#  - sm_90a (H100 SXM): 1979 dense FP8 TFLOPS at 1.83 GHz over 132 SMs, i.e.
+#    8192 FP8 FLOP per clock per SM (the wgmma peak; NVIDIA publishes no
+#    separate mma.sync rate, so this is an upper bound for it). HBM3:
+#    3.35 TB/s. 228 KiB shared memory, 64 warps per SM.
+#  - sm_89 (L40S): 733 dense FP8 TFLOPS at 2.52 GHz over 142 SMs (2048 per
+#    clock per SM), 864 GB/s, 100 KiB shared memory, 48 warps.
+#  - sm_100a (B200; sm_103a takes the same figures): 9 dense FP4 PFLOPS over
+#    148 SMs at about 1.85 GHz, i.e. 32768 FP4 FLOP per clock per SM (an
+#    M128 N128 K64 block-scaled tcgen05.mma is 64 clocks), half that for the
+#    8-bit kinds; shared memory 128 bytes per clock per SM; HBM3e 8 TB/s,
+#    i.e. 29 bytes per clock per SM. 228 KiB shared memory, 64 warps per SM.
+CHIPS = {
+    "sm_120a": dict(fp4=4096, fp8=2048, dram=1792e9 / 2.41e9 / 170, smem=100 * 1024,
+                    warps=48, threads=1536, name="FP4"),
+    "sm_90a": dict(fp4=None, fp8=8192, dram=3.35e12 / 1.83e9 / 132, smem=228 * 1024,
+                   warps=64, threads=2048, name="FP8"),
+    "sm_89": dict(fp4=None, fp8=2048, dram=864e9 / 2.52e9 / 142, smem=100 * 1024,
+                  warps=48, threads=1536, name="FP8"),
+    "sm_100a": dict(fp4=32768, fp8=16384, dram=8e12 / 1.85e9 / 148, smem=228 * 1024,
+                    warps=64, threads=2048, name="FP4", shared_bytes=128),
+}
+CHIPS["sm_121a"] = CHIPS["sm_120a"]
+CHIPS["sm_90"] = CHIPS["sm_90a"]
+CHIPS["sm_103a"] = CHIPS["sm_100a"]
 SUBPARTITIONS = 4
-DRAM_BYTES_PER_CLOCK_PER_SM = 1792e9 / 2.41e9 / 170
+
+
+def chip_of(ptx, default):
+    """The chip of --chip, else of the PTX's .target directive."""
+    if default:
+        return default
+    match = re.search(r"^\.target\s+(sm_\w+)", ptx, re.M)
+    return match[1] if match else "sm_120a"
 
 
 def statements(lines):
@@ -95,17 +128,10 @@ def statements(lines):
     return out
 
 
-# B200 (sm_100a): 9 dense FP4 PFLOPS over 148 SMs at about 1.85 GHz, i.e.
-# 32768 FP4 FLOP per clock per SM (an M128 N128 K64 block-scaled MMA is 64
-# clocks), half that for the 8-bit kinds; shared memory 128 bytes per clock
-# per SM; HBM3e 8 TB/s, i.e. 29 bytes per clock per SM.
-TC_FP4_FLOP_PER_CLOCK_PER_SM = 32768
-TC_SHARED_BYTES_PER_CLOCK = 128
-TC_DRAM_BYTES_PER_CLOCK_PER_SM = 8e12 / 1.85e9 / 148
-
-
 def tcgen05_report(name, ptx, regs, smem):
-    """The static figures of a tcgen05 GEMM kernel, from its PTX."""
+    """The static figures of a tcgen05 GEMM kernel, from its PTX, against
+    B200's rates (CHIPS["sm_100a"])."""
+    params = CHIPS["sm_100a"]
     mmas = [TCGEN05.search(l) for l in ptx.splitlines()]
     mmas = [m for m in mmas if m]
     if not mmas:
@@ -123,7 +149,7 @@ def tcgen05_report(name, ptx, regs, smem):
     k_stage = per_stage * (64 if fp4 else 32)
     stage_bytes = 2 * 128 * 128 + 2 * (k_stage // (16 if block == "block16" and fp4 else 32)) // 4 * 512
     flop = 2 * 128 * 128 * k_stage
-    rate = TC_FP4_FLOP_PER_CLOCK_PER_SM / (1 if fp4 else 2)
+    rate = params["fp4"] if fp4 else params["fp8"]
     mma_clocks = flop / rate
     # The producers read one byte per code from global memory (codes are
     # i8 tensors; E2M1 is packed to nibbles on the way) and write the
@@ -141,20 +167,21 @@ def tcgen05_report(name, ptx, regs, smem):
         per_stage, cps))
     print("  tensor-core clocks per stage at B200's dense %s rate: %.0f" % (
         "FP4" if fp4 else "FP8", mma_clocks))
-    smem_bound = min(1.0, mma_clocks * TC_SHARED_BYTES_PER_CLOCK / shared_bytes)
+    smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / shared_bytes)
     print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
           " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
     need = global_bytes / mma_clocks
     print("  producer global reads per stage: %d bytes, %.0f B/clock per SM at the MMA rate"
           " (DRAM gives %.0f; every tile is re-read by N/128 or M/128 workgroups, so L2 serves"
           " most): bounds it at %.0f%% from DRAM alone" % (
-              global_bytes, need, TC_DRAM_BYTES_PER_CLOCK_PER_SM,
-              100 * min(1.0, TC_DRAM_BYTES_PER_CLOCK_PER_SM / need)))
+              global_bytes, need, params["dram"],
+              100 * min(1.0, params["dram"] / need)))
 
 
-def loop_report(name, ptx, regs, smem, threads):
+def loop_report(name, ptx, regs, smem, threads, chip):
     if TCGEN05.search(ptx):
         return tcgen05_report(name, ptx, regs, smem)
+    params = CHIPS.get(chip, CHIPS["sm_120a"])
     loop = main_loop(ptx)
     if not loop:
         print("%s: no loop with an mma.sync" % name)
@@ -193,7 +220,8 @@ def loop_report(name, ptx, regs, smem, threads):
     warps = (threads or 256) // 32
     other = sum(v for c, v in classes.items() if c != "mma.sync")
     print()
-    print("Main loop of %s, per warp and K step of 128 (%d warps, %s):" % (
+    # sm_120a's loop is a K step of 128, sm_90a's one scale block of it.
+    print("Main loop of %s, per warp and iteration (%d warps, %s):" % (
         name, warps, first[0].split(".block_scale")[0]))
     for key in ["mma.sync", "ld.shared", "st.shared", "ld.global", "mov", "alu/other", "bar/branch"]:
         if key in classes:
@@ -202,27 +230,33 @@ def loop_report(name, ptx, regs, smem, threads):
     # Statements are per warp; their bytes are per lane.
     print("  shared bytes per mma.sync: %.0f, global bytes per mma.sync: %.0f" % (
         32 * shared_bytes / mmas, 32 * global_bytes / mmas))
-    # Tensor-core clocks per sub-partition for one K step of the workgroup.
+    # Tensor-core clocks per sub-partition for one iteration of the workgroup.
     groups = 1
-    occupancy_info = occupancy(regs, smem, threads)
+    occupancy_info = occupancy(regs, smem, threads, chip)
     if occupancy_info:
         groups = max(1, occupancy_info[0])
     resident_warps = groups * warps
     warps_per_sub = resident_warps / SUBPARTITIONS
-    mma_clocks = warps_per_sub * mmas * flop_per_mma / (FP4_FLOP_PER_CLOCK_PER_SM / SUBPARTITIONS)
-    if k == 32:
-        mma_clocks *= 2  # the FP8 kinds run at half the FP4 rate
+    # The FP8 forms: kind::mxf8f6f4 and the plain e4m3/e5m2 mma.sync.
+    fp8 = first[4] is not None or first[2] == "mxf8f6f4"
+    rate = params["fp8"] if fp8 else params["fp4"]
+    mma_clocks = warps_per_sub * mmas * flop_per_mma / (rate / SUBPARTITIONS)
     issue_clocks = warps_per_sub * (mmas + other)
     print("  resident: %d workgroup(s), %d warps per SM, %.1f per sub-partition" % (
         groups, resident_warps, warps_per_sub))
-    print("  tensor-core clocks per step: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
+    print("  tensor-core clocks per iteration: %.0f; issue clocks (PTX statements, upper bound): %.0f" % (
         mma_clocks, issue_clocks))
     bound = min(1.0, mma_clocks / issue_clocks) if issue_clocks else 1.0
-    print("  issue bound on tensor-core utilization: %.0f%% of the FP4 peak" % (100 * bound))
+    print("  issue bound on tensor-core utilization: %.0f%% of the %s peak" % (
+        100 * bound, params["name"]))
     step_global = 32 * global_bytes * resident_warps
-    dram_clocks = step_global / DRAM_BYTES_PER_CLOCK_PER_SM
-    print("  global bytes per SM and step: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
-        step_global, step_global / mma_clocks, DRAM_BYTES_PER_CLOCK_PER_SM))
+    if not step_global:
+        print("  no global loads in this loop (they are in the enclosing K-step loop)")
+        print()
+        return
+    dram_clocks = step_global / params["dram"]
+    print("  global bytes per SM and iteration: %d (%.1f B/clock at the MMA rate; DRAM gives %.1f);" % (
+        step_global, step_global / mma_clocks, params["dram"]))
     print("  from DRAM alone (no L2 reuse) that bounds utilization at %.0f%%; every"
           " A/B tile is read by N/128 or M/128 workgroups, so L2 is what must serve it" % (
               100 * min(1.0, mma_clocks / dram_clocks)))
@@ -264,21 +298,16 @@ def threads_of(ptx):
     return int(match[1]) * int(match[2]) * int(match[3])
 
 
-# Shared memory (bytes) and threads per SM.
-SM_LIMITS = {"sm_120a": (100 * 1024, 1536), "sm_121a": (100 * 1024, 1536),
-             "sm_100a": (228 * 1024, 2048), "sm_103a": (228 * 1024, 2048)}
-
-
-def occupancy(regs, smem, threads, chip="sm_120a"):
+def occupancy(regs, smem, threads, chip):
     """Workgroups and warps per SM on `chip`."""
     if not threads:
         return None
-    smem_per_sm, threads_per_sm = SM_LIMITS.get(chip, SM_LIMITS["sm_120a"])
+    params = CHIPS.get(chip, CHIPS["sm_120a"])
     warps = (threads + 31) // 32
     per_warp = ((max(regs, 1) * 32 + 255) // 256) * 256
     by_regs = 65536 // (per_warp * warps)
-    by_smem = smem_per_sm // smem if smem else 32
-    by_threads = threads_per_sm // threads
+    by_smem = params["smem"] // smem if smem else 32
+    by_threads = params["threads"] // threads
     groups = max(0, min(by_regs, by_smem, by_threads, 32))
     return groups, groups * warps
 
@@ -307,7 +336,7 @@ def dynamic_shared(text):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ptxas")
-    parser.add_argument("--chip", default="sm_120a")
+    parser.add_argument("--chip", help="default: each PTX's .target")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--loop", action="append", default=[])
     parser.add_argument("module")
@@ -342,7 +371,7 @@ def main():
             if first.re is TCGEN05:
                 mma = "%d x tcgen05 %s %s" % (len(mmas), first[2], first[3])
             else:
-                mma = "%d x %s %s %s" % (len(mmas), first[1], first[2], first[3] or "")
+                mma = "%d x %s %s %s" % (len(mmas), first[1], first[2] or first[4], first[3] or "")
             # One loop iteration is one staged K step of 128.
             per_step = "%d" % len(mmas) if loop else "-"
         converts = len(CONVERT.findall(ptx))
@@ -350,8 +379,9 @@ def main():
             failures.append("%s: the PTX references an external function" % name)
         regs = spills = smem = barriers = "-"
         occ = "-"
+        chip = chip_of(ptx, args.chip)
         if args.ptxas:
-            ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, args.chip, path)
+            ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, chip, path)
             # ptxas counts static shared memory (the empty dynamic array
             # declares 1 byte); the launch adds the dynamic size.
             if ok and name in dynamic:
@@ -360,13 +390,13 @@ def main():
                 failures.append("%s: ptxas failed: %s" % (name, message))
             elif spills:
                 failures.append("%s: %d bytes of spills" % (name, spills))
-            o = occupancy(regs, smem, threads_of(ptx), args.chip) if ok else None
+            o = occupancy(regs, smem, threads_of(ptx), chip) if ok else None
             occ = "%d CTA / %d warps" % o if o else "-"
         print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
             name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers, occ))
         if name in args.loop:
             loops.append((name, ptx, regs if args.ptxas else 0,
-                          smem if args.ptxas else 0, threads_of(ptx)))
+                          smem if args.ptxas else 0, threads_of(ptx), chip))
     for loop in loops:
         loop_report(*loop)
     if not kernels:

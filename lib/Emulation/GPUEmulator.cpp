@@ -20,6 +20,7 @@ ArrayRef<InstructionSetEntry> mlir::fp4train::emulation::getInstructionSets() {
       {"sm_100a", createSM100aInstructionSet},
       {"sm_103a", createSM103aInstructionSet},
       {"sm_120a", createSM120aInstructionSet},
+      {"sm_90a", createSM90aInstructionSet},
   };
   return table;
 }

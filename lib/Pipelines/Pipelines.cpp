@@ -430,8 +430,8 @@ void mlir::fp4train::registerPipelines() {
   PassPipelineRegistration<CUDAPipelineOptions>(
       "fp4train-cuda-pipeline",
       "Quantize by a recipe, lower block-scaled GEMMs, quantize and Hadamard "
-      "ops to NVIDIA kernels (sm_120a, sm_121a, sm_100a, sm_103a; other "
-      "fp4train ops expanded on the "
+      "ops to NVIDIA kernels (sm_120a, sm_121a, sm_100a, sm_103a, sm_90a, "
+      "sm_89; other fp4train ops expanded on the "
       "host), and serialize the device code (isa = PTX, bin = cubin, llvm) "
       "with host code in the LLVM dialect",
       buildCUDAPipeline);

@@ -9,7 +9,7 @@
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 format=llvm" | FileCheck %s --check-prefix=LLVM
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_121a" | FileCheck %s --check-prefix=SM121
 // RUN: fp4-opt %s --fp4train-cuda-kernel-pipeline="recipe=mxfp4" | FileCheck %s --check-prefix=KERNEL
-// RUN: not fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_90a" 2>&1 | FileCheck %s --check-prefix=SM90
+// RUN: not fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 format=bin toolkit=%t.no-cuda" 2>&1 | FileCheck %s --check-prefix=NOPTXAS
 
 // With mxfp4, two RNE quantize kernels (X, W), then the GEMM.
@@ -60,7 +60,7 @@
 // KERNEL:      scf.for
 // KERNEL:        nvvm.mma.block_scale
 
-// SM90: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_90a: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, sm_103a or sm_120a)
+// SM80: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_80: the chip has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, sm_90a, sm_100a, sm_103a or sm_120a)
 // NOPTXAS: error: format=bin needs ptxas from the CUDA toolkit: {{.*}}no-cuda/bin/ptxas is not an executable; set toolkit= or $CUDA_ROOT, or use format=isa for PTX
 
 #mk = affine_map<(m, n, k) -> (m, k)>

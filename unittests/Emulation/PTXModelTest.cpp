@@ -511,4 +511,130 @@ TEST(PTXCvt, UE8M0x2) {
   EXPECT_EQ(cvtRpSatfiniteUE8M0x2(bitsOf(1.0f), bitsOf(2.0f)), 0x7F80);
 }
 
+//===----------------------------------------------------------------------===//
+// mma.sync ... .f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (sm_89 / sm_90a)
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t kE4M3One = 0x38, kE4M3Two = 0x40, kE5M2One = 0x3C;
+
+// m16n8k16 (8-bit): A[row][k] is byte k % 4 of register row / 8 of lane
+// 4 (row % 8) + k / 4; B[k][n] byte k % 4 of the register of lane 4n + k / 4.
+void setA16(Warp &w, unsigned row, unsigned k, uint32_t byte) {
+  Warp::put(w.a[4 * (row % 8) + k / 4][row / 8], 8 * (k % 4), 8, byte);
+}
+void setB16(Warp &w, unsigned k, unsigned n, uint32_t byte) {
+  Warp::put(w.b[4 * n + k / 4][0], 8 * (k % 4), 8, byte);
+}
+
+std::string runFP8(Warp &w, unsigned k, ElementType a = ElementType::E4M3,
+                   ElementType b = ElementType::E4M3) {
+  return mmaSyncFP8({k, a, b}, w.a, w.b, w.c, w.d);
+}
+
+TEST(PTXMmaSyncFP8, EveryAPositionReachesItsRow) {
+  for (unsigned k : {32u, 16u})
+    for (unsigned row = 0; row < 16; ++row)
+      for (unsigned kk = 0; kk < k; ++kk) {
+        Warp w;
+        if (k == 32)
+          w.setA32(row, kk, kE4M3Two);
+        else
+          setA16(w, row, kk, kE4M3Two);
+        for (unsigned n = 0; n < 8; ++n) {
+          if (k == 32)
+            w.setB32(kk, n, kE4M3One);
+          else
+            setB16(w, kk, n, kE4M3One);
+        }
+        ASSERT_EQ(runFP8(w, k), "");
+        for (unsigned i = 0; i < 16; ++i)
+          for (unsigned n = 0; n < 8; ++n)
+            ASSERT_EQ(w.dAt(i, n), i == row ? 2.0f : 0.0f)
+                << "k" << k << " A[" << row << "][" << kk << "]";
+      }
+}
+
+TEST(PTXMmaSyncFP8, EveryBPositionReachesItsColumn) {
+  for (unsigned k : {32u, 16u})
+    for (unsigned kk = 0; kk < k; ++kk)
+      for (unsigned col = 0; col < 8; ++col) {
+        Warp w;
+        for (unsigned m = 0; m < 16; ++m) {
+          if (k == 32)
+            w.setA32(m, kk, kE4M3One);
+          else
+            setA16(w, m, kk, kE4M3One);
+        }
+        // E5M2 -1.
+        if (k == 32)
+          w.setB32(kk, col, 0x80 | kE5M2One);
+        else
+          setB16(w, kk, col, 0x80 | kE5M2One);
+        ASSERT_EQ(runFP8(w, k, ElementType::E4M3, ElementType::E5M2), "");
+        for (unsigned i = 0; i < 16; ++i)
+          for (unsigned n = 0; n < 8; ++n)
+            ASSERT_EQ(w.dAt(i, n), n == col ? -1.0f : 0.0f)
+                << "k" << k << " B[" << kk << "][" << col << "]";
+      }
+}
+
+// C is added, every D slot keeps its own C, subnormal E4M3 operands count,
+// and the sum is rounded once: 64 + 2^-18 + 2^-18 is 64 + 2^-17 (exact),
+// where rounding after each addition would give 64 (ties to even).
+TEST(PTXMmaSyncFP8, AddsCAndRoundsOnce) {
+  Warp w;
+  for (unsigned m = 0; m < 16; ++m)
+    for (unsigned n = 0; n < 8; ++n)
+      w.cAt(m, n) = bitsOf(float(m * 8 + n));
+  w.cAt(3, 5) = bitsOf(64.0f);
+  w.setA32(3, 0, 0x01); // 2^-9
+  w.setA32(3, 31, 0x01);
+  w.setB32(0, 5, 0x01);
+  w.setB32(31, 5, 0x01);
+  ASSERT_EQ(runFP8(w, 32), "");
+  for (unsigned m = 0; m < 16; ++m)
+    for (unsigned n = 0; n < 8; ++n)
+      if (m != 3 || n != 5)
+        ASSERT_EQ(w.dAt(m, n), float(m * 8 + n));
+  EXPECT_EQ(w.dAt(3, 5), 64.0f + 0x1p-17f);
+}
+
+TEST(PTXMmaSyncFP8, Specials) {
+  // E4M3 NaN (0x7F), E5M2 Inf (0x7C) times 0 -> NaN; Inf alone -> Inf.
+  Warp w;
+  w.setA32(0, 0, 0x7F);
+  w.setB32(0, 0, kE4M3One);
+  w.setA32(1, 0, kE4M3One);
+  w.setB32(0, 1, 0x7C);
+  ASSERT_EQ(runFP8(w, 32, ElementType::E4M3, ElementType::E5M2), "");
+  EXPECT_TRUE(std::isnan(w.dAt(0, 0)));
+  EXPECT_EQ(w.dAt(1, 1), INFINITY);
+  EXPECT_TRUE(std::isnan(w.dAt(0, 1))); // A[0][0] NaN times Inf
+  EXPECT_TRUE(std::isnan(w.dAt(2, 1))); // 0 · Inf
+}
+
+TEST(PTXMmaSyncFP8, RejectsOtherTypesAndShapes) {
+  Warp w;
+  EXPECT_NE(runFP8(w, 32, ElementType::E2M1), "");
+  EXPECT_NE(runFP8(w, 64), "");
+}
+
+//===----------------------------------------------------------------------===//
+// prmt.b32
+//===----------------------------------------------------------------------===//
+
+TEST(PTXPrmt, DefaultMode) {
+  const uint32_t a = 0x33221100, b = 0xF7665544;
+  EXPECT_EQ(prmt(a, b, 0x3210), a);
+  EXPECT_EQ(prmt(a, b, 0x7654), b);
+  EXPECT_EQ(prmt(a, b, 0x0123), 0x00112233u);
+  EXPECT_EQ(prmt(a, b, 0x4747), 0x44F744F7u);
+  // Only c[15:0] counts.
+  EXPECT_EQ(prmt(a, b, 0xFFFF3210), a);
+  // Sign mode (nibbles F, B): byte 7 (0xF7) has bit 7 set, byte 3 (0x33)
+  // not.
+  EXPECT_EQ(prmt(a, b, 0xF7BF), 0xFFF700FFu);
+  EXPECT_EQ(prmt(0x80, 0, 0x0008), 0x808080FFu);
+}
+
 } // namespace

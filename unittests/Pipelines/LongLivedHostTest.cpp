@@ -131,7 +131,7 @@ TEST_F(LongLivedHost, ThousandBadModulesThenAGoodOne) {
       {"NVFP4 on gfx950", fprop("64", 128),
        rocm([](auto &o) { o.recipe = "nvfp4"; })},
       {"chip without block-scaled MMA", fprop("64", 128),
-       cuda([](auto &o) { o.chip = "sm_90a"; })},
+       cuda([](auto &o) { o.chip = "sm_80"; })},
       {"dynamic contraction on CUDA", fprop("?", 128), cuda(none)},
   };
 

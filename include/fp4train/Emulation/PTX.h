@@ -1,10 +1,12 @@
 //===- PTX.h - CPU models of sm_120a block-scaled MMA and conversions -----===//
 //
-// Lane-level models of the NVIDIA PTX instructions that the sm_120a lowering
-// uses, the counterpart of CDNA4.h for the lane-exact emulation of DESIGN.md
-// §7.4: the warp-level block-scaled mma.sync (m16n8k64 kind::mxf4 /
-// kind::mxf4nvf4, m16n8k32 kind::mxf8f6f4) and the packed conversions
-// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 and cvt.rp.satfinite.ue8m0x2.f32.
+// Lane-level models of the NVIDIA PTX instructions that the sm_120a and
+// sm_89/sm_90a lowerings use, the counterpart of CDNA4.h for the lane-exact
+// emulation of DESIGN.md §7.4: the warp-level block-scaled mma.sync
+// (m16n8k64 kind::mxf4 / kind::mxf4nvf4, m16n8k32 kind::mxf8f6f4), the FP8
+// mma.sync (m16n8k32 / m16n8k16 e4m3/e5m2), prmt.b32 and the packed
+// conversions cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 and
+// cvt.rp.satfinite.ue8m0x2.f32.
 // Each model lives in its own file under lib/Emulation/PTX/ and is written
 // from the PTX ISA (cited in each file), never from the lowering it checks:
 // nothing here includes fp4train's Conversion or Numerics code.
@@ -78,6 +80,42 @@ std::string mmaBlockScale(const MmaBlockScaleConfig &config,
 /// The K extent of one instruction: 64 for kind::mxf4/mxf4nvf4, 32 for
 /// kind::mxf8f6f4.
 unsigned getMmaBlockScaleK(BlockScaleKind kind);
+
+//===----------------------------------------------------------------------===//
+// mma.sync.aligned.{m16n8k32,m16n8k16}.row.col.f32.<a>.<b>.f32, FP8 a/b
+//===----------------------------------------------------------------------===//
+
+/// The FP8 mma.sync of sm_89/sm_90: K (32 or 16) and the e4m3/e5m2 types.
+struct MmaSyncFP8Config {
+  unsigned k = 32;
+  ElementType typeA = ElementType::E4M3, typeB = ElementType::E4M3;
+};
+
+/// One warp's mma.sync.aligned.m16n8k32 / m16n8k16 .row.col.f32.<a>.<b>.f32
+/// (no block scaling): `a` 32 lanes x 4 registers (k16: 2, the rest
+/// ignored), `b` 32 x 2 (k16: 1), `c` 32 x 4 f32 bits; writes `d` (may
+/// alias c). Returns "" or why the configuration is invalid.
+///
+/// Layouts (PTX ISA §9.7.14.5.x, 8-bit types; g = lane / 4, t = lane % 4,
+/// element j of a register in byte j):
+///  - m16n8k32: A register r = A[g + 8(r % 2)][16(r / 2) + 4t + j], B
+///    register r = B[16r + 4t + j][g];
+///  - m16n8k16: A register r = A[g + 8r][4t + j], B = B[4t + j][g];
+///  - C/D register i = D[g + 8(i / 2)][2t + i % 2].
+std::string mmaSyncFP8(const MmaSyncFP8Config &config,
+                       llvm::ArrayRef<std::array<uint32_t, 4>> a,
+                       llvm::ArrayRef<std::array<uint32_t, 2>> b,
+                       llvm::ArrayRef<std::array<uint32_t, 4>> c,
+                       std::array<uint32_t, 4> *d);
+
+//===----------------------------------------------------------------------===//
+// prmt.b32
+//===----------------------------------------------------------------------===//
+
+/// prmt.b32 d, a, b, c (default mode): byte i of d is byte c[4i+2:4i] of
+/// {b, a} (a bytes 0-3, b bytes 4-7), or, when c bit 4i+3 is set, that
+/// byte's bit 7 replicated.
+uint32_t prmt(uint32_t a, uint32_t b, uint32_t c);
 
 //===----------------------------------------------------------------------===//
 // cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32, cvt.rp.satfinite.ue8m0x2.f32

@@ -189,7 +189,8 @@ enum class CUDAFormat {
 struct CUDAPipelineOptions : public QuantizePipelineOptions {
   Option<std::string> chip{
       *this, "chip",
-      llvm::cl::desc("NVIDIA chip (sm_120a, sm_121a, sm_100a, sm_103a)"),
+      llvm::cl::desc(
+          "NVIDIA chip (sm_120a, sm_121a, sm_100a, sm_103a, sm_90a, sm_89)"),
       llvm::cl::init("sm_120a")};
   Option<CUDAFormat> format{
       *this, "format", llvm::cl::desc("device code format"),

@@ -3,55 +3,44 @@
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
-
-#include <string>
+#include "NVVMTargetInfo.h"
 
 namespace mlir::fp4train {
 
 /// The primitives of a Blackwell chip (sm_100a, sm_103a, sm_120a, sm_121a):
 /// 32-lane warps and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the RNE
 /// element encode.
-class BlackwellTargetInfo : public TargetInfoBase {
+class BlackwellTargetInfo : public NVVMTargetInfo {
 public:
-  explicit BlackwellTargetInfo(std::string chip) : chip(std::move(chip)) {}
-  StringRef getChip() const override { return chip; }
-  int64_t getSubgroupSize() const override { return 32; }
+  using NVVMTargetInfo::NVVMTargetInfo;
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;
-
-private:
-  std::string chip;
 };
+
+/// The codes of cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 on the scaled inputs
+/// x * factor of `block` (`element` f4E2M1FN or f8E4M3FN), one vector<4xi8>
+/// per input vector, as TargetInfoBase::buildConvertRNE returns them.
+SmallVector<Value>
+buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
+                         const TargetInfoBase::ScaledBlock &block);
 
 /// `mma.sync.aligned.m16n8k64.row.col.kind::{mxf4,mxf4nvf4}.block_scale`
 /// (E2M1 operands, scale_vec::2X UE8M0 or 4X UE4M3) or
 /// `m16n8k32 ... kind::mxf8f6f4.block_scale.scale_vec::1X` (E4M3/E5M2
 /// operands, UE8M0), emitted as nvvm.mma.block_scale, by 8 warps in a 2x4
 /// grid with 4x4 instruction tiles each: 128x128 workgroup tiles.
-class MmaSyncBlockScaleTargetInfo : public BlockScaledMMATargetInfo {
+class MmaSyncBlockScaleTargetInfo : public MmaSyncTargetInfo {
 public:
   MmaSyncBlockScaleTargetInfo(const BlackwellTargetInfo &target, bool fp4)
-      : target(target), fp4(fp4) {}
+      : MmaSyncTargetInfo(target), fp4(fp4) {}
 
-  const TargetInfoBase &getTarget() const override { return target; }
-  int64_t getM() const override { return 16; }
-  int64_t getN() const override { return 8; }
   int64_t getK() const override { return fp4 ? 64 : 32; }
-  GemmTiling getTiling() const override { return {2, 4, 4, 4}; }
-  int64_t getAccumulatorLength() const override { return 4; }
-  std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
-                                                 Value lane,
-                                                 int64_t index) const override;
-  bool hasAdjacentColumnPairs() const override { return true; }
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;
 
 private:
-  const BlackwellTargetInfo &target;
   /// E2M1 operands (m16n8k64), else 8-bit ones (m16n8k32).
   bool fp4;
 };

@@ -14,6 +14,7 @@
 
 #include "BlackwellTargetInfo.h"
 #include "SM100TargetInfo.h"
+#include "SM90TargetInfo.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -64,6 +65,12 @@ bool NVVMChip::hasWarpBlockScaledMMA() const {
   return (capability == 120 || capability == 121) && suffix == 'a';
 }
 
+bool NVVMChip::hasFP8WarpMMA() const {
+  // mma.sync m16n8k32 with e4m3/e5m2 operands: sm_89 and sm_90 (PTX ISA
+  // 8.4); the Blackwell chips take their block-scaled paths.
+  return capability == 89 || capability == 90;
+}
+
 bool NVVMChip::hasTcgen05BlockScaledMMA() const {
   return (capability == 100 || capability == 103) && suffix == 'a';
 }
@@ -77,6 +84,10 @@ std::string NVVMChip::getPTXFeature() const {
     return "+ptx88";
   if (capability >= 120)
     return "+ptx87";
+  // FP8 mma.sync m16n8k32 needs PTX 8.4, the m16n8k16 form of the NVFP4
+  // blocks 8.7 (llc 22 defaults to 7.8 / 8.0 and aborts below).
+  if (hasFP8WarpMMA())
+    return "+ptx87";
   return "+ptx80";
 }
 
@@ -86,9 +97,11 @@ getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
   ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
   if (chip.hasTcgen05BlockScaledMMA())
     return getTcgen05UnsupportedReason(op);
+  if (chip.hasFP8WarpMMA())
+    return std::nullopt; // Every format pair, on the FP8 mma.sync.
   if (!chip.hasWarpBlockScaledMMA())
-    return "has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, "
-           "sm_103a or sm_120a)";
+    return "has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, "
+           "sm_90a, sm_100a, sm_103a or sm_120a)";
   bool fp4A = isa<Float4E2M1FNType>(lhs.getElementType());
   bool fp4B = isa<Float4E2M1FNType>(rhs.getElementType());
   if (fp4A != fp4B)
@@ -104,6 +117,7 @@ LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
                                                        const NVVMChip &chip) {
   bool ok = true;
   BlackwellTargetInfo target(chip.getName());
+  SM90TargetInfo fp8Target(chip.getName());
   root->walk([&](ScaledMatmulOp op) {
     if (std::optional<std::string> reason = getUnsupportedReason(op, chip)) {
       op.emitOpError("with operands ")
@@ -117,6 +131,11 @@ LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
     if (chip.hasTcgen05BlockScaledMMA()) {
       ok &= succeeded(checkScaledMatmulKernelGrid(
           op, kTcgen05TileRows, kTcgen05TileRows, chip.getName()));
+      return;
+    }
+    if (chip.hasFP8WarpMMA()) {
+      ok &= succeeded(checkScaledMatmulKernelGrid(
+          op, MmaSyncFP8TargetInfo(fp8Target)));
       return;
     }
     MmaSyncBlockScaleTargetInfo mma(
@@ -143,6 +162,12 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
       return lowerScaledMatmulToTcgen05Kernel(
           op, adaptor.getLhs(), adaptor.getRhs(), adaptor.getAcc().front(),
           chip, rewriter);
+    if (chip.hasFP8WarpMMA()) {
+      SM90TargetInfo target(chip.getName());
+      return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
+                                       adaptor.getAcc().front(),
+                                       MmaSyncFP8TargetInfo(target), rewriter);
+    }
     BlackwellTargetInfo target(chip.getName());
     MmaSyncBlockScaleTargetInfo mma(
         target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
@@ -184,10 +209,16 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     const NVVMChip &chip) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), chip);
   // Quantize and Hadamard kernels need only the chip's conversions (and
-  // none at all for Hadamard); chips without the FP4 converts would take
-  // the integer recipe, but every supported chip has them. [SR1] stays the
-  // software recipe on sm_100a/sm_103a too: cvt.rs.satfinite.e2m1x4.f32
-  // draws its rounding bits differently (NVVM.md trap 12, docs/nvvm.md).
+  // none at all for Hadamard). The FP8 chips have no FP4 converts and take
+  // the integer recipe for E2M1. [SR1] stays the software recipe on
+  // sm_100a/sm_103a too: cvt.rs.satfinite.e2m1x4.f32 draws its rounding
+  // bits differently (NVVM.md trap 12, docs/nvvm.md).
+  if (chip.hasFP8WarpMMA()) {
+    populateQuantizeKernelPatterns(
+        converter, patterns, std::make_shared<SM90TargetInfo>(chip.getName()));
+    populateHadamardKernelPatterns(converter, patterns);
+    return;
+  }
   if (!chip.hasWarpBlockScaledMMA() && !chip.hasTcgen05BlockScaledMMA())
     return;
   populateQuantizeKernelPatterns(

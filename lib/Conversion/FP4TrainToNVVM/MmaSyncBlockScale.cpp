@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlackwellTargetInfo.h"
+#include "LaneMath.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
@@ -48,26 +49,6 @@ using namespace mlir::fp4train;
 
 namespace {
 
-/// Index arithmetic on constants and lane ids.
-struct LaneMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, int64_t y) {
-    return y ? arith::AddIOp::create(b, loc, x, c(y)).getResult() : x;
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value shr(Value x, int64_t y) {
-    return arith::ShRUIOp::create(b, loc, x, c(y));
-  }
-  Value band(Value x, int64_t y) {
-    return arith::AndIOp::create(b, loc, x, c(y));
-  }
-};
-
 NVVM::MMATypes getPtxType(Type element) {
   if (isa<Float4E2M1FNType>(element))
     return NVVM::MMATypes::e2m1;
@@ -78,12 +59,10 @@ NVVM::MMATypes getPtxType(Type element) {
 
 } // namespace
 
-std::pair<Value, Value> MmaSyncBlockScaleTargetInfo::getAccumulatorPosition(
-    OpBuilder &b, Location loc, Value lane, int64_t index) const {
-  LaneMath lm{b, loc};
-  Value row = lm.add(lm.shr(lane, 2), 8 * (index / 2));
-  Value col = lm.add(lm.mul(lm.band(lane, 3), 2), index % 2);
-  return {row, col};
+std::pair<Value, Value>
+MmaSyncTargetInfo::getAccumulatorPosition(OpBuilder &b, Location loc,
+                                          Value lane, int64_t index) const {
+  return LaneMath{b, loc}.getAccumulatorPosition(lane, index);
 }
 
 void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
@@ -92,18 +71,11 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
   LaneMath lm{b, loc};
   GemmTiling tiling = getTiling();
   Value memory = tiles.getMemory();
-  Type i32 = b.getI32Type(), i16 = b.getI16Type(), f32 = b.getF32Type();
+  Type i16 = b.getI16Type(), f32 = b.getF32Type();
   bool nvfp4 = isa<Float8E4M3FNType>(tiles.getScaleType(0));
 
   // One aligned 32-bit word of shared memory at byte `offset`.
-  auto loadWord = [&](Value offset) -> Value {
-    Value bytes = vector::LoadOp::create(
-        b, loc, VectorType::get({4}, b.getI8Type()), memory, offset,
-        /*nontemporal=*/false, llvm::Align(4));
-    Value word = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, i32), bytes);
-    return vector::ExtractOp::create(b, loc, word, 0);
-  };
+  auto loadWord = [&](Value offset) { return lm.loadWord(memory, offset); };
   auto i16Const = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i16, v);
   };
@@ -184,21 +156,13 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
   }
 }
 
-std::optional<SmallVector<Value>>
-BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
-                                 const ScaledBlock &block) const {
-  // cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 d, hi, lo computes the library's
-  // encodeRNESat of each scaled input x * factor: RNE on the target grid with its
-  // subnormals, magnitudes past the largest finite value (and Inf) to it,
-  // the sign kept (also on zero); NaN to 0x7 (E2M1, as the library's
-  // E2M1 NaN code) or 0x7F (E4M3; the MX kernels replace the codes of
-  // NaN blocks anyway, [MX3]). E5M2 keeps the integer recipe.
+SmallVector<Value>
+mlir::fp4train::buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
+                                         const TargetInfoBase::ScaledBlock &block) {
   bool fp4 = isa<Float4E2M1FNType>(element);
-  if (!fp4 && !isa<Float8E4M3FNType>(element))
-    return std::nullopt;
   Type i8 = b.getI8Type(), i16 = b.getI16Type();
   SmallVector<Value> quads;
-  for (Value quad : scaleBlock(b, block)) {
+  for (Value quad : TargetInfoBase::scaleBlock(b, block)) {
     SmallVector<Value, 4> codes;
     for (int64_t p = 0; p < 4; p += 2) {
       Value lo = vector::ExtractOp::create(b, quad, p);
@@ -226,4 +190,18 @@ BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
         vector::FromElementsOp::create(b, VectorType::get({4}, i8), codes));
   }
   return quads;
+}
+
+std::optional<SmallVector<Value>>
+BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
+                                     const ScaledBlock &block) const {
+  // cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 d, hi, lo computes the library's
+  // encodeRNESat of each scaled input x * factor: RNE on the target grid
+  // with its subnormals, magnitudes past the largest finite value (and Inf)
+  // to it, the sign kept (also on zero); NaN to 0x7 (E2M1, as the library's
+  // E2M1 NaN code) or 0x7F (E4M3; the MX kernels replace the codes of NaN
+  // blocks anyway, [MX3]). E5M2 keeps the integer recipe.
+  if (!isa<Float4E2M1FNType, Float8E4M3FNType>(element))
+    return std::nullopt;
+  return buildCvtRNSatfinitePairs(b, element, block);
 }

@@ -67,7 +67,8 @@ LogicalResult Executor::run(Block &block, const Mask &mask,
 LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   Dialect *dialect = op.getDialect();
   StringRef ns = dialect ? dialect->getNamespace() : "";
-  // Intrinsics called by name (llvm.call_intrinsic) belong to the target.
+  // Intrinsics called by name (llvm.call_intrinsic: sm_90a's FP8 mma.sync,
+  // tcgen05) belong to the target.
   if (isa<LLVM::CallIntrinsicOp>(op) && instructionSet.handles(op)) {
     ExecutionContext context(*this, op, mask);
     return instructionSet.execute(op, context);

@@ -1,8 +1,8 @@
-//===- BlockScaleArithmetic.cpp - Exact block-scaled dot products ---------===//
+//===- BlockScaleArithmetic.cpp - Exact dot products of NVIDIA MMAs -------===//
 //
-// See BlockScaleArithmetic.h: operand decoding (PTX ISA §5.2.3) and the
-// exact accumulator with one final f32 rounding that the block-scaled MMA
-// models share.
+// See BlockScaleArithmetic.h: operand decoding (PTX ISA §5.2.3), the exact
+// accumulator with one final f32 rounding and the m16n8 D fragment that the
+// NVIDIA MMA models share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -197,4 +197,27 @@ uint32_t ExactAccumulator::round() const {
   if (acc.isZero())
     return allNegativeZero ? 0x80000000u : 0u;
   return roundToF32(acc);
+}
+
+void detail::computeD16x8(
+    llvm::ArrayRef<std::array<uint32_t, 4>> c, unsigned count,
+    llvm::function_ref<void(unsigned, unsigned, unsigned, Value (&)[4])>
+        factors,
+    std::array<uint32_t, 4> *d) {
+  std::array<uint32_t, 4> result[kWarpSize];
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    const unsigned g = lane / 4, t = lane % 4;
+    for (unsigned i = 0; i < 4; ++i) {
+      const unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+      ExactAccumulator acc(c[lane][i]);
+      for (unsigned k = 0; k < count; ++k) {
+        Value product[4];
+        factors(row, col, k, product);
+        acc.addProduct(product);
+      }
+      result[lane][i] = acc.round();
+    }
+  }
+  for (unsigned lane = 0; lane < kWarpSize; ++lane)
+    d[lane] = result[lane];
 }

@@ -1,14 +1,14 @@
-//===- BlockScaleArithmetic.h - Exact block-scaled dot products -*- C++ -*-===//
+//===- BlockScaleArithmetic.h - Exact NVIDIA MMA dot products -*- C++ -*-===//
 //
-// Private to lib/Emulation/PTX: the arithmetic that the NVIDIA block-scaled
-// MMA models share, so that the warp-level mma.sync model (MmaBlockScale.cpp)
-// and the tcgen05.mma model (Tcgen05Mma.cpp) decode operands and round
-// results the same way. Decoding follows PTX ISA §5.2.3 "Alternate
-// Floating-Point Data Formats" (e4m3: no Inf, 0x7f/0xff NaN; e5m2 IEEE-like;
-// e2m1/e2m3/e3m2: no Inf/NaN; ue8m0: 0xff NaN; ue4m3: 7 bits, bias 7, 0x7f
-// NaN, the byte's MSB padding).
+// Private to lib/Emulation/PTX: the arithmetic that the NVIDIA MMA models
+// share, so that the block-scaled mma.sync model (MmaBlockScale.cpp), the
+// FP8 mma.sync model (MmaSyncFP8.cpp, unit scales) and the tcgen05.mma
+// model (Tcgen05Mma.cpp) decode operands and round results the same way.
+// Decoding follows PTX ISA §5.2.3 "Alternate Floating-Point Data Formats"
+// (e4m3: no Inf, 0x7f/0xff NaN; e5m2 IEEE-like; e2m1/e2m3/e3m2: no Inf/NaN;
+// ue8m0: 0xff NaN; ue4m3: 7 bits, bias 7, 0x7f NaN, the byte's MSB padding).
 //
-// The ISA does not specify the internal precision of the dot product. Both
+// The ISA does not specify the internal precision of the dot product. The
 // models compute D = C + Σ_k (sA·a)(sB·b) exactly (a 704-bit fixed point
 // accumulator) and round once to f32, nearest even, subnormals kept: that
 // single rounding is the documented assumption (docs/emulation.md). NaN/Inf
@@ -24,7 +24,10 @@
 #include "fp4train/Emulation/PTX.h"
 
 #include "llvm/ADT/APInt.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <array>
 #include <cstdint>
 
 namespace fp4train::emulation::ptx::detail {
@@ -63,6 +66,20 @@ private:
   llvm::APInt acc;
   bool nan = false, posInf = false, negInf = false, allNegativeZero;
 };
+
+/// The scale factor 1 of the MMAs without block scaling.
+inline constexpr Value kUnitScale{/*significand=*/1, /*exponent=*/0};
+
+/// D of a warp's m16n8 mma.sync: lane L's register i is D[row][col] with
+/// row g + 8 (i / 2), col 2 t + i % 2 (g = L / 4, t = L % 4; PTX ISA, C/D
+/// fragments of mma.m16n8k*), the ExactAccumulator sum of C's same register
+/// and `count` products whose four factors (scale A, element A, scale B,
+/// element B) `factors(row, col, k, out)` writes. `d` may alias `c`.
+void computeD16x8(llvm::ArrayRef<std::array<uint32_t, 4>> c, unsigned count,
+                  llvm::function_ref<void(unsigned row, unsigned col,
+                                          unsigned k, Value (&out)[4])>
+                      factors,
+                  std::array<uint32_t, 4> *d);
 
 } // namespace fp4train::emulation::ptx::detail
 

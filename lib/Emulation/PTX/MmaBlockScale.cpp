@@ -45,9 +45,9 @@ using namespace fp4train::emulation::ptx;
 
 namespace {
 
+using detail::computeD16x8;
 using detail::decodeElement;
 using detail::decodeScale;
-using detail::ExactAccumulator;
 using detail::Value;
 
 /// The element code of slot `slot` of a register: a nibble for the packed
@@ -163,23 +163,12 @@ std::string fp4train::emulation::ptx::mmaBlockScale(
           decodeScale(config.scaleFormat, (reg >> (8 * (byteIdB + j))) & 0xFF);
   }
 
-  std::array<uint32_t, 4> result[kWarpSize];
-  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    const unsigned g = lane / 4, t = lane % 4;
-    for (unsigned i = 0; i < 4; ++i) {
-      const unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
-      ExactAccumulator acc(c[lane][i]);
-      for (unsigned k = 0; k < K; ++k) {
-        const Value factors[4] = {sfA[row * blocks + k / blockSize],
-                                  matA[row * K + k],
-                                  sfB[col * blocks + k / blockSize],
-                                  matB[k * N + col]};
-        acc.addProduct(factors);
-      }
-      result[lane][i] = acc.round();
-    }
-  }
-  for (unsigned lane = 0; lane < kWarpSize; ++lane)
-    d[lane] = result[lane];
+  computeD16x8(c, K, [&](unsigned row, unsigned col, unsigned k,
+                         Value(&factors)[4]) {
+    factors[0] = sfA[row * blocks + k / blockSize];
+    factors[1] = matA[row * K + k];
+    factors[2] = sfB[col * blocks + k / blockSize];
+    factors[3] = matB[k * N + col];
+  }, d);
   return {};
 }

@@ -1,9 +1,10 @@
 //===- NVVMCommon.h - NVVM ops all NVIDIA instruction sets share -*- C++ -*-==//
 //
-// Private to lib/Emulation/PTX: the NVVM ops that the sm_120a and the
-// sm_100a/sm_103a instruction sets execute the same way (special registers,
-// bar.sync, the packed FP4/FP8/UE8M0 conversions) and the block-scale kind
-// mapping, defined once in NVVMInstructions.cpp.
+// Private to lib/Emulation/PTX: what the sm_120a, sm_90a and sm_100a/sm_103a
+// instruction sets share: the base class of an NVIDIA chip, the NVVM ops
+// they execute the same way (special registers, bar.sync, the packed
+// FP4/FP8/UE8M0 conversions) and the block-scale kind mapping, defined once
+// in NVVMInstructions.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,24 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <string>
+
 namespace mlir::fp4train::emulation::nvvm {
+
+/// An NVIDIA chip: its name, 32-lane warps, shared memory, the NVVM dialect.
+class NVVMInstructionSet : public InstructionSet {
+public:
+  explicit NVVMInstructionSet(StringRef chip) : chip(chip) {}
+  StringRef getName() const override { return chip; }
+  unsigned getSubgroupSize() const override {
+    return ::fp4train::emulation::ptx::kWarpSize;
+  }
+  StringRef getSubgroupTerm() const override { return "warp"; }
+  StringRef getSharedMemoryTerm() const override { return "shared memory"; }
+
+private:
+  std::string chip;
+};
 
 /// True for the shared NVVM ops.
 bool isCommonNVVMOp(Operation &op);

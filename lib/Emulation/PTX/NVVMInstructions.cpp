@@ -1,9 +1,10 @@
-//===- NVVMInstructions.cpp - The sm_120a instruction set of the emulator -===//
+//===- NVVMInstructions.cpp - The NVIDIA instruction sets of the emulator -===//
 //
-// The NVVM ops of the sm_120a kernels, executed by the PTX models of
-// fp4train/Emulation/PTX.h on the lanes' registers: the block-scaled
-// mma.sync once per warp with all 32 lanes' fragments (a collective
-// instruction: every lane active, uniform selectors), and the ops every
+// The NVVM ops of the sm_120a and sm_90a kernels, executed by the PTX
+// models of fp4train/Emulation/PTX.h on the lanes' registers: the
+// block-scaled mma.sync (sm_120a) and the FP8 mma.sync (sm_90a) once per
+// warp with all 32 lanes' fragments (collective instructions: every lane
+// active, uniform selectors), prmt per active lane (sm_90a), and the ops every
 // NVIDIA set shares (NVVMCommon.h): the packed conversions per active lane,
 // bar.sync as the core's workgroup barrier, and the special registers that
 // gpu-to-nvvm reads the ids from.
@@ -16,6 +17,7 @@
 
 #include "NVVMCommon.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -28,19 +30,38 @@ namespace ptx = ::fp4train::emulation::ptx;
 
 namespace {
 
-/// NVIDIA sm_120a: 32-lane warps, shared memory, the NVVM dialect.
-class SM120aInstructionSet final : public InstructionSet {
+/// NVIDIA sm_120a: the block-scaled mma.sync and the shared ops.
+class SM120aInstructionSet final : public nvvm::NVVMInstructionSet {
 public:
-  StringRef getName() const override { return "sm_120a"; }
-  unsigned getSubgroupSize() const override { return ptx::kWarpSize; }
-  StringRef getSubgroupTerm() const override { return "warp"; }
-  StringRef getSharedMemoryTerm() const override { return "shared memory"; }
+  SM120aInstructionSet() : NVVMInstructionSet("sm_120a") {}
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
     return isa<NVVM::MmaBlockScaleOp>(op) || nvvm::isCommonNVVMOp(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
+};
+
+/// NVIDIA sm_90a (and sm_89): the FP8 mma.sync (as llvm.call_intrinsic,
+/// which MLIR 22's nvvm.mma.sync does not verify for e4m3/e5m2), prmt and
+/// the shared ops but the FP4 conversion, which these chips lack.
+class SM90aInstructionSet final : public nvvm::NVVMInstructionSet {
+public:
+  SM90aInstructionSet() : NVVMInstructionSet("sm_90a") {}
+  /// The ops with a model; other NVVM ops are unsupported.
+  bool handles(Operation &op) const override {
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+      return parseMmaSyncFP8(call.getIntrin()).has_value();
+    if (isa<NVVM::ConvertF32x2ToF4x2Op>(op))
+      return false;
+    return isa<NVVM::PermuteOp>(op) || nvvm::isCommonNVVMOp(op);
+  }
+  LogicalResult execute(Operation &op,
+                        ExecutionContext &context) const override;
+
+  /// The configuration of an `llvm.nvvm.mma.m16n8k{32,16}.row.col.f32.<a>.
+  /// <b>.f32` intrinsic name, a and b e4m3 or e5m2.
+  static std::optional<ptx::MmaSyncFP8Config> parseMmaSyncFP8(StringRef name);
 };
 
 //===----------------------------------------------------------------------===//
@@ -62,6 +83,21 @@ std::optional<ptx::ElementType> getElementType(NVVM::MMATypes type) {
   default:
     return std::nullopt;
   }
+}
+
+/// The warp's D registers from a model's result `d` into `out` (lanes from
+/// `first`), or the model's complaint `why`.
+LogicalResult defineD(ExecutionContext &context, LaneValues &out,
+                      unsigned first,
+                      const std::vector<std::array<uint32_t, 4>> &d,
+                      const std::string &why) {
+  if (!why.empty())
+    return context.fail(why);
+  for (unsigned l = 0; l < ptx::kWarpSize; ++l)
+    for (unsigned i = 0; i < 4; ++i)
+      out.at(first + l, i) = d[l][i];
+  ++context.getStats().mfmas;
+  return success();
 }
 
 /// The model's configuration of `op`, or a failure naming what the model
@@ -152,19 +188,69 @@ LogicalResult executeMma(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
           scaleA[l] = context.getWord(op.getScaleAData(), lane);
           scaleB[l] = context.getWord(op.getScaleBData(), lane);
         }
-        std::string why = ptx::mmaBlockScale(
-            *config, a, b, c, scaleA, context.getWord(op.getByteIdA(), first),
-            context.getWord(op.getThreadIdA(), first), scaleB,
-            context.getWord(op.getByteIdB(), first),
-            context.getWord(op.getThreadIdB(), first), d.data());
-        if (!why.empty())
-          return context.fail(why);
-        for (unsigned l = 0; l < ptx::kWarpSize; ++l)
-          for (unsigned i = 0; i < 4; ++i)
-            out.at(first + l, i) = d[l][i];
-        ++context.getStats().mfmas;
-        return success();
+        return defineD(
+            context, out, first, d,
+            ptx::mmaBlockScale(*config, a, b, c, scaleA,
+                               context.getWord(op.getByteIdA(), first),
+                               context.getWord(op.getThreadIdA(), first),
+                               scaleB, context.getWord(op.getByteIdB(), first),
+                               context.getWord(op.getThreadIdB(), first),
+                               d.data()));
       });
+}
+
+//===----------------------------------------------------------------------===//
+// mma.sync.aligned.m16n8k{32,16}.row.col.f32.<a>.<b>.f32 (FP8)
+//===----------------------------------------------------------------------===//
+
+LogicalResult executeMmaFP8(LLVM::CallIntrinsicOp op,
+                            const ptx::MmaSyncFP8Config &config,
+                            ExecutionContext &context) {
+  const unsigned aRegs = config.k == 32 ? 4 : 2, bRegs = config.k == 32 ? 2 : 1;
+  ValueRange args = op.getArgs();
+  auto allOf = [](ValueRange values, auto isType) {
+    return llvm::all_of(values.getTypes(), [&](Type t) { return isType(t); });
+  };
+  if (args.size() != aRegs + bRegs + 4 ||
+      !allOf(args.take_front(aRegs + bRegs),
+             [](Type t) { return t.isInteger(32); }) ||
+      !allOf(args.drop_front(aRegs + bRegs), [](Type t) { return t.isF32(); }))
+    return context.fail(llvm::formatv(
+        "expected A as {0} i32, B as {1} i32 and C as 4 f32", aRegs, bRegs));
+  if (op.getNumResults() != 1)
+    return context.fail("expected one result of 4 f32");
+  LaneValues &out = context.define(op.getResult(0));
+  if (out.width != 4)
+    return context.fail("expected a result of 4 f32");
+  return context.forEachWholeSubgroup(
+      "mma.sync", [&](unsigned, unsigned first) -> LogicalResult {
+        std::vector<std::array<uint32_t, 4>> a(ptx::kWarpSize),
+            c(ptx::kWarpSize), d(ptx::kWarpSize);
+        std::vector<std::array<uint32_t, 2>> b(ptx::kWarpSize);
+        for (unsigned l = 0; l < ptx::kWarpSize; ++l) {
+          const unsigned lane = first + l;
+          for (unsigned i = 0; i < aRegs; ++i)
+            a[l][i] = context.getWord(args[i], lane);
+          for (unsigned i = 0; i < bRegs; ++i)
+            b[l][i] = context.getWord(args[aRegs + i], lane);
+          for (unsigned i = 0; i < 4; ++i)
+            c[l][i] = context.getWord(args[aRegs + bRegs + i], lane);
+        }
+        return defineD(context, out, first, d,
+                       ptx::mmaSyncFP8(config, a, b, c, d.data()));
+      });
+}
+
+LogicalResult executePermute(NVVM::PermuteOp op, ExecutionContext &context) {
+  if (op.getMode() != NVVM::PermuteMode::DEFAULT || !op.getHi())
+    return context.fail("only prmt.b32 in the default mode is modelled");
+  LaneValues &out = context.define(op.getRes());
+  context.forEachActiveLane([&](unsigned lane) {
+    out.at(lane) = ptx::prmt(context.getWord(op.getLo(), lane),
+                             context.getWord(op.getHi(), lane),
+                             context.getWord(op.getSelector(), lane));
+  });
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -234,6 +320,32 @@ LogicalResult readRegister(Value result, ExecutionContext &context,
 }
 
 } // namespace
+
+std::optional<ptx::MmaSyncFP8Config>
+SM90aInstructionSet::parseMmaSyncFP8(StringRef name) {
+  ptx::MmaSyncFP8Config config;
+  if (!name.consume_front("llvm.nvvm.mma.m16n8k"))
+    return std::nullopt;
+  if (name.consume_front("32"))
+    config.k = 32;
+  else if (name.consume_front("16"))
+    config.k = 16;
+  else
+    return std::nullopt;
+  auto type = [&](ptx::ElementType &t) {
+    if (name.consume_front(".e4m3"))
+      t = ptx::ElementType::E4M3;
+    else if (name.consume_front(".e5m2"))
+      t = ptx::ElementType::E5M2;
+    else
+      return false;
+    return true;
+  };
+  if (!name.consume_front(".row.col.f32") || !type(config.typeA) ||
+      !type(config.typeB) || name != ".f32")
+    return std::nullopt;
+  return config;
+}
 
 ptx::BlockScaleKind
 mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
@@ -327,7 +439,23 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
   return nvvm::executeCommonNVVMOp(op, context);
 }
 
+LogicalResult SM90aInstructionSet::execute(Operation &op,
+                                           ExecutionContext &context) const {
+  if (!context.inKernel())
+    return context.fail("NVVM op outside a kernel");
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+    return executeMmaFP8(call, *parseMmaSyncFP8(call.getIntrin()), context);
+  if (auto permute = dyn_cast<NVVM::PermuteOp>(op))
+    return executePermute(permute, context);
+  return nvvm::executeCommonNVVMOp(op, context);
+}
+
 std::unique_ptr<InstructionSet>
 mlir::fp4train::emulation::createSM120aInstructionSet() {
   return std::make_unique<SM120aInstructionSet>();
+}
+
+std::unique_ptr<InstructionSet>
+mlir::fp4train::emulation::createSM90aInstructionSet() {
+  return std::make_unique<SM90aInstructionSet>();
 }

@@ -722,13 +722,9 @@ LogicalResult executeIntrinsic(LLVM::CallIntrinsicOp call,
 //===----------------------------------------------------------------------===//
 
 /// NVIDIA sm_100a / sm_103a: 32-lane warps, tensor memory, tcgen05.
-class SM100InstructionSet final : public InstructionSet {
+class SM100InstructionSet final : public nvvm::NVVMInstructionSet {
 public:
-  explicit SM100InstructionSet(StringRef chip) : chip(chip) {}
-  StringRef getName() const override { return chip; }
-  unsigned getSubgroupSize() const override { return ptx::kWarpSize; }
-  StringRef getSubgroupTerm() const override { return "warp"; }
-  StringRef getSharedMemoryTerm() const override { return "shared memory"; }
+  using NVVMInstructionSet::NVVMInstructionSet;
   bool handles(Operation &op) const override {
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
       return call.getIntrin().starts_with(kTcgen05Prefix);
@@ -752,9 +748,6 @@ public:
   std::unique_ptr<WorkgroupState> createWorkgroupState() const override {
     return std::make_unique<Tcgen05State>();
   }
-
-private:
-  std::string chip;
 };
 
 LogicalResult SM100InstructionSet::execute(Operation &op,

@@ -5,7 +5,7 @@
 // The family targets (sm_100f) and sm_101a have no tcgen05 lowering here.
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100f" --split-input-file 2>&1 | FileCheck %s --check-prefix=FAMILY
 
-// FAMILY: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100f: the chip has no block-scaled FP4/FP8 tensor-core MMA (needs sm_100a, sm_103a or sm_120a)
+// FAMILY: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100f: the chip has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, sm_90a, sm_100a, sm_103a or sm_120a)
 
 !mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 func.func @supported(%a: !mx, %b: !mx, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {

@@ -3,10 +3,12 @@
 // Lowers fp4train ops to GPU kernels for NVIDIA chips: scaled_matmul to the
 // shared GEMM skeleton (FP4TrainGPUCommon/GemmKernel.h) on the warp-level
 // block-scaled MMA of sm_120a (`mma.sync.aligned.m16n8k64 ... block_scale`,
-// nvvm.mma.block_scale), or to the tcgen05 kernel of sm_100a / sm_103a
-// (`tcgen05.mma.cta_group::1 ... block_scale`, tensor memory, mbarrier
-// pipeline); quantize and hadamard to the shared kernels with the chip's
-// FP4/FP8 conversions. docs/nvvm.md has the fragment and scale layouts.
+// nvvm.mma.block_scale), on the FP8 mma.sync of sm_89 / sm_90a with the
+// block scales applied per K block in f32, or to the tcgen05 kernel of
+// sm_100a / sm_103a (`tcgen05.mma.cta_group::1 ... block_scale`, tensor
+// memory, mbarrier pipeline); quantize and hadamard to the shared kernels
+// with the chip's FP4/FP8 conversions. docs/nvvm.md has the fragment and
+// scale layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,9 @@ struct NVVMChip {
   /// The warp-level block-scaled MMA (`mma.sync ... block_scale`) and
   /// cvt.rn.satfinite.e2m1x2.f32: sm_120a / sm_121a.
   bool hasWarpBlockScaledMMA() const;
+  /// FP8 mma.sync (m16n8k32 e4m3/e5m2) without block scaling or FP4:
+  /// sm_89, sm_90, sm_90a.
+  bool hasFP8WarpMMA() const;
   /// tcgen05 block-scaled MMA (tcgen05.mma ... block_scale) and the FP4
   /// conversions: sm_100a / sm_103a.
   bool hasTcgen05BlockScaledMMA() const;

@@ -1,11 +1,12 @@
-//===- SM120KernelEmulationTest.cpp - sm_120a kernels vs numerics ---------===//
+//===- NVVMKernelEmulationTest.cpp - sm_120a / sm_90a kernels vs numerics -===//
 //
 // DESIGN.md §7.4 for NVIDIA: the kernels fp4train-to-nvvm generates for
-// sm_120a are compiled by buildCUDAKernelPipeline (recipe none; the module
-// gpu-to-nvvm would get next) and executed by the lockstep emulator on the
-// sm_120a instruction set, whose nvvm.mma.block_scale and nvvm.convert.*
-// ops are the PTX models of lib/Emulation/PTX; the results are compared
-// with the numerics library on the same inputs:
+// sm_120a and sm_90a are compiled by buildCUDAKernelPipeline (recipe none;
+// the module gpu-to-nvvm would get next) and executed by the lockstep
+// emulator on the chip's instruction set, whose nvvm.mma.block_scale (sm_120a),
+// FP8 mma.sync and prmt (sm_90a) and nvvm.convert.* ops are the PTX models of
+// lib/Emulation/PTX; the results are compared with the numerics library on
+// the same inputs, every case on both chips:
 //  - quantize kernels: codes, scales and the NVFP4 global decode scale bit
 //    for bit: MXFP4 RNE (floor, rceil), MXFP8 E4M3 / E5M2 RNE, MXFP4 and
 //    NVFP4 [SR1] with the library's seed, NVFP4 ([NV1], blocks of 16) with
@@ -30,7 +31,13 @@
 //        MXFP8 block) plus twice in the epilogue, [GEMM1] once per block
 //        plus twice, so
 //          |kernel - library| <= 2 (nb + 2) 2^-24 (g Σ_b |term_b| + |acc|)
-//                                + 2^-149,   nb = K / block size.
+//                                + 2^-149,   nb = K / block size;
+//  - sm_90a: MXFP4 and NVFP4 bit for bit on every data set, also with
+//    scales over the whole finite range (terms that overflow, underflow or
+//    are f32 subnormals: ExtremeScalesBitForBit), since the FP8 mma.sync's
+//    block sums of widened E2M1 are exact and each term is rounded once
+//    (MmaSyncFP8.cpp); MXFP8 (one MMA per block, whose 32 FP8 products the
+//    model rounds once) within the same bound on full-range data.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,31 +53,50 @@ namespace numerics = ::fp4train::numerics;
 
 namespace {
 
-constexpr const char *kChip = "sm_120a";
+/// The chips with an NVVM instruction set in the emulator.
+const std::vector<std::string> kChips = {"sm_120a", "sm_90a"};
 
-/// Parses `source` and lowers it with buildCUDAKernelPipeline for sm_120a.
-OwningOpRef<ModuleOp> compileForSM120(MLIRContext &context,
-                                      const std::string &source) {
+bool isSM90(const std::string &chip) { return chip == "sm_90a"; }
+
+/// Parses `source` and lowers it with buildCUDAKernelPipeline for `chip`.
+OwningOpRef<ModuleOp> compileForChip(MLIRContext &context,
+                                     const std::string &chip,
+                                     const std::string &source) {
   CUDAPipelineOptions options;
   options.recipe = "none";
-  options.chip = kChip;
+  options.chip = chip;
   return compile(context, source, [&](OpPassManager &pm) {
     buildCUDAKernelPipeline(pm, options);
   });
 }
 
-class SM120KernelEmulationTest : public KernelEmulationFixture {
+/// A test on one chip: the parameter is (chip, case).
+template <typename Case>
+class NVVMKernelEmulationTest
+    : public KernelEmulationFixture,
+      public ::testing::WithParamInterface<std::tuple<std::string, Case>> {
 protected:
+  const std::string &getChip() const { return std::get<0>(this->GetParam()); }
+  const Case &getCase() const { return std::get<1>(this->GetParam()); }
   OwningOpRef<ModuleOp> compile(const std::string &source) {
-    return compileForSM120(context, source);
+    return compileForChip(context, getChip(), source);
   }
   std::vector<std::vector<uint8_t>>
   run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
       emulation::EmulatorStats *stats = nullptr) {
-    return KernelEmulationFixture::run(module, std::move(arguments), kChip,
-                                       stats);
+    return KernelEmulationFixture::run(module, std::move(arguments),
+                                       getChip(), stats);
   }
 };
+
+/// gtest parameter names: chip_case.
+template <typename Case>
+std::string getParamName(
+    const ::testing::TestParamInfo<std::tuple<std::string, Case>> &info,
+    std::string (*name)(const Case &)) {
+  return sanitizeTestName(std::get<0>(info.param)) + "_" +
+         name(std::get<1>(info.param));
+}
 
 //===----------------------------------------------------------------------===//
 // Quantize kernels
@@ -121,12 +147,10 @@ void PrintTo(const QuantizeCase &c, std::ostream *os) {
   *os << getQuantizeTestName(c);
 }
 
-class SM120QuantizeKernelTest
-    : public SM120KernelEmulationTest,
-      public ::testing::WithParamInterface<QuantizeCase> {};
+using NVVMQuantizeKernelTest = NVVMKernelEmulationTest<QuantizeCase>;
 
-TEST_P(SM120QuantizeKernelTest, MatchesLibrary) {
-  const QuantizeCase &c = GetParam();
+TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
+  const QuantizeCase &c = getCase();
   const bool nv = c.format == numerics::Format::NVFP4;
   const int64_t blockSize = nv ? 16 : 32;
   std::vector<int64_t> block(c.shape.size(), 1);
@@ -177,9 +201,13 @@ TEST_P(SM120QuantizeKernelTest, MatchesLibrary) {
   // NVFP4 with a computed amax: the reduction kernel, then the quantize.
   EXPECT_EQ(stats.launches, c.amax == Amax::Computed ? 2u : 1u)
       << "the quantize op did not become the expected kernels";
-  // Hardware conversions for RNE E2M1/E4M3 elements and E4M3 (NVFP4) scales;
+  // Hardware conversions for RNE E2M1/E4M3 elements and E4M3 (NVFP4) scales
+  // on sm_120a, for RNE E4M3 elements only on sm_90a (no FP4 conversion);
   // E5M2, SR and the MX scales are the integer recipes.
-  if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
+  if (isSM90(getChip()))
+    EXPECT_EQ(stats.conversions > 0,
+              !c.stochastic && c.format == numerics::Format::MXFP8E4M3);
+  else if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
     EXPECT_GT(stats.conversions, 0u);
 
   numerics::QuantConfig config;
@@ -253,22 +281,20 @@ std::vector<QuantizeCase> quantizeCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    SM120, SM120QuantizeKernelTest, ::testing::ValuesIn(quantizeCases()),
-    [](const ::testing::TestParamInfo<QuantizeCase> &info) {
-      return getQuantizeTestName(info.param);
-    });
+    NVVM, NVVMQuantizeKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(quantizeCases())),
+    [](const auto &info) { return getParamName(info, getQuantizeTestName); });
 
 //===----------------------------------------------------------------------===//
 // Hadamard kernels
 //===----------------------------------------------------------------------===//
 
-class SM120HadamardKernelTest
-    : public SM120KernelEmulationTest,
-      public ::testing::WithParamInterface<HadamardCase> {};
+using NVVMHadamardKernelTest = NVVMKernelEmulationTest<HadamardCase>;
 
-TEST_P(SM120HadamardKernelTest, MatchesLibrary) {
+TEST_P(NVVMHadamardKernelTest, MatchesLibrary) {
   checkHadamardKernel(
-      GetParam(), [&](const std::string &source) { return compile(source); },
+      getCase(), [&](const std::string &source) { return compile(source); },
       [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
           emulation::EmulatorStats *stats) {
         return run(module, std::move(arguments), stats);
@@ -289,10 +315,10 @@ std::vector<HadamardCase> hadamardCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    SM120, SM120HadamardKernelTest, ::testing::ValuesIn(hadamardCases()),
-    [](const ::testing::TestParamInfo<HadamardCase> &info) {
-      return getHadamardTestName(info.param);
-    });
+    NVVM, NVVMHadamardKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(hadamardCases())),
+    [](const auto &info) { return getParamName(info, getHadamardTestName); });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels
@@ -404,17 +430,50 @@ GemmInput makeGemmInput(const std::string &format, int64_t batch,
   return input;
 }
 
-class SM120GemmKernelTest : public SM120KernelEmulationTest,
-                       public ::testing::WithParamInterface<GemmCase> {
+/// Scale codes over the whole finite range: E8M0 0x00..0xFE (2^-127 ..
+/// 2^127), UE4M3 every code but NaN, subnormals and the sign bit included,
+/// so that terms overflow, land among the f32 subnormals and underflow.
+void makeExtremeScales(GemmInput &input, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> e8m0(0x00, 0xFE), e4m3(0x00, 0xFF);
+  for (uint8_t &s : input.scales) {
+    if (!input.isNV()) {
+      s = static_cast<uint8_t>(e8m0(rng));
+      continue;
+    }
+    do
+      s = static_cast<uint8_t>(e4m3(rng));
+    while ((s & 0x7F) == 0x7F);
+  }
+}
+
+/// Whether the chip's kernel equals [GEMM1] bit for bit on any data: sm_90a
+/// with E2M1 operands (exact block sums, one rounding per term).
+bool isBitExactOnAnyData(const std::string &chip, const GemmCase &c) {
+  return isSM90(chip) && c.formatA.find("fp4") != std::string::npos &&
+         c.formatB.find("fp4") != std::string::npos;
+}
+
+class NVVMGemmKernelTest : public NVVMKernelEmulationTest<GemmCase> {
 protected:
-  void check(bool exact);
+  enum class Data { Exact, FullRange, ExtremeScales };
+  void check(Data data);
+  void check(bool exact) { check(exact ? Data::Exact : Data::FullRange); }
 };
 
-void SM120GemmKernelTest::check(bool exact) {
-  const GemmCase &c = GetParam();
+void NVVMGemmKernelTest::check(Data data) {
+  const GemmCase &c = getCase();
+  const bool mixed = (c.formatA.find("fp4") == std::string::npos) !=
+                     (c.formatB.find("fp4") == std::string::npos);
+  if (mixed && !isSM90(getChip()))
+    GTEST_SKIP() << getChip() << " rejects FP4 x FP8 operands";
+  const bool exact = data == Data::Exact;
   std::mt19937 rng(exact ? 21 : 22);
   GemmInput a = makeGemmInput(c.formatA, c.batch, c.m, c.k, exact, rng);
   GemmInput b = makeGemmInput(c.formatB, c.batch, c.n, c.k, exact, rng);
+  if (data == Data::ExtremeScales) {
+    makeExtremeScales(a, rng);
+    makeExtremeScales(b, rng);
+  }
   const std::string accType =
       "tensor<" + (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +
       std::to_string(c.m) + "x" + std::to_string(c.n) + "xf32>";
@@ -452,14 +511,22 @@ void SM120GemmKernelTest::check(bool exact) {
   for (int64_t batch = 0; batch < c.batch; ++batch)
     bad += compareWithGemm(a.getOperand(batch), b.getOperand(batch),
                            acc.data() + batch * c.m * c.n,
-                           kernel.data() + batch * c.m * c.n, exact, c.bf16,
+                           kernel.data() + batch * c.m * c.n,
+                           exact || isBitExactOnAnyData(getChip(), c), c.bf16,
                            "batch " + std::to_string(batch));
   EXPECT_EQ(bad, 0);
 }
 
-TEST_P(SM120GemmKernelTest, ExactDataBitForBit) { check(/*exact=*/true); }
-TEST_P(SM120GemmKernelTest, FullRangeWithinReassociationBound) {
+TEST_P(NVVMGemmKernelTest, ExactDataBitForBit) { check(/*exact=*/true); }
+TEST_P(NVVMGemmKernelTest, FullRangeWithinReassociationBound) {
   check(/*exact=*/false);
+}
+// sm_90a's FP4 kernels: bit for bit also where terms overflow, underflow or
+// are subnormal (the exactness argument of MmaSyncFP8.cpp).
+TEST_P(NVVMGemmKernelTest, ExtremeScalesBitForBit) {
+  if (!isBitExactOnAnyData(getChip(), getCase()))
+    GTEST_SKIP() << "the block sums of this chip and format are not exact";
+  check(Data::ExtremeScales);
 }
 
 std::vector<GemmCase> gemmCases() {
@@ -480,6 +547,10 @@ std::vector<GemmCase> gemmCases() {
       // MXFP8 (m16n8k32 kind::mxf8f6f4, 1X UE8M0).
       {1, 128, 128, 256, "e4m3", "e4m3"},
       {1, 100, 72, 96, "e4m3", "e5m2"},
+      // MXFP4 x MXFP8 (sm_90a only: the E2M1 side widened, the FP8 side in
+      // the same permuted K order).
+      {1, 100, 72, 96, "mxfp4", "e4m3"},
+      {1, 64, 40, 128, "e5m2", "mxfp4"},
       // bf16 epilogue: tile multiples, ragged M with even N (pair stores),
       // odd N (guarded single stores), NVFP4 and MXFP8.
       {1, 128, 128, 256, "mxfp4", "mxfp4", true},
@@ -490,10 +561,9 @@ std::vector<GemmCase> gemmCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    SM120, SM120GemmKernelTest,
-                         ::testing::ValuesIn(gemmCases()),
-                         [](const ::testing::TestParamInfo<GemmCase> &info) {
-                           return getGemmTestName(info.param);
-                         });
+    NVVM, NVVMGemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(gemmCases())),
+    [](const auto &info) { return getParamName(info, getGemmTestName); });
 
 } // namespace

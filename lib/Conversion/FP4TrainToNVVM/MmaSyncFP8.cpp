@@ -1,0 +1,430 @@
+//===- MmaSyncFP8.cpp - Block-scaled GEMM on sm_89/sm_90a FP8 mma.sync ----===//
+//
+// Hopper and Ada have FP8 tensor cores but no block scaling and no FP4, so
+// each K block of [GEMM1] is one plain MMA with C = 0, which gives the
+// block's dot product P, and the lanes then add f32(sa·sb·P) to their f32
+// accumulators, blocks in increasing K order:
+//
+//   T[i,j] = Σ_b f32(sa[i,b]·sb[j,b]·P[i,j,b])                     [GEMM1]
+//
+// 32-element blocks (MXFP4, MXFP8) take
+// `mma.sync.aligned.m16n8k32.row.col.f32.<a>.<b>.f32`, NVFP4's 16-element
+// blocks `mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32` (PTX 8.7).
+// Fragments (PTX ISA §9.7.14.5.x "Matrix Fragments for mma.m16n8k32" and
+// "for mma.m16n8k16" with 8-bit types; g = lane >> 2, t = lane % 4, element
+// j of a register in byte j):
+//   k32: A register r = A[g + 8 (r % 2)][16 (r / 2) + 4 t + j],
+//        B register r = B[16 r + 4 t + j][g];
+//   k16: A register r = A[g + 8 r][4 t + j], B = B[4 t + j][g];
+//   C/D register v = D[g + 8 (v / 2)][2 t + v % 2].
+//
+// FP8 operands (MXFP8) are staged one code per byte and loaded exactly in
+// that layout: A register r is the word at byte 32 s + 16 (r / 2) + 4 t of
+// staged row g + 8 (r % 2), B register r the word at 32 s + 16 r + 4 t of
+// staged row g (s the block within the staged 128 elements).
+//
+// E2M1 operands are staged two codes per byte (element 2i in the low
+// nibble of byte i). For k32 a lane loads the word at byte 16 s + 4 t of a
+// row, the 8 codes of elements 32 s + 8 t .. + 7, and widens them to two
+// words of E4M3 bytes (widenE2M1ToE4M3): the first (elements 8 t .. + 3) is
+// the register of logical K 4 t .. + 3 (A registers 0/1, B register 0), the
+// second (8 t + 4 .. + 7) that of logical K 16 + 4 t .. + 3 (A 2/3, B 1).
+// A and B use the same map from logical to physical K, so the MMA's sum is
+// the block's P, only added in another order; the sum is exact (below), so
+// the order does not matter. An 8-bit operand paired with an E2M1 one
+// (mixed MXFP4 x MXFP8) is loaded in the same permuted order: its register
+// of logical K 4 t + 16 h is the word at byte 8 t + 4 h of the block. For k16 a lane loads the 16 bits at byte
+// 8 s + 2 t (elements 16 s + 4 t .. + 3), the natural layout. Every E2M1
+// value is an E4M3 normal (0.5 is 2^-1) or zero, so nothing depends on how
+// the tensor core treats E4M3 subnormals.
+//
+// Scales: the accumulator row g + 8 h of instruction tile i needs A's scale
+// row rowA + 16 i + g + 8 h, its column 2 t + c of tile j B^T's row rowB +
+// 8 j + 2 t + c; each staged scale row is one aligned word (4 E8M0 codes of
+// the step) or two (8 UE4M3 codes), loaded when its first block is reached.
+//
+// Exactness. An E2M1 value is a multiple of 1/2 of magnitude <= 6, so a
+// product is a multiple of 1/4 of magnitude <= 36 and every partial sum of
+// a 32-element block is a multiple of 1/4 of magnitude <= 32·36 = 1152 <
+// 2^11: 13 significant bits. Any accumulator keeping >= 13 significant bits
+// relative to 2^-2 (the tensor core's f32 accumulation does) computes P
+// exactly, in any order; NVFP4's 16-element blocks need 12. The scaling
+// step then rounds sa·sb·P once, as the CPU numerics library does
+// (roundScaledIntegerToFloat in BlockGemm.cpp):
+//  - UE4M3 (NVFP4): sa·sb has at most 8 significant bits and lies in
+//    [2^-18, 448^2], so it is an exact f32 product; sa·sb·P has at most
+//    8 + 12 bits and lies in [2^-20, 2^27]: the f32 product P·(sa·sb) is
+//    the exact term. A NaN scale (0x7F/0xFF) makes the term NaN, as the
+//    library's IEEE evaluation of non-finite blocks does.
+//  - E8M0 (MXFP4, MXFP8): the term is P·2^(ea+eb) with ea, eb in
+//    [-127, 127], which f32 cannot always hold as one factor. With
+//    T = 127 - floor(log2(max|P|)) (117 for E2M1), the A row's scale is
+//    split as 2^min(ea,T) · 2^max(ea-T,0) and the term computed as
+//    ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0), each factor an exact f32
+//    (2^-127 is the subnormal 0x00400000):
+//      * P · 2^min(ea,T) is exact: it cannot overflow (|P| < 2^(127-T+1))
+//        and keeps P's last bit (2^-2 for E2M1, 2^-18 for E4M3 pairs,
+//        times >= 2^-127 stays >= 2^-149);
+//      * if ea <= T the last factor is 1 and x · 2^eb is the one rounding;
+//      * if ea > T, |x| >= min|P|·2^T, so x · 2^eb >= 2^-68 is normal and
+//        exact (or overflows, as the exact term then does), and the last
+//        product is the one rounding (or the overflow to Inf).
+//    A NaN scale (0xFF) gives a NaN factor and term.
+// MXFP8 block sums of E4M3/E5M2 products (up to 41 significant bits) are
+// not exact in the MMA: the kernel's term is f32(sa·sb·P̃) with P̃ the
+// MMA's sum, within the bound docs/nvvm.md states and the emulation checks
+// (equal to [GEMM1] where P̃ = P). E5M2 pairs (last bit 2^-32) can also
+// round twice when x is subnormal: part of the same bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlackwellTargetInfo.h"
+#include "LaneMath.h"
+#include "SM90TargetInfo.h"
+
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+namespace {
+
+/// i32 bit arithmetic for the widening and the scale decoding.
+struct WordMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(uint32_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        static_cast<int64_t>(v));
+  }
+  Value band(Value x, uint32_t m) { return arith::AndIOp::create(b, loc, x, c(m)); }
+  Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value shl(Value x, uint32_t n) { return arith::ShLIOp::create(b, loc, x, c(n)); }
+  Value shr(Value x, uint32_t n) { return arith::ShRUIOp::create(b, loc, x, c(n)); }
+  Value eq(Value x, uint32_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(v));
+  }
+  Value select(Value cond, uint32_t v, Value x) {
+    return arith::SelectOp::create(b, loc, cond, c(v), x);
+  }
+  /// `bytes` selected by `selector` from {hi, lo} (prmt.b32 default mode).
+  Value permute(Value lo, Value hi, Value selector) {
+    return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,
+                                   NVVM::PermuteMode::DEFAULT);
+  }
+  Value permute(Value lo, Value hi, uint32_t selector) {
+    return permute(lo, hi, c(selector));
+  }
+  Value toF32(Value bits) {
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  /// Byte `index` of `word`, zero-extended.
+  Value byte(Value word, int64_t index) {
+    return band(index ? shr(word, 8 * index) : word, 0xFF);
+  }
+};
+
+/// The E4M3 bytes of 8 packed E2M1 codes (code i in bits [4i, 4i + 4)):
+/// codes 0..3 and 4..7, code i in byte i % 4. The magnitude is a byte
+/// lookup (prmt with the 3-bit magnitude as index into the 8 E4M3 values
+/// 0, 0.5, 1, 1.5, 2, 3, 4, 6); the sign (bit 3 of the code) is bit 7 of
+/// a byte of w << 4 (even codes) or w (odd codes), which prmt's
+/// sign-replicate selectors (bit 3 of a selector nibble) spread over the
+/// byte.
+std::pair<Value, Value> widenE2M1ToE4M3(WordMath &wm, Value w) {
+  constexpr uint32_t kMagnitudesLo = 0x3C383000; // bytes 0..3: 0, .5, 1, 1.5
+  constexpr uint32_t kMagnitudesHi = 0x4C484440; // bytes 4..7: 2, 3, 4, 6
+  Value lut0 = wm.c(kMagnitudesLo), lut1 = wm.c(kMagnitudesHi);
+  Value shifted = wm.shl(w, 4);
+  auto widen = [&](Value codes, uint32_t signSelector) {
+    Value magnitude = wm.permute(lut0, lut1, wm.band(codes, 0x7777));
+    Value signs = wm.permute(shifted, w, signSelector);
+    return wm.bor(magnitude, wm.band(signs, 0x80808080));
+  };
+  // Sign of code i (bit 4i + 3): byte i / 2 of w << 4 for even i (selector
+  // 8 | i / 2), byte 4 + i / 2 (of w) for odd i.
+  return {widen(w, 0xD9C8), widen(wm.shr(w, 16), 0xFBEA)};
+}
+
+/// The largest magnitude of an element of `type`.
+double getMaxElement(Type type) {
+  if (isa<Float4E2M1FNType>(type))
+    return 6.0;
+  if (isa<Float8E4M3FNType>(type))
+    return 448.0;
+  return 57344.0;
+}
+
+std::string getPtxTypeName(Type element) {
+  return isa<Float8E5M2Type>(element) ? "e5m2" : "e4m3";
+}
+
+} // namespace
+
+void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
+                                         const StagedTiles &tiles,
+                                         Value buffer, Value lane, Value rowA,
+                                         Value rowB,
+                                         MutableArrayRef<Value> accs) const {
+  LaneMath lm{b, loc};
+  WordMath wm{b, loc};
+  GemmTiling tiling = getTiling();
+  Value memory = tiles.getMemory();
+  Type f32 = b.getF32Type();
+  bool packedA = tiles.isPacked(0), packedB = tiles.isPacked(1);
+  // With an E2M1 operand both use the permuted K order of its widening.
+  bool permuted = packedA || packedB;
+  bool nvfp4 = isa<Float8E4M3FNType>(tiles.getScaleType(0));
+  int64_t blockSize = tiles.getBlockSize();
+  // E2M1 is widened to E4M3, FP8 goes as it is.
+  Type typeA = packedA ? Float8E4M3FNType::get(b.getContext())
+                       : tiles.getElementType(0);
+  Type typeB = packedB ? Float8E4M3FNType::get(b.getContext())
+                       : tiles.getElementType(1);
+  std::string types = getPtxTypeName(typeA) + "." + getPtxTypeName(typeB);
+  std::string intrinsic = "llvm.nvvm.mma.m16n8k32.row.col.f32." + types + ".f32";
+  std::string intrinsicK16 =
+      "llvm.nvvm.mma.m16n8k16.row.col.f32." + types + ".f32";
+  auto structType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(4, f32));
+
+  Value g = lm.shr(lane, 2);
+  Value t = lm.band(lane, 3);
+  Value t4 = lm.mul(t, 4);
+  Value zeroF32 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+
+  // A rows g, g + 8 of tile i; B^T rows (C columns) 2 t, 2 t + 1 of tile j.
+  SmallVector<Value> scaleRowsA, scaleRowsB;
+  for (int64_t i = 0; i < tiling.repM; ++i)
+    for (int64_t h = 0; h < 2; ++h)
+      scaleRowsA.push_back(lm.add(lm.add(rowA, 16 * i + 8 * h), g));
+  for (int64_t j = 0; j < tiling.repN; ++j)
+    for (int64_t c = 0; c < 2; ++c)
+      scaleRowsB.push_back(lm.add(lm.add(rowB, 8 * j + c), lm.mul(t, 2)));
+  // The staged scale word (4 codes) holding `block` of each of those rows.
+  SmallVector<Value> wordsA, wordsB;
+  auto scaleCodes = [&](Value block) {
+    Value first = lm.mul(lm.shr(block, 2), 4);
+    auto load = [&](unsigned operand, ArrayRef<Value> rows,
+                    SmallVectorImpl<Value> &words) {
+      words.clear();
+      for (Value row : rows)
+        words.push_back(lm.loadWord(
+            memory,
+            tiles.getScaleOffset(b, loc, operand, buffer, row, first)));
+    };
+    load(0, scaleRowsA, wordsA);
+    load(1, scaleRowsB, wordsB);
+  };
+
+  // [GEMM1] E8M0 scaling (see the file comment): T, the split exponent.
+  double maxP = blockSize * getMaxElement(tiles.getElementType(0)) *
+                getMaxElement(tiles.getElementType(1));
+  uint32_t splitT = 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
+  // 2^(min(code, cap) - 127) as f32 bits: code 0 is the subnormal 2^-127,
+  // code 0xFF NaN.
+  auto e8m0Power = [&](Value code, uint32_t cap) {
+    Value clamped = arith::MinUIOp::create(b, loc, code, wm.c(cap));
+    Value bits = wm.select(wm.eq(clamped, 0), 0x00400000, wm.shl(clamped, 23));
+    return wm.toF32(wm.select(wm.eq(code, 0xFF), 0x7FC00000, bits));
+  };
+  // A UE4M3 code as f32: (code & 0x7F) << 20 is the f32 (normal or
+  // subnormal) of the same significand 2^120 times smaller; 0x7F is NaN.
+  Value twoTo120 = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(std::ldexp(1.0f, 120)));
+  auto decodeE4M3 = [&](Value code) {
+    Value bits = wm.bor(wm.shl(wm.band(code, 0x7F), 20),
+                        wm.shl(wm.band(code, 0x80), 24));
+    Value value = arith::MulFOp::create(b, loc, wm.toF32(bits), twoTo120);
+    Value nan = wm.eq(wm.band(code, 0x7F), 0x7F);
+    return arith::SelectOp::create(
+        b, loc, nan,
+        arith::ConstantOp::create(b, loc,
+                                  b.getF32FloatAttr(std::nanf(""))),
+        value);
+  };
+
+  // m16n8k32 (A 4 registers, B 2) or, for one NVFP4 block, m16n8k16 (A 2,
+  // B 1), with C = 0.
+  auto mma = [&](ArrayRef<Value> a, ArrayRef<Value> bRegs) {
+    SmallVector<Value> operands(a);
+    operands.append(bRegs.begin(), bRegs.end());
+    operands.append(4, zeroF32);
+    StringRef name = a.size() == 4 ? intrinsic : intrinsicK16;
+    Value result = LLVM::CallIntrinsicOp::create(
+                       b, loc, structType, b.getStringAttr(name), operands)
+                       .getResult(0);
+    SmallVector<Value, 4> p;
+    for (int64_t v = 0; v < 4; ++v)
+      p.push_back(LLVM::ExtractValueOp::create(b, loc, result, v));
+    return p;
+  };
+  // The E4M3 word of the 4 E2M1 codes at byte `kByte` (2-aligned) of
+  // staged row `row` of `operand`.
+  auto loadHalfWord = [&](unsigned operand, Value row, Value kByte) {
+    Value bytes = vector::LoadOp::create(
+        b, loc, VectorType::get({2}, b.getI8Type()), memory,
+        tiles.getCodesOffset(b, loc, operand, buffer, row, kByte),
+        /*nontemporal=*/false, llvm::Align(2));
+    Value half = vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI16Type()),
+                                  bytes),
+        0);
+    return widenE2M1ToE4M3(wm, arith::ExtUIOp::create(b, loc,
+                                                      b.getI32Type(), half))
+        .first;
+  };
+
+  // A loop over the scale blocks of the step (one MMA K extent each), the
+  // accumulators carried: B's fragments and column factors, then per A
+  // tile i its fragment, row factors and the MMAs of row i. A loop (not
+  // unrolled code) keeps ptxas from interleaving blocks: one block's and
+  // one A tile's registers are live at a time, next to the accumulators.
+  Value t8 = lm.mul(t, 8);
+  auto loop = scf::ForOp::create(b, loc, lm.c(0),
+                                 lm.c(kGemmTileK / blockSize), lm.c(1),
+                                 SmallVector<Value>(accs.begin(), accs.end()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = loop.getInductionVar();
+    SmallVector<Value> blockAccs(loop.getRegionIterArgs());
+    MutableArrayRef<Value> accs(blockAccs);
+    // First staged byte of the block per operand: E2M1 two per byte.
+    Value kByteA = lm.mul(block, packedA ? blockSize / 2 : blockSize);
+    Value kByteB = lm.mul(block, packedB ? blockSize / 2 : blockSize);
+    // Byte of 8-bit register half h (K 4 t + 16 h, or in the permuted
+    // order 8 t + 4 h) within the block.
+    auto byteOfHalf = [&](Value kByte, int64_t h) {
+      return permuted ? lm.add(lm.add(t8, kByte), 4 * h)
+                      : lm.add(lm.add(t4, kByte), 16 * h);
+    };
+    // This block's byte of a scale word.
+    Value byteShift = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), lm.mul(lm.band(block, 3), 8));
+    auto scaleByte = [&](Value word) {
+      return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
+    };
+    scaleCodes(block);
+    // B registers of tile j, C-column factors 2^eb (E8M0) or sb (UE4M3).
+    SmallVector<SmallVector<Value, 2>> bRegs;
+    for (int64_t j = 0; j < tiling.repN; ++j) {
+      Value row = lm.add(lm.add(rowB, 8 * j), g);
+      if (nvfp4) {
+        // m16n8k16: B register = B[4 t + j][g].
+        bRegs.push_back({loadHalfWord(1, row, lm.add(lm.mul(t, 2), kByteB))});
+        continue;
+      }
+      SmallVector<Value, 2> regs(2);
+      if (packedB) {
+        Value word = lm.loadWord(
+            memory,
+            tiles.getCodesOffset(b, loc, 1, buffer, row, lm.add(t4, kByteB)));
+        std::tie(regs[0], regs[1]) = widenE2M1ToE4M3(wm, word);
+      } else {
+        for (int64_t r = 0; r < 2; ++r)
+          regs[r] = lm.loadWord(
+              memory, tiles.getCodesOffset(b, loc, 1, buffer, row,
+                                           byteOfHalf(kByteB, r)));
+      }
+      bRegs.push_back(regs);
+    }
+    SmallVector<Value> colFactors;
+    for (Value word : wordsB) {
+      Value code = scaleByte(word);
+      colFactors.push_back(nvfp4 ? decodeE4M3(code) : e8m0Power(code, 254));
+    }
+
+    for (int64_t i = 0; i < tiling.repM; ++i) {
+      Value tileRow = lm.add(lm.add(rowA, 16 * i), g);
+      SmallVector<Value, 4> aRegs;
+      if (nvfp4) {
+        // m16n8k16: A register r = A[g + 8 r][4 t + j].
+        for (int64_t r = 0; r < 2; ++r)
+          aRegs.push_back(loadHalfWord(0, lm.add(tileRow, 8 * r),
+                                       lm.add(lm.mul(t, 2), kByteA)));
+      } else if (packedA) {
+        aRegs.resize(4);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value word = lm.loadWord(
+              memory, tiles.getCodesOffset(b, loc, 0, buffer,
+                                           lm.add(tileRow, 8 * h),
+                                           lm.add(t4, kByteA)));
+          std::tie(aRegs[h], aRegs[2 + h]) = widenE2M1ToE4M3(wm, word);
+        }
+      } else {
+        for (int64_t r = 0; r < 4; ++r)
+          aRegs.push_back(lm.loadWord(
+              memory, tiles.getCodesOffset(b, loc, 0, buffer,
+                                           lm.add(tileRow, 8 * (r % 2)),
+                                           byteOfHalf(kByteA, r / 2))));
+      }
+      // Factors of rows g, g + 8: (2^min(ea,T), 2^max(ea-T,0)) for E8M0,
+      // (sa, -) for UE4M3.
+      std::array<std::pair<Value, Value>, 2> rowFactors;
+      for (int64_t h = 0; h < 2; ++h) {
+        Value code = scaleByte(wordsA[2 * i + h]);
+        if (nvfp4) {
+          rowFactors[h] = {decodeE4M3(code), Value()};
+          continue;
+        }
+        Value hiExponent = arith::SubIOp::create(
+            b, loc, arith::MaxUIOp::create(b, loc, code, wm.c(splitT + 127)),
+            wm.c(splitT));
+        rowFactors[h] = {e8m0Power(code, splitT + 127),
+                         wm.toF32(wm.shl(hiExponent, 23))};
+      }
+
+      for (int64_t j = 0; j < tiling.repN; ++j) {
+        Value &d = accs[i * tiling.repN + j];
+        SmallVector<Value, 4> p = mma(aRegs, bRegs[j]);
+        SmallVector<Value, 4> out;
+        for (int64_t v = 0; v < 4; ++v) {
+          auto [first, last] = rowFactors[v / 2];
+          Value column = colFactors[2 * j + v % 2];
+          Value term;
+          if (nvfp4) {
+            // P · (sa · sb), both products exact.
+            term = arith::MulFOp::create(
+                b, loc, p[v], arith::MulFOp::create(b, loc, first, column));
+          } else {
+            // ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0): one rounding.
+            term = arith::MulFOp::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, p[v], first),
+                    column),
+                last);
+          }
+          // [GEMM1]: T += term, blocks in increasing K order.
+          out.push_back(arith::AddFOp::create(
+              b, loc, vector::ExtractOp::create(b, loc, d, v), term));
+        }
+        d = vector::FromElementsOp::create(b, loc, d.getType(), out);
+      }
+    }
+    scf::YieldOp::create(b, loc, blockAccs);
+  }
+  for (auto [acc, result] : llvm::zip(accs, loop.getResults()))
+    acc = result;
+}
+
+std::optional<SmallVector<Value>>
+SM90TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
+                                const ScaledBlock &block) const {
+  // cvt.rn.satfinite.e4m3x2.f32 (sm_89+) computes the library's
+  // encodeRNESat E4M3 codes (docs/nvvm.md); these chips have no E2M1
+  // conversion, so E2M1 and E5M2 keep the shared integer recipe.
+  if (!isa<Float8E4M3FNType>(element))
+    return std::nullopt;
+  return buildCvtRNSatfinitePairs(b, element, block);
+}

@@ -1,0 +1,105 @@
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file | FileCheck %s
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_89" --split-input-file | FileCheck %s
+
+!a = !fp4train.scaled<256x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<128x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+
+// MXFP4 on the FP8 mma.sync: the shared skeleton (128x128 tiles, 256
+// threads, K steps of 128 staged two codes per byte), then per step a loop
+// over its 4 blocks carrying the 16 accumulators: each lane's word of 8
+// codes widened to two E4M3 words by prmt (magnitude lookup 0x3C383000 /
+// 0x4C484440 by selector w & 0x7777, sign bytes by 0xD9C8 / 0xFBEA), one
+// m16n8k32 per instruction tile with C = 0, and per accumulator
+// ((P * 2^min(ea,117)) * 2^eb) * 2^max(ea-117,0) added in f32.
+// CHECK-LABEL: func.func @mxfp4
+// CHECK:       gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK-SAME:    workgroup(%{{.*}} : memref<43008xi8, #gpu.address_space<workgroup>>)
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
+// CHECK-DAG:         %[[LO:.*]] = arith.constant 1010315264 : i32
+// CHECK-DAG:         %[[HI:.*]] = arith.constant 1279804480 : i32
+// CHECK-DAG:         %[[M7:.*]] = arith.constant 30583 : i32
+// CHECK:             %[[SEL:.*]] = arith.andi %{{.*}}, %[[M7]] : i32
+// CHECK:             nvvm.prmt <default> %[[SEL]], %[[LO]], %[[HI]] : i32
+// CHECK:             nvvm.prmt <default> %c55752_i32{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:             arith.minui %{{.*}}, %c244_i32
+// CHECK-COUNT-16:    llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[Z:.*]], %[[Z]], %[[Z]], %[[Z]]) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:             scf.yield {{.*}} : vector<4xf32>, vector<4xf32>
+// CHECK:           gpu.barrier
+// CHECK:         arith.addf
+// CHECK:         memref.store
+func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<256x128xf32>
+  return %c : tensor<256x128xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+!b = !fp4train.scaled<128x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
+
+// NVFP4: a loop over the 8 blocks of 16 of a step, one m16n8k16 per tile
+// and block on the lanes' 16-bit loads of 4 codes; the terms are
+// P * (sa * sb) with the UE4M3 scales decoded as f32 bits
+// ((code & 0x7F) << 20) * 2^120; the epilogue applies the global scales.
+// CHECK-LABEL: func.func @nvfp4
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
+// CHECK:           vector.load %{{.*}} {alignment = 2 : i64} : memref<{{.*}}xi8, #gpu.address_space<workgroup>>, vector<2xi8>
+// CHECK:           arith.constant 1.329228E+36 : f32
+// CHECK-COUNT-16:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.e4m3.e4m3.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, f32, f32, f32, f32)
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<128x128xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<128x128xf8E5M2, block = [1, 32], scale = f8E8M0FNU>
+!c = !fp4train.scaled<128x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+
+// MXFP8 E4M3 x E5M2: the codes as staged, no widening; the split exponent
+// T is 127 - floor(log2(32 * 448 * 57344)) = 98.
+// CHECK-LABEL: func.func @mxfp8
+// CHECK-NOT:       nvvm.prmt
+// CHECK:           arith.minui %{{.*}}, %c225_i32
+// CHECK-COUNT-16:  llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e5m2.f32"
+func.func @mxfp8(%a: !a, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// MXFP4 x MXFP8: the E2M1 side widened, the E4M3 side as it is.
+// CHECK-LABEL: func.func @mixed
+// CHECK:           nvvm.prmt
+// CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
+func.func @mixed(%a: !c, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !c, !a, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// -----
+
+// Quantize on sm_90a: E2M1 in software (no cvt ... e2m1x2 before sm_100),
+// E4M3 with cvt.rn.satfinite.e4m3x2.f32.
+// CHECK-LABEL: func.func @quantize_mxfp4
+// CHECK:         gpu.launch
+// CHECK-NOT:     nvvm.convert.f32x2.to.f4x2
+// CHECK:         gpu.terminator
+func.func @quantize_mxfp4(%x: tensor<16x128xf32>)
+    -> !fp4train.scaled<16x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x : tensor<16x128xf32>
+      -> !fp4train.scaled<16x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<16x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+}
+
+// CHECK-LABEL: func.func @quantize_mxfp8
+// CHECK-COUNT-16: nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+func.func @quantize_mxfp8(%x: tensor<4x64xf32>)
+    -> !fp4train.scaled<4x64xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU> {
+  %q = fp4train.quantize %x : tensor<4x64xf32>
+      -> !fp4train.scaled<4x64xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+  return %q : !fp4train.scaled<4x64xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+}
