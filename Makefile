@@ -68,8 +68,9 @@ fuzz: setup
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target fp4train-fuzzers
 	$(SANITIZE_ENV) bash scripts/fuzz.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
 
-# The chip the folder of make gpu-check is built for.
-GPU_CHIP ?= sm_120a
+# The chip the folder of make gpu-check is built for: sm_90a, the
+# H100/H200 most often at hand (sm_120a and sm_100a work the same way).
+GPU_CHIP ?= sm_90a
 
 gpu-check: configure
 	cmake --build $(BUILD) -j $(JOBS) --target fp4-gpu-prepare fp4-gpu-run
