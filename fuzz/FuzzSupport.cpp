@@ -124,3 +124,10 @@ bool touchesTheMachine(llvm::StringRef text) {
 }
 
 } // namespace mlir::fp4train::fuzz
+
+/// libFuzzer's (and ReplayMain's) start-up hook for both MLIR fuzzers: the
+/// registry and the pass registrations, once, before the first input.
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  (void)mlir::fp4train::fuzz::getRegistry();
+  return 0;
+}
