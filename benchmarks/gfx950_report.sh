@@ -12,15 +12,7 @@
 #   benchmarks/gfx950_report.sh BUILD_DIR
 set -euo pipefail
 
-build=${1:?usage: benchmarks/gfx950_report.sh BUILD_DIR}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fp4opt="$build/bin/fp4-opt"
-if [[ ! -x "$fp4opt" ]]; then
-  echo "gfx950_report.sh: $fp4opt not found; build the fp4-opt target" >&2
-  exit 1
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/report_setup.sh"
 
 # The module is already quantized: recipe=none leaves it as is, and
 # fp4train-to-amdgpu is the pipeline's own step.

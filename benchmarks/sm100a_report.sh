@@ -11,15 +11,7 @@
 #   benchmarks/sm100a_report.sh BUILD_DIR
 set -euo pipefail
 
-build=${1:?usage: benchmarks/sm100a_report.sh BUILD_DIR}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fp4opt="$build/bin/fp4-opt"
-if [[ ! -x "$fp4opt" ]]; then
-  echo "sm100a_report.sh: $fp4opt not found; build the fp4-opt target" >&2
-  exit 1
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/report_setup.sh"
 
 "$fp4opt" "$root/benchmarks/sm100a_gemm.mlir" -o "$out/gemm.mlir" \
   --fp4train-cuda-pipeline="recipe=none chip=sm_100a format=isa"

@@ -9,16 +9,8 @@
 #   benchmarks/sm120a_report.sh BUILD_DIR [CHIP]
 set -euo pipefail
 
-build=${1:?usage: benchmarks/sm120a_report.sh BUILD_DIR [CHIP]}
+source "$(dirname "${BASH_SOURCE[0]}")/report_setup.sh"
 chip=${2:-sm_120a}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fp4opt="$build/bin/fp4-opt"
-if [[ ! -x "$fp4opt" ]]; then
-  echo "sm120a_report.sh: $fp4opt not found; build the fp4-opt target" >&2
-  exit 1
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 
 "$fp4opt" "$root/benchmarks/sm120a_gemm_4096.mlir" -o "$out/gemm.mlir" \
   --fp4train-cuda-pipeline="recipe=none chip=$chip format=isa"

@@ -291,12 +291,10 @@ double countFlops(func::FuncOp function) {
   return flops;
 }
 
-/// Parses `file`, keeps function `function` only (a case file holds
-/// several), and runs the pipeline `build` adds on it.
-OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &file,
-                              llvm::StringRef function,
-                              llvm::function_ref<void(OpPassManager &)> build,
-                              llvm::StringRef what) {
+/// Parses `file` and keeps function `function` only (a case file holds
+/// several): the tensor-level module every path of a case starts from.
+OwningOpRef<ModuleOp> parseCase(MLIRContext &context, const std::string &file,
+                                llvm::StringRef function) {
   numerics::Expected<std::vector<uint8_t>> contents = numerics::readFile(file);
   if (!contents)
     fail(contents.error().message);
@@ -312,10 +310,18 @@ OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &file,
        llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (other.getName() != function)
       other.erase();
-  PassManager pm(&context, ModuleOp::getOperationName());
+  return module;
+}
+
+/// A copy of `source` lowered by the pipeline `build` adds.
+OwningOpRef<ModuleOp> compile(ModuleOp source,
+                              llvm::function_ref<void(OpPassManager &)> build,
+                              const Twine &what) {
+  OwningOpRef<ModuleOp> module = source.clone();
+  PassManager pm(source.getContext(), ModuleOp::getOperationName());
   build(pm);
   if (failed(pm.run(*module)))
-    fail("'" + file + "' does not compile through the " + what);
+    fail("the case does not compile through the " + what);
   return module;
 }
 
@@ -361,19 +367,18 @@ void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
   CUDAPipelineOptions options;
   options.recipe = c.recipe;
   options.chip = chip.str();
+  OwningOpRef<ModuleOp> tensorModule = parseCase(context, c.file, c.function);
+  auto source = tensorModule->lookupSymbol<func::FuncOp>(c.function);
   OwningOpRef<ModuleOp> kernels = compile(
-      context, c.file, c.function,
+      *tensorModule,
       [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); },
       "CUDA kernel pipeline");
   options.format = CUDAFormat::Binary;
   options.toolkit = toolkit;
   OwningOpRef<ModuleOp> binaries = compile(
-      context, c.file, c.function, [&](OpPassManager &pm) { buildCUDAPipeline(pm, options); },
+      *tensorModule,
+      [&](OpPassManager &pm) { buildCUDAPipeline(pm, options); },
       "CUDA pipeline (format=bin)");
-
-  auto tensorModule =
-      compile(context, c.file, c.function, [](OpPassManager &) {}, "parser");
-  auto source = tensorModule->lookupSymbol<func::FuncOp>(c.function);
   llvm::raw_string_ostream &os = folder.manifest();
   os << llvm::formatv("case {0} {1} {2:e}\n", c.name, c.mode,
                       countFlops(source));
@@ -446,8 +451,7 @@ void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
     return;
 
   // The CPU path on the same inputs: the emulated step against the JIT.
-  auto copy =
-      compile(context, c.file, c.function, [](OpPassManager &) {}, "parser");
+  OwningOpRef<ModuleOp> copy = tensorModule->clone();
   auto jit = JitFunction::compile(*copy, c.function, [&](OpPassManager &pm) {
     CPUPipelineOptions cpu;
     cpu.recipe = c.recipe;
