@@ -85,6 +85,7 @@ void mlir::fp4train::buildQuantizePipeline(
   quantize.weights2d = options.weights2d;
   quantize.keepFirst = options.keepFirst;
   quantize.keepLast = options.keepLast;
+  quantize.roles = llvm::to_vector(options.roles);
   quantize.stepArg = options.stepArg;
   quantize.pad = options.pad;
   quantize.report = options.report;

@@ -2,6 +2,8 @@
 
 #include "Report.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +32,136 @@ fp4train::train::firstStepReaching(const std::vector<double> &losses,
     if (windowMean(losses, end, window) <= target)
       return end - 1;
   return std::nullopt;
+}
+
+std::string Run::getLabel(bool withSeed) const {
+  return withSeed ? recipe + "@" + std::to_string(seed) : recipe;
+}
+
+std::optional<int64_t> fp4train::train::firstValidationReaching(
+    const std::vector<std::pair<int64_t, double>> &curve, double target) {
+  for (auto [steps, loss] : curve)
+    if (steps > 0 && loss <= target)
+      return steps;
+  return std::nullopt;
+}
+
+namespace {
+/// Mean and sample standard deviation.
+struct Spread {
+  double mean = 0, stddev = 0;
+  size_t count = 0;
+};
+
+Spread getSpread(const std::vector<double> &values) {
+  Spread spread;
+  spread.count = values.size();
+  if (values.empty())
+    return spread;
+  for (double v : values)
+    spread.mean += v;
+  spread.mean /= double(values.size());
+  if (values.size() > 1) {
+    double sum = 0;
+    for (double v : values)
+      sum += (v - spread.mean) * (v - spread.mean);
+    spread.stddev = std::sqrt(sum / double(values.size() - 1));
+  }
+  return spread;
+}
+
+/// "mean" or "mean ± stddev" with `format` for each number.
+std::string formatSpread(const Spread &spread, const char *format) {
+  char mean[64], stddev[64];
+  std::snprintf(mean, sizeof(mean), format, spread.mean);
+  if (spread.count < 2)
+    return mean;
+  std::snprintf(stddev, sizeof(stddev), format, spread.stddev);
+  // The deviation is never negative: drop a sign the format asked for.
+  const char *magnitude = stddev[0] == '+' ? stddev + 1 : stddev;
+  return std::string(mean) + " ± " + magnitude;
+}
+
+double finalValidation(const Run &run) {
+  // The loss at the horizon (runs may have continued past it).
+  for (auto [steps, loss] : run.validation)
+    if (steps == run.steps)
+      return loss;
+  return run.validation.empty() ? NAN : run.validation.back().second;
+}
+} // namespace
+
+void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
+                                                int64_t tokensPerStep) {
+  std::vector<std::string> recipes;
+  for (const Run &run : runs)
+    if (!llvm::is_contained(recipes, run.recipe))
+      recipes.push_back(run.recipe);
+  auto reference = [&](uint64_t seed) -> const Run * {
+    for (const Run &run : runs)
+      if (run.recipe == "f32" && run.seed == seed)
+        return &run;
+    return nullptr;
+  };
+  std::printf("| recipe | seeds | final val loss | bits/byte | gap vs f32 | "
+              "steps to f32 val loss | token overhead | time (s) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const std::string &recipe : recipes) {
+    std::vector<double> finals, bits, gaps, reaches, overheads, extraTokens,
+        seconds;
+    size_t unreached = 0;
+    int64_t longest = 0;
+    for (const Run &run : runs) {
+      if (run.recipe != recipe)
+        continue;
+      const Run *f32 = reference(run.seed);
+      double final = finalValidation(run);
+      double target = f32 ? finalValidation(*f32) : NAN;
+      finals.push_back(final);
+      bits.push_back(final / std::log(2.0));
+      gaps.push_back((final - target) / target * 100.0);
+      seconds.push_back(run.seconds);
+      std::optional<int64_t> f32Reach =
+          f32 ? firstValidationReaching(f32->validation, target)
+              : std::nullopt;
+      std::optional<int64_t> reach =
+          firstValidationReaching(run.validation, target);
+      longest = std::max<int64_t>(longest, int64_t(run.losses.size()));
+      if (!reach || !f32Reach) {
+        ++unreached;
+        continue;
+      }
+      reaches.push_back(double(*reach));
+      extraTokens.push_back(double((*reach - *f32Reach) * tokensPerStep));
+      overheads.push_back(double(*reach - *f32Reach) / double(*f32Reach) *
+                          100.0);
+    }
+    std::string reachText, overheadText;
+    if (unreached == 0) {
+      reachText = formatSpread(getSpread(reaches), "%.0f");
+      Spread overhead = getSpread(overheads);
+      overheadText = formatSpread(overhead, "%+.1f") + "% (" +
+                     formatSpread(getSpread(extraTokens), "%+.0f") +
+                     " tokens)";
+    } else {
+      char text[96];
+      std::snprintf(text, sizeof(text), "not reached in %lld (%zu of %zu)",
+                    (long long)longest, unreached, finals.size());
+      reachText = text;
+      overheadText = "> " + std::to_string(int(std::lround(
+                                (double(longest) / double(runs.front().steps) -
+                                 1) *
+                                100))) +
+                     "%";
+    }
+    std::printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f |\n",
+                recipe.c_str(), finals.size(),
+                formatSpread(getSpread(finals), "%.4f").c_str(),
+                formatSpread(getSpread(bits), "%.4f").c_str(),
+                (formatSpread(getSpread(gaps), "%+.2f") + "%").c_str(),
+                reachText.c_str(), overheadText.c_str(),
+                getSpread(seconds).mean);
+  }
 }
 
 void fp4train::train::printComparison(const std::vector<Run> &runs,
@@ -94,15 +226,30 @@ struct MemoryFile {
 
 } // namespace
 
-std::string fp4train::train::renderCsv(const std::vector<Run> &runs) {
+std::string fp4train::train::renderCsv(const std::vector<Run> &runs,
+                                      bool withSeed) {
   MemoryFile file;
   if (!file.handle)
     return "";
   std::fprintf(file.handle, "step");
   size_t rows = 0;
   for (const Run &run : runs) {
-    std::fprintf(file.handle, ",%s", run.recipe.c_str());
+    std::fprintf(file.handle, ",%s", run.getLabel(withSeed).c_str());
     rows = std::max(rows, run.losses.size());
+  }
+  // Validation columns, each run's losses by step count.
+  std::vector<std::vector<double>> validation;
+  for (const Run &run : runs) {
+    if (run.validation.empty())
+      continue;
+    std::fprintf(file.handle, ",%s val", run.getLabel(withSeed).c_str());
+    std::vector<double> &column = validation.emplace_back();
+    for (auto [steps, loss] : run.validation) {
+      if (size_t(steps) >= column.size())
+        column.resize(steps + 1, NAN);
+      column[steps] = loss;
+    }
+    rows = std::max(rows, column.size());
   }
   std::fprintf(file.handle, "\n");
   for (size_t step = 0; step < rows; ++step) {
@@ -110,6 +257,12 @@ std::string fp4train::train::renderCsv(const std::vector<Run> &runs) {
     for (const Run &run : runs) {
       if (step < run.losses.size())
         std::fprintf(file.handle, ",%.9g", run.losses[step]);
+      else
+        std::fprintf(file.handle, ",");
+    }
+    for (const std::vector<double> &column : validation) {
+      if (step < column.size() && !std::isnan(column[step]))
+        std::fprintf(file.handle, ",%.9g", column[step]);
       else
         std::fprintf(file.handle, ",");
     }
@@ -141,7 +294,24 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
       }
     }
     maxSteps = std::max(maxSteps, run.losses.size());
+    for (auto [steps, loss] : run.validation) {
+      maxSteps = std::max(maxSteps, size_t(steps));
+      if (std::isfinite(loss) && loss > 0) {
+        low = std::min(low, loss);
+        high = std::max(high, loss);
+      }
+    }
   }
+  // One colour and legend entry per recipe (its seeds share them).
+  std::vector<std::string> recipes;
+  std::vector<size_t> colorOf;
+  for (const Run &run : runs) {
+    auto it = std::find(recipes.begin(), recipes.end(), run.recipe);
+    colorOf.push_back(size_t(it - recipes.begin()));
+    if (it == recipes.end())
+      recipes.push_back(run.recipe);
+  }
+  constexpr size_t kNumColors = sizeof(kColors) / sizeof(kColors[0]);
   if (!(low < high)) {
     low = 1e-3;
     high = 1;
@@ -192,23 +362,48 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
                "text-anchor=\"middle\">loss (mean of %lld steps)</text>\n",
                (left + width - right) / 2, height - 10, (top + height) / 2,
                (top + height) / 2, (long long)window);
+  bool anyValidation = false;
   for (size_t r = 0; r < runs.size(); ++r) {
-    const char *color = kColors[r % (sizeof(kColors) / sizeof(kColors[0]))];
+    const char *color = kColors[colorOf[r] % kNumColors];
     const std::vector<double> &curve = curves[r];
     // At most ~1000 points per curve keeps the file small.
     size_t stride = std::max<size_t>(1, curve.size() / 1000);
-    std::fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", color);
+    bool hasValidation = !runs[r].validation.empty();
+    anyValidation |= hasValidation;
+    // Training curves are thin (and faint under validation curves).
+    std::fprintf(f,
+                 "<polyline fill=\"none\" stroke=\"%s\" stroke-opacity=\"%s\" "
+                 "points=\"",
+                 color, hasValidation ? "0.35" : "1");
     for (size_t i = std::max<int64_t>(window, 1) - 1; i < curve.size();
          i += stride)
       std::fprintf(f, "%.1f,%.1f ", x(double(i + 1)), y(curve[i]));
     std::fprintf(f, "\"/>\n");
-    double ly = top + 10 + 18 * double(r);
+    if (!hasValidation)
+      continue;
+    std::fprintf(f,
+                 "<polyline class=\"validation\" fill=\"none\" stroke=\"%s\" "
+                 "stroke-width=\"2.5\" points=\"",
+                 color);
+    for (auto [steps, loss] : runs[r].validation)
+      std::fprintf(f, "%.1f,%.1f ", x(double(steps)), y(loss));
+    std::fprintf(f, "\"/>\n");
+  }
+  for (auto [i, recipe] : llvm::enumerate(recipes)) {
+    double ly = top + 10 + 18 * double(i);
     std::fprintf(f,
                  "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"%s\" "
                  "stroke-width=\"3\"/><text x=\"%g\" y=\"%g\">%s</text>\n",
-                 width - right + 12, width - right + 36, ly, ly, color,
-                 width - right + 42, ly + 4, runs[r].recipe.c_str());
+                 width - right + 12, width - right + 36, ly, ly,
+                 kColors[i % kNumColors], width - right + 42, ly + 4,
+                 recipe.c_str());
   }
+  if (anyValidation)
+    std::fprintf(f,
+                 "<text x=\"%g\" y=\"%g\">thick: held-out loss</text>\n"
+                 "<text x=\"%g\" y=\"%g\">faint: training loss</text>\n",
+                 width - right + 12, top + 28 + 18 * double(recipes.size()),
+                 width - right + 12, top + 46 + 18 * double(recipes.size()));
   std::fprintf(f, "</svg>\n");
   return file.take();
 }

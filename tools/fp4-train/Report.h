@@ -22,9 +22,16 @@ namespace fp4train::train {
 /// may continue past it (extension steps) to measure their overhead.
 struct Run {
   std::string recipe;
+  uint64_t seed = 1;
   std::vector<double> losses;
+  /// Held-out loss after (step count, loss) updates, every few steps from
+  /// 0 on; empty for tasks without a validation split.
+  std::vector<std::pair<int64_t, double>> validation;
   int64_t steps = 0;
   double seconds = 0;
+
+  /// The recipe, with "@seed" when a comparison has several seeds.
+  std::string getLabel(bool withSeed) const;
 };
 
 /// Mean loss over the window of `window` steps ending at `end` (exclusive).
@@ -41,11 +48,27 @@ std::optional<int64_t> firstStepReaching(const std::vector<double> &losses,
 void printComparison(const std::vector<Run> &runs, size_t reference,
                      int64_t window, int64_t tokensPerStep);
 
-/// The text of losses.csv: one row per step, one column per recipe (empty
-/// past a run's end).
-std::string renderCsv(const std::vector<Run> &runs);
+/// The first step count at which the held-out loss is at or below `target`.
+std::optional<int64_t>
+firstValidationReaching(const std::vector<std::pair<int64_t, double>> &curve,
+                        double target);
 
-/// An SVG plot of the moving-mean loss curves (log-scale loss axis).
+/// The comparison of runs with a validation split (language models), one
+/// row per recipe over its seeds (mean ± standard deviation): final
+/// held-out loss and bits per byte, gap against the f32 run of the same
+/// seed, and the token overhead to reach that run's final held-out loss.
+/// Every recipe has a run for each seed, the f32 runs included.
+void printValidationComparison(const std::vector<Run> &runs,
+                               int64_t tokensPerStep);
+
+/// The text of losses.csv: one row per step, one column per run (empty past
+/// a run's end), and a "<run> val" column per run with a validation curve
+/// (its loss after `step` updates, where measured).
+std::string renderCsv(const std::vector<Run> &runs, bool withSeed);
+
+/// An SVG plot of the moving-mean loss curves and, where runs have them,
+/// the validation curves (thicker, with markers); log-scale loss axis, one
+/// colour per recipe.
 std::string renderSvg(const std::vector<Run> &runs, int64_t window,
                       const std::string &title);
 

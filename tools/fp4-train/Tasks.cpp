@@ -2,6 +2,7 @@
 
 #include "Tasks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -41,7 +42,10 @@ public:
                           1.0f / std::sqrt(0.39f * kHidden));
   }
 
-  void getBatch(int64_t step, float *input, float *target) const override {
+  void getBatch(int64_t step, void *inputBuffer,
+                void *targetBuffer) const override {
+    auto *input = static_cast<float *>(inputBuffer);
+    auto *target = static_cast<float *>(targetBuffer);
     std::mt19937_64 rng = makeRng(seed, step, 1);
     std::normal_distribution<float> normal;
     for (int64_t i = 0; i < rows * inputWidth; ++i)
@@ -84,7 +88,10 @@ public:
     embedding = normalMatrix(rng, 256, width, 1.0f);
   }
 
-  void getBatch(int64_t step, float *input, float *target) const override {
+  void getBatch(int64_t step, void *inputBuffer,
+                void *targetBuffer) const override {
+    auto *input = static_cast<float *>(inputBuffer);
+    auto *target = static_cast<float *>(targetBuffer);
     std::mt19937_64 rng = makeRng(seed, step, 3);
     std::uniform_int_distribution<int64_t> offset(0, int64_t(text.size()) -
                                                          rows - 1);
@@ -110,6 +117,66 @@ private:
   std::vector<float> embedding;
 };
 
+class LanguageModelTask : public Task {
+public:
+  LanguageModelTask(const std::string &text, int64_t batch, int64_t length,
+                    int64_t validationBatches, double validationFraction,
+                    uint64_t seed)
+      : text(text), batch(batch), length(length),
+        validationBatches(validationBatches), seed(seed) {
+    trainBytes = int64_t(double(text.size()) * (1 - validationFraction));
+  }
+
+  void getBatch(int64_t step, void *input, void *target) const override {
+    std::mt19937_64 rng = makeRng(seed, step, 4);
+    std::uniform_int_distribution<int64_t> offset(0, trainBytes - length - 1);
+    for (int64_t b = 0; b < batch; ++b)
+      copyWindow(offset(rng), b, input, target);
+  }
+
+  int64_t getNumValidationBatches() const override {
+    return validationBatches;
+  }
+
+  void getValidationBatch(int64_t index, void *input,
+                          void *target) const override {
+    // Windows spread evenly over the held-out bytes, the same for every run.
+    int64_t span = int64_t(text.size()) - trainBytes - length - 1;
+    int64_t windows = validationBatches * batch;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t window = index * batch + b;
+      copyWindow(trainBytes + span * window / std::max<int64_t>(windows, 1),
+                 b, input, target);
+    }
+  }
+
+  std::string describe() const override {
+    return "byte-level language modelling, cross-entropy, " +
+           std::to_string(batch) + "x" + std::to_string(length) +
+           " tokens per step, " + std::to_string(trainBytes) +
+           " training and " + std::to_string(text.size() - trainBytes) +
+           " held-out bytes";
+  }
+
+private:
+  /// Row `row` of the batch: bytes [start, start + length) as inputs and the
+  /// bytes after them as targets.
+  void copyWindow(int64_t start, int64_t row, void *input,
+                  void *target) const {
+    auto *tokens = static_cast<int32_t *>(input) + row * length;
+    auto *next = static_cast<int32_t *>(target) + row * length;
+    for (int64_t t = 0; t < length; ++t) {
+      tokens[t] = uint8_t(text[start + t]);
+      next[t] = uint8_t(text[start + t + 1]);
+    }
+  }
+
+  std::string text;
+  int64_t batch, length, validationBatches;
+  int64_t trainBytes;
+  uint64_t seed;
+};
+
 } // namespace
 
 std::unique_ptr<Task> fp4train::train::createTeacherTask(int64_t rows,
@@ -124,4 +191,11 @@ std::unique_ptr<Task> fp4train::train::createTextTask(const std::string &text,
                                                       int64_t width,
                                                       uint64_t seed) {
   return std::make_unique<TextTask>(text, rows, width, seed);
+}
+
+std::unique_ptr<Task> fp4train::train::createLanguageModelTask(
+    const std::string &text, int64_t batch, int64_t length,
+    int64_t validationBatches, double validationFraction, uint64_t seed) {
+  return std::make_unique<LanguageModelTask>(
+      text, batch, length, validationBatches, validationFraction, seed);
 }

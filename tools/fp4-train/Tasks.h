@@ -1,8 +1,10 @@
 //===- Tasks.h - Deterministic training data for fp4-train ------*- C++ -*-===//
 //
-// The data a step function trains on: for step s, an input X[T, D] and a
-// target Y[T, D'] that depend only on (seed, s), so every recipe of a
-// comparison sees exactly the same batches.
+// The data a step function trains on: for step s, an input and a target
+// that depend only on (seed, s), so every recipe of a comparison sees
+// exactly the same batches. Regression tasks fill f32 tensors X[T, D] and
+// Y[T, D']; the language-model task fills i32 token tensors and also has
+// held-out batches for validation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +21,15 @@ namespace fp4train::train {
 class Task {
 public:
   virtual ~Task() = default;
-  /// Writes the batch of `step` (row-major, the shapes given at creation).
-  virtual void getBatch(int64_t step, float *input, float *target) const = 0;
+  /// Writes the batch of `step` (row-major, the shapes given at creation;
+  /// float for the regression tasks, int32_t token ids for the language
+  /// model).
+  virtual void getBatch(int64_t step, void *input, void *target) const = 0;
+  /// Held-out batches: how many there are (0: the task has no validation
+  /// split) and batch `index` of them, in getBatch's layout.
+  virtual int64_t getNumValidationBatches() const { return 0; }
+  virtual void getValidationBatch(int64_t index, void *input,
+                                  void *target) const {}
   /// One line describing the task, for the report.
   virtual std::string describe() const = 0;
 };
@@ -39,6 +48,18 @@ std::unique_ptr<Task> createTeacherTask(int64_t rows, int64_t inputWidth,
 /// learn which characters follow which contexts.
 std::unique_ptr<Task> createTextTask(const std::string &text, int64_t rows,
                                      int64_t width, uint64_t seed);
+
+/// Byte-level language modelling on a text for a step that takes token ids
+/// [B, S] (or [T]) and the next tokens as targets. The last
+/// `validationFraction` of the text is held out; each training step takes
+/// B windows of S + 1 consecutive bytes at random offsets in the rest, and
+/// the `validationBatches` held-out batches are fixed windows spread evenly
+/// over the held-out part.
+std::unique_ptr<Task> createLanguageModelTask(const std::string &text,
+                                              int64_t batch, int64_t length,
+                                              int64_t validationBatches,
+                                              double validationFraction,
+                                              uint64_t seed);
 
 } // namespace fp4train::train
 

@@ -22,6 +22,7 @@
 
 #include "Report.h"
 #include "Tasks.h"
+#include "Trainer.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
@@ -50,7 +51,9 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <random>
+#include <map>
+#include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -92,9 +95,42 @@ static cl::opt<uint64_t> seed("seed", cl::init(1),
                                        "initialization"),
                               cl::cat(category));
 static cl::opt<std::string> task("task", cl::init("auto"),
-                                 cl::desc("teacher, text, or auto (text for "
+                                 cl::desc("teacher, text, lm or auto (lm for "
+                                          "steps taking token ids, text for "
                                           "steps with attention)"),
                                  cl::cat(category));
+static cl::opt<std::string>
+    seeds("seeds",
+          cl::desc("comma-separated seeds: every recipe runs from each "
+                   "(default: --seed); the table gives mean ± std"),
+          cl::cat(category));
+static cl::opt<unsigned> jobs("jobs", cl::init(0),
+                              cl::desc("runs trained at once (0: one per "
+                                       "core)"),
+                              cl::cat(category));
+static cl::opt<std::string>
+    schedule("schedule", cl::init("auto"),
+             cl::desc("learning-rate schedule: constant, or cosine (linear "
+                      "warm-up, cosine decay to 10%); auto: cosine for "
+                      "language models"),
+             cl::cat(category));
+static cl::opt<int64_t> warmup("warmup", cl::init(-1),
+                               cl::desc("warm-up steps of the cosine "
+                                        "schedule (-1: 5% of the steps)"),
+                               cl::cat(category));
+static cl::opt<double> clip("clip", cl::init(-1),
+                            cl::desc("clip the global gradient norm to this "
+                                     "(0: off; -1: 1 for language models, "
+                                     "off otherwise)"),
+                            cl::cat(category));
+static cl::opt<int64_t> evalEvery("eval-every", cl::init(0),
+                                  cl::desc("held-out loss every N steps "
+                                           "(language models; 0: steps/20)"),
+                                  cl::cat(category));
+static cl::opt<int64_t> evalBatches("eval-batches", cl::init(8),
+                                    cl::desc("held-out batches per "
+                                             "evaluation"),
+                                    cl::cat(category));
 static cl::opt<std::string>
     corpus("corpus", cl::init("/usr/share/common-licenses/GPL-3"),
            cl::desc("text of the text task"), cl::cat(category));
@@ -114,8 +150,9 @@ static cl::opt<std::string> outDir("out", cl::desc("directory for losses.csv "
 static cl::opt<std::string> dumpStep(
     "dump-first-step",
     cl::desc("directory to write the first step's arguments (argN.npy) and "
-             "results (resultN.npy) to, for checking other hosts of the "
-             "compiled step (the Python package) against this one"),
+             "results (resultN.npy) to (the first recipe and seed), for "
+             "checking other hosts of the compiled step (the Python "
+             "package) against this one"),
     cl::cat(category));
 static cl::opt<int> keepFirst("keep-first", cl::init(-1),
                               cl::desc("leading linear layers kept in high "
@@ -142,6 +179,11 @@ static cl::opt<std::string> hadamardSigns("hadamard-signs",
                                           cl::desc("recipe override: none, "
                                                    "fixed or random"),
                                           cl::cat(category));
+static cl::list<std::string>
+    roles("roles", cl::CommaSeparated,
+          cl::desc("recipe override: the roles to quantize (e.g. "
+                   "fprop,dgrad)"),
+          cl::cat(category));
 static cl::opt<std::string> scaleMode("scale-mode",
                                       cl::desc("recipe override: floor or "
                                                "rceil"),
@@ -151,22 +193,12 @@ namespace {
 
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "fp4-train: error: " << message << "\n";
-  std::exit(1);
+  // Runs train on several threads: end the process without running static
+  // destructors under the others' feet.
+  std::fflush(nullptr);
+  std::_Exit(1);
 }
 
-/// How the step function is called, read from its signature.
-struct StepSignature {
-  std::vector<size_t> params;
-  size_t input = 0, target = 0;
-  std::optional<size_t> learningRate, step;
-  /// Results are updated parameters (SGD in the graph) rather than
-  /// gradients.
-  bool updatesInGraph = false;
-  bool hasAttention = false;
-  /// Initial value of each 1-D parameter: 1 for multiplicative gains (norm
-  /// weights), 0 for additive biases.
-  std::vector<float> vectorInit;
-};
 
 /// Whether a 1-D parameter scales something (a norm gain) rather than
 /// shifting it (a bias): some linalg body multiplies by it.
@@ -210,11 +242,23 @@ StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
   auto args = jit.getArguments();
   if (s.params.empty())
     fail(where + " has no argument marked {fp4train.param}");
-  if (data.size() != 2 || args[data[0]].shape.size() != 2 ||
-      args[data[1]].shape.size() != 2 ||
-      args[data[0]].shape[0] != args[data[1]].shape[0])
-    fail(where + " must take, besides its parameters, an input and a target "
-                 "tensor [rows, width] with the same rows");
+  const char *expectedData =
+      " must take, besides its parameters, an input and a target: f32 "
+      "tensors [rows, width] with the same rows, or i32 token ids [batch, "
+      "length] (or [length]) of one shape";
+  if (data.size() != 2)
+    fail(where + expectedData);
+  const JitValue &input = args[data[0]], &target = args[data[1]];
+  s.tokens = input.isInt32;
+  bool matches =
+      s.tokens ? target.isInt32 && input.shape == target.shape &&
+                     (input.shape.size() == 1 || input.shape.size() == 2)
+               : input.elementBytes == 4 && !target.isInt32 &&
+                     target.elementBytes == 4 && input.shape.size() == 2 &&
+                     target.shape.size() == 2 &&
+                     input.shape[0] == target.shape[0];
+  if (!matches)
+    fail(where + expectedData);
   s.input = data[0];
   s.target = data[1];
   auto results = jit.getResults();
@@ -252,124 +296,6 @@ void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
          llvm::Twine((unsigned long long)available));
 }
 
-/// The training state of one run: parameters and optimizer moments.
-class Trainer {
-public:
-  Trainer(JitFunction &jit, const StepSignature &signature,
-          bool adam, double lr)
-      : jit(jit), signature(signature), adam(adam), lr(lr) {
-    std::mt19937_64 rng(seed);
-    for (auto [i, index] : llvm::enumerate(signature.params)) {
-      const JitValue &value = jit.getArguments()[index];
-      std::vector<float> &p = params.emplace_back(value.getNumElements());
-      if (value.shape.size() >= 2) {
-        // Glorot: the same for [out, in] and [in, out] layouts.
-        float fanSum = float(value.shape[0] + value.shape[1]);
-        std::normal_distribution<float> normal(0.0f,
-                                               std::sqrt(2.0f / fanSum));
-        for (float &x : p)
-          x = normal(rng);
-      } else {
-        std::fill(p.begin(), p.end(), signature.vectorInit[i]);
-      }
-      outs.emplace_back(value.getNumElements());
-      if (adam) {
-        first.emplace_back(p.size(), 0.0f);
-        second.emplace_back(p.size(), 0.0f);
-      }
-    }
-    auto args = jit.getArguments();
-    input.resize(args[signature.input].getNumElements());
-    target.resize(args[signature.target].getNumElements());
-  }
-
-  /// Runs step `step` on the task's batch and returns the loss.
-  double step(const Task &task, int64_t step) {
-    task.getBatch(step, input.data(), target.data());
-    std::vector<const void *> args(jit.getArguments().size());
-    for (auto [i, index] : llvm::enumerate(signature.params))
-      args[index] = params[i].data();
-    args[signature.input] = input.data();
-    args[signature.target] = target.data();
-    float rate = float(lr);
-    int64_t stepValue = step;
-    if (signature.learningRate)
-      args[*signature.learningRate] = &rate;
-    if (signature.step)
-      args[*signature.step] = &stepValue;
-    float loss = 0;
-    std::vector<void *> results = {&loss};
-    for (std::vector<float> &out : outs)
-      results.push_back(out.data());
-    jit.call(args, results);
-    if (step == 0 && !dumpStep.empty())
-      dump(args, results);
-    if (signature.updatesInGraph) {
-      params.swap(outs);
-    } else {
-      for (size_t i = 0; i < params.size(); ++i)
-        update(i, step + 1);
-    }
-    return loss;
-  }
-
-private:
-  /// Writes what one call took and returned as .npy files (scalars as
-  /// 0-d float32 arrays).
-  void dump(llvm::ArrayRef<const void *> args, llvm::ArrayRef<void *> results) {
-    if (std::error_code error = llvm::sys::fs::create_directories(dumpStep))
-      fail("cannot create '" + dumpStep + "': " + error.message());
-    auto write = [&](const std::string &name, const JitValue &value,
-                     const void *data) {
-      float scalar = 0;
-      if (value.kind == JitValue::Kind::F32)
-        scalar = *static_cast<const float *>(data);
-      else if (value.kind == JitValue::Kind::I64)
-        scalar = float(*static_cast<const int64_t *>(data));
-      if (value.kind != JitValue::Kind::Tensor)
-        data = &scalar;
-      ::fp4train::numerics::Status status = ::fp4train::numerics::writeNpy(
-          dumpStep + "/" + name + ".npy",
-          value.elementBytes == 1 ? ::fp4train::numerics::NpyDType::UInt8
-                                  : ::fp4train::numerics::NpyDType::Float32,
-          value.shape, data);
-      if (!status)
-        fail(status.error().message);
-    };
-    for (auto [i, value] : llvm::enumerate(jit.getArguments()))
-      write("arg" + std::to_string(i), value, args[i]);
-    for (auto [j, value] : llvm::enumerate(jit.getResults()))
-      write("result" + std::to_string(j), value, results[j]);
-  }
-
-  void update(size_t i, int64_t t) {
-    std::vector<float> &p = params[i];
-    const std::vector<float> &g = outs[i];
-    if (!adam) {
-      for (size_t j = 0; j < p.size(); ++j)
-        p[j] -= float(lr) * g[j];
-      return;
-    }
-    const double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
-    double c1 = 1 - std::pow(beta1, double(t)),
-           c2 = 1 - std::pow(beta2, double(t));
-    for (size_t j = 0; j < p.size(); ++j) {
-      first[i][j] = float(beta1 * first[i][j] + (1 - beta1) * g[j]);
-      second[i][j] =
-          float(beta2 * second[i][j] + (1 - beta2) * double(g[j]) * g[j]);
-      double m = first[i][j] / c1, v = second[i][j] / c2;
-      p[j] -= float(lr * m / (std::sqrt(v) + epsilon));
-    }
-  }
-
-  JitFunction &jit;
-  const StepSignature &signature;
-  bool adam;
-  double lr;
-  std::vector<std::vector<float>> params, outs, first, second;
-  std::vector<float> input, target;
-};
-
 /// The quantize recipe a command-line recipe name stands for.
 std::string pipelineRecipe(llvm::StringRef name) {
   return name == "f32" ? "none" : name.str();
@@ -401,6 +327,9 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
     options.hadamard = hadamard;
     options.hadamardSigns = hadamardSigns;
     options.scaleMode = scaleMode;
+    // The f32 reference quantizes nothing, whatever the roles.
+    if (recipeName != "f32")
+      options.roles = llvm::to_vector(roles);
     options.outParams = true;
     options.numerics = path;
     buildCPUPipeline(pm, options);
@@ -410,46 +339,140 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
   return std::move(*jit);
 }
 
-/// Trains one recipe for `horizon` steps, then on past it (up to `limit`)
-/// while its moving mean is above `target`.
-Run train(ModuleOp module, llvm::StringRef recipeName, const Task &task,
-          int resolvedStepArg, CPUNumerics path, bool adam, double lr,
-          int64_t horizon, int64_t limit, int64_t window,
-          std::optional<double> target) {
+/// One line on stderr (when it is a terminal) with the state of every run
+/// in progress.
+class Progress {
+public:
+  Progress() : enabled(llvm::sys::Process::StandardErrIsDisplayed()) {}
+
+  void update(const std::string &label, int64_t step, int64_t horizon,
+              double loss, double tokensPerSecond) {
+    if (!enabled)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    char text[160];
+    std::snprintf(text, sizeof(text), "%s %lld/%lld loss %.4f %.0f tok/s",
+                  label.c_str(), (long long)step, (long long)horizon, loss,
+                  tokensPerSecond);
+    active[label] = text;
+    auto now = std::chrono::steady_clock::now();
+    if (now - lastPrint < std::chrono::milliseconds(200))
+      return;
+    lastPrint = now;
+    print();
+  }
+
+  void finish(const std::string &label) {
+    if (!enabled)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    active.erase(label);
+    print();
+  }
+
+private:
+  void print() {
+    std::string line;
+    for (const auto &entry : active)
+      line += (line.empty() ? "" : " | ") + entry.second;
+    // Clear the previous line, then write this one without a newline.
+    std::fprintf(stderr, "\r\033[K%s", line.substr(0, 200).c_str());
+    std::fflush(stderr);
+  }
+
+  bool enabled;
+  std::mutex mutex;
+  std::map<std::string, std::string> active;
+  std::chrono::steady_clock::time_point lastPrint;
+};
+
+/// What the runs of one invocation share.
+struct Session {
+  ModuleOp module;
+  int stepArg = -1;
+  CPUNumerics path = CPUNumerics::Runtime;
+  TrainOptions options;
+  int64_t horizon = 0, limit = 0, window = 0, evalEvery = 0;
+  int64_t tokensPerStep = 0;
+  bool labelsWithSeed = false;
+  /// The run whose first step --dump-first-step writes.
+  std::string dumpRecipe;
+  uint64_t dumpSeed = 0;
+  /// Compilation and reading the IR are serialized: runs share one
+  /// MLIRContext. Training needs neither.
+  std::mutex compileMutex;
+  Progress progress;
+};
+
+/// Trains `recipeName` from `seed` for the horizon, then on past it (up to
+/// the limit) while it has not reached `target`: the f32 run's final
+/// held-out loss where the task has a validation split, else its final
+/// moving-mean training loss.
+Run train(Session &session, const Task &task, const std::string &recipeName,
+          uint64_t seed, std::optional<double> target) {
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<JitFunction> jit =
-      compileFor(module, recipeName, resolvedStepArg, path);
-  auto function = module.lookupSymbol<func::FuncOp>(functionName);
-  StepSignature signature = readSignature(function, *jit);
-  checkHostMemory(*jit, signature, adam);
-  Trainer trainer(*jit, signature, adam, lr);
+  std::unique_ptr<JitFunction> jit;
+  StepSignature signature;
+  {
+    std::lock_guard<std::mutex> lock(session.compileMutex);
+    jit = compileFor(session.module, recipeName, session.stepArg,
+                     session.path);
+    auto function = session.module.lookupSymbol<func::FuncOp>(functionName);
+    signature = readSignature(function, *jit);
+  }
+  checkHostMemory(*jit, signature, session.options.adam);
+  TrainOptions options = session.options;
+  options.seed = seed;
+  Trainer trainer(*jit, signature, options);
+  if (!dumpStep.empty() && recipeName == session.dumpRecipe &&
+      seed == session.dumpSeed)
+    if (std::optional<std::string> error = trainer.dump(task, 0, dumpStep))
+      fail(*error);
+
   Run run;
-  run.recipe = recipeName.str();
-  run.steps = horizon;
-  bool progress = llvm::sys::Process::StandardErrIsDisplayed();
-  auto lastReport = start;
-  for (int64_t s = 0; s < limit; ++s) {
-    if (s >= horizon &&
-        (!target || windowMean(run.losses, s, window) <= *target))
+  run.recipe = recipeName;
+  run.seed = seed;
+  run.steps = session.horizon;
+  std::string label = run.getLabel(session.labelsWithSeed);
+  bool validated = task.getNumValidationBatches() > 0;
+  auto validate = [&](int64_t steps) {
+    double loss = trainer.validate(task, steps);
+    if (!std::isfinite(loss))
+      fail(label + ": the held-out loss is not finite after " +
+           llvm::Twine(steps) + " steps");
+    run.validation.emplace_back(steps, loss);
+    return loss;
+  };
+  if (validated)
+    validate(0);
+  auto reached = [&](int64_t steps) {
+    if (!target)
+      return true;
+    if (validated)
+      return run.validation.back().first == steps &&
+             run.validation.back().second <= *target;
+    return windowMean(run.losses, steps, session.window) <= *target;
+  };
+  for (int64_t s = 0; s < session.limit; ++s) {
+    if (s >= session.horizon && reached(s))
       break;
     double loss = trainer.step(task, s);
     if (!std::isfinite(loss))
-      fail(recipeName + ": the loss is not finite at step " +
-           llvm::Twine(s));
+      fail(label + ": the loss is not finite at step " + llvm::Twine(s));
     run.losses.push_back(loss);
-    auto now = std::chrono::steady_clock::now();
-    if (progress && (now - lastReport > std::chrono::milliseconds(200) ||
-                     s + 1 == horizon)) {
-      double elapsed = std::chrono::duration<double>(now - start).count();
-      std::fprintf(stderr, "\r%-22s step %6lld/%lld  loss %.5f  %.0f steps/s ",
-                   run.recipe.c_str(), (long long)(s + 1),
-                   (long long)horizon, windowMean(run.losses, s + 1, window),
-                   double(s + 1) / elapsed);
-      lastReport = now;
-    }
+    int64_t done = s + 1;
+    if (validated && (done % session.evalEvery == 0 ||
+                      done == session.horizon || done == session.limit))
+      validate(done);
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    session.progress.update(
+        label, done, session.horizon,
+        windowMean(run.losses, done, session.window),
+        double(done * session.tokensPerStep) / elapsed);
   }
-  if (progress)
-    std::fprintf(stderr, "\n");
+  session.progress.finish(label);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                               start)
                     .count();
@@ -520,6 +543,55 @@ OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
   return module;
 }
 
+
+/// The positive integers of a comma-separated list, or nothing.
+std::optional<std::vector<uint64_t>> parseSeeds(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',', -1, false);
+  std::vector<uint64_t> seeds;
+  for (llvm::StringRef item : items) {
+    uint64_t value;
+    if (item.trim().getAsInteger(10, value) ||
+        llvm::is_contained(seeds, value))
+      return std::nullopt;
+    seeds.push_back(value);
+  }
+  if (seeds.empty())
+    return std::nullopt;
+  return seeds;
+}
+
+/// Runs `jobs` (indices into `runs`) on up to `threads` threads.
+void runAll(Session &session, const std::map<uint64_t, std::unique_ptr<Task>>
+                                  &tasks,
+            std::vector<Run> &runs, const std::vector<size_t> &jobs,
+            const std::map<uint64_t, double> &targets, unsigned threads) {
+  std::mutex next;
+  size_t cursor = 0;
+  auto worker = [&]() {
+    while (true) {
+      size_t job;
+      {
+        std::lock_guard<std::mutex> lock(next);
+        if (cursor == jobs.size())
+          return;
+        job = jobs[cursor++];
+      }
+      Run &run = runs[job];
+      auto target = targets.find(run.seed);
+      run = train(session, *tasks.at(run.seed), run.recipe, run.seed,
+                  target == targets.end() ? std::nullopt
+                                          : std::optional(target->second));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, jobs.size()); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -536,8 +608,18 @@ int main(int argc, char **argv) {
     fail("unknown optimizer '" + optimizer + "' (expected sgd or adam)");
   if (numerics != "ir" && numerics != "runtime")
     fail("unknown numerics '" + numerics + "' (expected ir or runtime)");
-  if (task != "auto" && task != "teacher" && task != "text")
-    fail("unknown task '" + task + "' (expected teacher, text or auto)");
+  if (task != "auto" && task != "teacher" && task != "text" && task != "lm")
+    fail("unknown task '" + task + "' (expected teacher, text, lm or auto)");
+  if (schedule != "auto" && schedule != "constant" && schedule != "cosine")
+    fail("unknown schedule '" + schedule +
+         "' (expected constant, cosine or auto)");
+  if (warmup < -1)
+    fail("--warmup must not be negative");
+  if (clip < 0 && clip != -1)
+    fail("--clip must not be negative");
+  if (evalEvery < 0 || evalBatches <= 0)
+    fail("--eval-every must not be negative and --eval-batches must be "
+         "positive");
   if (threads == 0)
     fail("--num-threads must be positive");
   ::fp4train::numerics::setNumThreads(threads);
@@ -555,6 +637,13 @@ int main(int argc, char **argv) {
   }
   for (const std::string &name : recipes)
     checkRecipe(name);
+  std::vector<uint64_t> seedList = {seed};
+  if (!seeds.empty()) {
+    std::optional<std::vector<uint64_t>> parsed = parseSeeds(seeds);
+    if (!parsed)
+      fail("--seeds must be a comma-separated list of distinct integers");
+    seedList = *parsed;
+  }
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -586,54 +675,153 @@ int main(int argc, char **argv) {
          "gradients");
   double lr = learningRate ? double(learningRate) : adam ? 3e-3 : 0.1;
 
-  bool text = task == "text" || (task == "auto" && signature.hasAttention);
-  std::unique_ptr<Task> data;
-  if (text) {
+  std::string kind = task;
+  if (kind == "auto")
+    kind = signature.tokens          ? "lm"
+           : signature.hasAttention ? "text"
+                                    : "teacher";
+  if ((kind == "lm") != signature.tokens)
+    fail(signature.tokens
+             ? "@" + functionName + " takes token ids: the task is lm"
+             : "the lm task needs a step that takes i32 token ids");
+  bool lm = kind == "lm";
+  std::unique_ptr<llvm::MemoryBuffer> text;
+  if (kind != "teacher")
+    text = readInputFile(corpus);
+  // Language models: [batch, length] token windows, the last tenth of the
+  // corpus held out.
+  int64_t batch = inputShape.size() == 2 ? inputShape[0] : 1;
+  int64_t length = inputShape.back();
+  constexpr double kHeldOut = 0.1;
+  if (lm && double(text->getBufferSize()) * kHeldOut < double(length + 2))
+    fail("the corpus '" + corpus + "' is too short: its held-out tenth "
+         "must hold a window of " + llvm::Twine(length + 1) + " bytes");
+  if (kind == "text") {
     if (inputShape[1] != targetShape[1])
       fail("the text task needs input and target of the same width");
-    std::unique_ptr<llvm::MemoryBuffer> file = readInputFile(corpus);
-    if (int64_t(file->getBufferSize()) < inputShape[0] + 2)
+    if (int64_t(text->getBufferSize()) < inputShape[0] + 2)
       fail("the corpus '" + corpus + "' is shorter than one step's window");
-    data = createTextTask(file->getBuffer().str(), inputShape[0],
-                          inputShape[1], seed);
-  } else {
-    data = createTeacherTask(inputShape[0], inputShape[1], targetShape[1],
-                             seed);
+  }
+  std::map<uint64_t, std::unique_ptr<Task>> tasks;
+  for (uint64_t s : seedList) {
+    if (lm)
+      tasks[s] = createLanguageModelTask(text->getBuffer().str(), batch,
+                                         length, evalBatches, kHeldOut, s);
+    else if (kind == "text")
+      tasks[s] = createTextTask(text->getBuffer().str(), inputShape[0],
+                                inputShape[1], s);
+    else
+      tasks[s] = createTeacherTask(inputShape[0], inputShape[1],
+                                   targetShape[1], s);
   }
 
+  Session session;
+  session.module = *module;
+  session.stepArg = resolvedStepArg;
+  session.path = path;
   // Defaults measured to keep the full 7-recipe --compare within 10 minutes
   // on 2 cores (docs/training.md).
-  int64_t horizon = steps ? int64_t(steps) : text ? 3000 : 10000;
-  int64_t window = std::max<int64_t>(10, horizon / 10);
-  std::printf("# %s @%s: %s; %s lr %g; %lld steps; numerics=%s\n",
+  session.horizon = steps ? int64_t(steps) : lm ? 600 : kind == "text" ? 3000
+                                                                     : 10000;
+  session.window = std::max<int64_t>(10, session.horizon / 10);
+  session.evalEvery = evalEvery ? int64_t(evalEvery)
+                                : std::max<int64_t>(1, session.horizon / 20);
+  session.tokensPerStep = lm ? batch * length : inputShape[0];
+  session.labelsWithSeed = seedList.size() > 1;
+  session.dumpRecipe = recipes.front();
+  session.dumpSeed = seedList.front();
+  TrainOptions &options = session.options;
+  options.adam = adam;
+  options.lr = lr;
+  options.horizon = session.horizon;
+  options.schedule = schedule == "cosine" || (schedule == "auto" && lm)
+                         ? Schedule::Cosine
+                         : Schedule::Constant;
+  options.warmup = warmup >= 0 ? int64_t(warmup) : session.horizon / 20;
+  options.clip = clip >= 0 ? double(clip) : lm ? 1.0 : 0.0;
+  if (options.clip > 0 && signature.updatesInGraph)
+    fail("--clip needs a step that returns gradients; @" + functionName +
+         " updates its parameters in the graph");
+
+  std::printf("# %s @%s: %s; %s lr %g%s; %lld steps; numerics=%s\n",
               inputFile.c_str(), functionName.c_str(),
-              data->describe().c_str(), adam ? "adam" : "sgd", lr,
-              (long long)horizon, numerics.c_str());
+              tasks.begin()->second->describe().c_str(), adam ? "adam" : "sgd",
+              lr,
+              options.schedule == Schedule::Cosine
+                  ? (" (warm-up " + std::to_string(options.warmup) +
+                     ", cosine to 10%)")
+                        .c_str()
+                  : "",
+              (long long)session.horizon, numerics.c_str());
+  if (options.clip > 0 || lm)
+    std::printf("# gradient clipping %g; held-out loss every %lld steps on "
+                "%lld batches; seeds %s\n",
+                options.clip, (long long)session.evalEvery,
+                (long long)evalBatches,
+                llvm::join(llvm::map_range(seedList,
+                                           [](uint64_t s) {
+                                             return std::to_string(s);
+                                           }),
+                           ",")
+                    .c_str());
 
-  std::vector<Run> runs;
-  std::optional<double> target;
+  // The reference runs first: the others continue past the horizon while
+  // they have not reached its final loss (up to 50% more steps).
   auto f32 = llvm::find(recipes, "f32");
-  if (f32 != recipes.end()) {
-    // The reference runs first: the others continue past the horizon while
-    // they have not reached its final loss (up to 50% more steps).
+  if (f32 != recipes.end())
     std::rotate(recipes.begin(), f32, f32 + 1);
+  std::vector<Run> runs;
+  std::vector<size_t> referenceJobs, otherJobs;
+  for (const std::string &name : recipes)
+    for (uint64_t s : seedList) {
+      (name == "f32" ? referenceJobs : otherJobs).push_back(runs.size());
+      Run &run = runs.emplace_back();
+      run.recipe = name;
+      run.seed = s;
+    }
+  unsigned threadCount =
+      jobs ? unsigned(jobs)
+           : std::max(1u, std::thread::hardware_concurrency() / threads);
+  session.limit = session.horizon;
+  runAll(session, tasks, runs, referenceJobs, {}, threadCount);
+  std::map<uint64_t, double> targets;
+  for (size_t job : referenceJobs) {
+    const Run &run = runs[job];
+    targets[run.seed] =
+        run.validation.empty()
+            ? windowMean(run.losses, session.horizon, session.window)
+            : run.validation.back().second;
   }
-  for (const std::string &name : recipes) {
-    int64_t limit = target ? horizon + horizon / 2 : horizon;
-    runs.push_back(train(*module, name, *data, resolvedStepArg, path, adam, lr,
-                         horizon, limit, window, target));
-    if (name == "f32")
-      target = windowMean(runs.back().losses, horizon, window);
-  }
+  if (!referenceJobs.empty())
+    session.limit = session.horizon + session.horizon / 2;
+  runAll(session, tasks, runs, otherJobs, targets, threadCount);
 
-  if (!compare.empty()) {
-    printComparison(runs, 0, window, inputShape[0]);
+  if (lm) {
+    if (!compare.empty()) {
+      printValidationComparison(runs, session.tokensPerStep);
+    } else {
+      const Run &run = runs.front();
+      double final = run.validation.back().second;
+      std::printf("recipe %s: final held-out loss %.6f (%.4f bits/byte), "
+                  "first held-out loss %.6f, final training loss %.6f (mean "
+                  "of the last %lld steps), %.1f s\n",
+                  run.recipe.c_str(), final, final / std::log(2.0),
+                  run.validation.front().second,
+                  windowMean(run.losses, session.horizon, session.window),
+                  (long long)session.window, run.seconds);
+    }
+  } else if (!compare.empty()) {
+    if (seedList.size() > 1)
+      fail("--seeds needs a task with a validation split (lm)");
+    printComparison(runs, 0, session.window, session.tokensPerStep);
   } else {
     const Run &run = runs.front();
     std::printf("recipe %s: final loss %.6f (mean of the last %lld steps), "
                 "first-window loss %.6f, %.1f s\n",
-                run.recipe.c_str(), windowMean(run.losses, horizon, window),
-                (long long)window, windowMean(run.losses, window, window),
+                run.recipe.c_str(),
+                windowMean(run.losses, session.horizon, session.window),
+                (long long)session.window,
+                windowMean(run.losses, session.window, session.window),
                 run.seconds);
   }
   if (!outDir.empty()) {
@@ -645,10 +833,10 @@ int main(int argc, char **argv) {
     };
     // Both files or neither, every write checked.
     ::fp4train::numerics::Status status = ::fp4train::numerics::writeFiles(
-        {{csv, bytes(renderCsv(runs))},
-         {svg, bytes(renderSvg(runs, window,
+        {{csv, bytes(renderCsv(runs, session.labelsWithSeed))},
+         {svg, bytes(renderSvg(runs, session.window,
                                inputFile + " @" + functionName + ": " +
-                                   data->describe()))}});
+                                   tasks.begin()->second->describe()))}});
     if (!status)
       fail(status.error().message);
     std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());

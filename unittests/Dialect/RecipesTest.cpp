@@ -67,6 +67,12 @@ TEST_F(RecipesTest, PresetsMatchTheDesignTable) {
        " fprop = <lhs = <format = mxfp8_e4m3>, rhs = <format = mxfp8_e4m3>>,"
        " dgrad = <lhs = <format = mxfp8_e5m2>, rhs = <format = mxfp8_e4m3>>,"
        " wgrad = <lhs = <format = mxfp8_e5m2>, rhs = <format = mxfp8_e4m3>>>"},
+      {"mxfp4-fprop-dgrad",
+       "#fp4train.recipe<name = \"mxfp4-fprop-dgrad\","
+       " fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+       " dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+       " wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+       " roles = [fprop, dgrad]>"},
       {"none", "#fp4train.recipe<name = \"none\">"},
   };
   ASSERT_EQ(getRecipePresetNames().size(), std::size(cases));
@@ -76,6 +82,35 @@ TEST_F(RecipesTest, PresetsMatchTheDesignTable) {
     ASSERT_TRUE(expected) << c.name.str();
     EXPECT_EQ(getRecipePreset(&context, c.name), expected) << c.name.str();
   }
+}
+
+// `roles` selects among the recipe's GEMMs; every role is the default and
+// is not printed.
+TEST_F(RecipesTest, RolesSelectTheQuantizedGemms) {
+  RecipeAttr partial = getRecipePreset(&context, "mxfp4-fprop-dgrad");
+  ASSERT_TRUE(partial);
+  EXPECT_TRUE(partial.getForRole(Role::fprop));
+  EXPECT_TRUE(partial.getForRole(Role::dgrad));
+  EXPECT_FALSE(partial.getForRole(Role::wgrad));
+  EXPECT_TRUE(partial.getWgrad());
+  EXPECT_FALSE(partial.hasRole(Role::wgrad));
+
+  RecipeAttr all = getRecipePreset(&context, "mxfp4");
+  EXPECT_EQ(all.getRoles(), kAllRoles);
+  std::string text;
+  llvm::raw_string_ostream(text) << Attribute(all);
+  EXPECT_EQ(StringRef(text).find("roles"), StringRef::npos) << text;
+  // Listed in any order, printed in role order, and the same attribute.
+  EXPECT_EQ(parse("#fp4train.recipe<name = \"mxfp4-fprop-dgrad\","
+                  " fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+                  " dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+                  " wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+                  " roles = [dgrad, fprop]>"),
+            partial);
+  EXPECT_EQ(parseRoleList({"wgrad", " fprop"}),
+            roleBit(Role::wgrad) | roleBit(Role::fprop));
+  EXPECT_FALSE(parseRoleList({"fprop", "fprop"}));
+  EXPECT_FALSE(parseRoleList({"other"}));
 }
 
 TEST_F(RecipesTest, UnknownNameHasNoPreset) {

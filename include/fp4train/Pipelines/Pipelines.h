@@ -60,6 +60,10 @@ struct QuantizePipelineOptions
       llvm::cl::desc("number of trailing linear layers kept in high "
                      "precision"),
       llvm::cl::init(-1)};
+  ListOption<std::string> roles{
+      *this, "roles",
+      llvm::cl::desc("roles to quantize, e.g. fprop,dgrad (default: the "
+                     "recipe's)")};
   Option<int> stepArg{
       *this, "step-arg",
       llvm::cl::desc("index of the function argument holding the training "

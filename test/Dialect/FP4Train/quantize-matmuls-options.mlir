@@ -6,7 +6,12 @@
 // RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 hadamard=32 hadamard-signs=random" | FileCheck %s --check-prefix=H32
 // RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 scale-mode=rceil" | FileCheck %s --check-prefix=RCEIL
 // RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=nvfp4 weights-2d=0" | FileCheck %s --check-prefix=NO2D
+// RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 roles=fprop,dgrad report=%t.roles.json" | FileCheck %s --check-prefix=ROLES
+// RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4-fprop-dgrad" | FileCheck %s --check-prefix=ROLES
+// RUN: fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4-fprop-dgrad roles=wgrad" | FileCheck %s --check-prefix=WGRAD
+// RUN: fp4-opt %s --fp4train-quantize-pipeline='recipe={#fp4train.recipe<name = "w", fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>, wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>, roles = [wgrad]>}' | FileCheck %s --check-prefix=WGRAD
 // RUN: FileCheck %s --check-prefix=REPORT < %t.keep1.json
+// RUN: FileCheck %s --check-prefix=ROLESREPORT < %t.roles.json
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline="" 2>&1 | FileCheck %s --check-prefix=NORECIPE
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=fp4" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline='recipe={#fp4train.role<fprop>}' 2>&1 | FileCheck %s --check-prefix=NOTRECIPE
@@ -23,6 +28,10 @@
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=nvfp4 weight-layout=jax" 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=nvfp4 stochastic-rounding=yes" 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 pad=0" 2>&1 | FileCheck %s --check-prefix=NOPAD
+// RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 roles=fprop,other" 2>&1 | FileCheck %s --check-prefix=ROLENAME
+// RUN: not fp4-opt %s --fp4train-quantize-pipeline="recipe=mxfp4 roles=dgrad,dgrad" 2>&1 | FileCheck %s --check-prefix=ROLETWICE
+// RUN: not fp4-opt %s --fp4train-quantize-matmuls="recipe=mxfp8 roles=wgrad,fprop,dgrad,fprop" 2>&1 | FileCheck %s --check-prefix=ROLETWICE2
+// RUN: not fp4-opt %s --fp4train-quantize-pipeline='recipe={#fp4train.recipe<name = "f", fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>>} roles=fprop,wgrad' 2>&1 | FileCheck %s --check-prefix=ROLEGEMM
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -123,8 +132,8 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // NO2D-NOT: block = [16, 16]
 // NO2D: return
 
-// NORECIPE: error: the recipe option is required: one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, none, or a #fp4train.recipe attribute
-// UNKNOWN: error: unknown recipe 'fp4'; expected one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, none, or a #fp4train.recipe attribute
+// NORECIPE: error: the recipe option is required: one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, mxfp4-fprop-dgrad, none, or a #fp4train.recipe attribute
+// UNKNOWN: error: unknown recipe 'fp4'; expected one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, mxfp4-fprop-dgrad, none, or a #fp4train.recipe attribute
 // NOTRECIPE: error: recipe '#fp4train.role<fprop>' is not a #fp4train.recipe
 // SRRANGE: error: stochastic-rounding=2 must be 0 or 1
 // SRFP8: error: stochastic-rounding=1 needs E2M1 gradients, but the dgrad dY format is mxfp8_e5m2
@@ -138,4 +147,32 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // STEPTYPE: error: step-arg=0 names an argument of type 'tensor<32x64xf32>'; expected an integer
 // LAYOUT: error: unknown weight-layout 'jax'; expected 'out-in' or 'in-out'
 // MALFORMED: for the --stochastic-rounding option: 'yes' value invalid for integer argument
+// ROLENAME: error: roles=fprop,other must list distinct roles among fprop, dgrad and wgrad
+// ROLETWICE: error: roles=dgrad,dgrad must list distinct roles among fprop, dgrad and wgrad
+// ROLETWICE2: error: roles=wgrad,fprop,dgrad,fprop must list distinct roles
+// ROLEGEMM: error: roles names wgrad, but the recipe has no wgrad GEMM
 // NOPAD: error: K = 16 is not a multiple of 32 (the K block or Hadamard size of the dgrad recipe), and pad=0 forbids zero padding
+
+// Only the listed roles are quantized: Fprop and Dgrad of both layers, both
+// Wgrads stay in the graph's precision (the MXFP4 paper's first row).
+// ROLES-LABEL: func @mlp
+// ROLES-COUNT-3: fp4train.scaled_matmul
+// ROLES-NOT: fp4train.scaled_matmul
+// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>} ins(%arg3,
+// ROLES: fp4train.scaled_matmul
+// ROLES-NOT: fp4train.scaled_matmul
+// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>}
+// ROLES-NOT: fp4train.scaled_matmul
+// ROLES: return
+// ROLESREPORT: "kept": "roles keep wgrad in high precision",
+// ROLESREPORT-NEXT: "loc": "{{.*}}quantize-matmuls-options.mlir:[[#]]:{{[0-9]+}}",
+// ROLESREPORT-NEXT: "m": 16,
+
+// WGRAD-LABEL: func @mlp
+// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
+// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
+// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad>}
+// WGRAD-COUNT-1: fp4train.scaled_matmul
+// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad>}
+// WGRAD: fp4train.scaled_matmul
+// WGRAD: return

@@ -80,7 +80,21 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, GemmRecipeAttr fprop,
                                  GemmRecipeAttr dgrad, GemmRecipeAttr wgrad,
                                  bool weights2d, unsigned keepFirst,
-                                 unsigned keepLast) {
+                                 unsigned keepLast, unsigned roles) {
+  if (roles == 0 || (roles & ~kAllRoles))
+    return emitError() << "roles must name one or more of fprop, dgrad and "
+                          "wgrad (the recipe `none` quantizes nothing)";
+  // A role named explicitly must have a GEMM recipe to apply; the default
+  // (every role) means every role the recipe has.
+  if (roles != kAllRoles) {
+    GemmRecipeAttr gemms[] = {fprop, dgrad, wgrad};
+    for (auto [value, gemm] : llvm::enumerate(gemms))
+      if ((roles & roleBit(Role(value))) && !gemm)
+        return emitError() << "roles names "
+                           << stringifyRole(Role(value))
+                           << ", but the recipe has no "
+                           << stringifyRole(Role(value)) << " GEMM";
+  }
   if (!weights2d)
     return success();
   // [NV1] 2-D weight blocks: one quantized weight serves Fprop and, through
@@ -110,7 +124,13 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+bool RecipeAttr::hasRole(Role role) const {
+  return getRoles() & roleBit(role);
+}
+
 GemmRecipeAttr RecipeAttr::getForRole(Role role) const {
+  if (!hasRole(role))
+    return {};
   switch (role) {
   case Role::fprop:
     return getFprop();
@@ -120,4 +140,51 @@ GemmRecipeAttr RecipeAttr::getForRole(Role role) const {
     return getWgrad();
   }
   llvm_unreachable("unknown role");
+}
+
+//===----------------------------------------------------------------------===//
+// Role sets
+//===----------------------------------------------------------------------===//
+
+FailureOr<unsigned> mlir::fp4train::parseRoleSet(AsmParser &parser) {
+  unsigned roles = 0;
+  auto parseOne = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    std::optional<Role> role = symbolizeRole(name);
+    if (!role)
+      return parser.emitError(loc, "expected fprop, dgrad or wgrad, got '")
+             << name << "'";
+    if (roles & roleBit(*role))
+      return parser.emitError(loc, "role '") << name << "' is listed twice";
+    roles |= roleBit(*role);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne))
+    return failure();
+  return roles;
+}
+
+void mlir::fp4train::printRoleSet(AsmPrinter &printer, unsigned roles) {
+  static constexpr Role allRoles[] = {Role::fprop, Role::dgrad, Role::wgrad};
+  printer << '[';
+  llvm::interleaveComma(
+      llvm::make_filter_range(allRoles,
+                              [&](Role role) { return roles & roleBit(role); }),
+      printer, [&](Role role) { printer << stringifyRole(role); });
+  printer << ']';
+}
+
+std::optional<unsigned>
+mlir::fp4train::parseRoleList(ArrayRef<std::string> names) {
+  unsigned roles = 0;
+  for (const std::string &name : names) {
+    std::optional<Role> role = symbolizeRole(StringRef(name).trim());
+    if (!role || (roles & roleBit(*role)))
+      return std::nullopt;
+    roles |= roleBit(*role);
+  }
+  return roles;
 }

@@ -35,27 +35,28 @@ struct RecipeBuilder {
   }
   RecipeAttr recipe(StringRef name, GemmRecipeAttr fprop,
                     GemmRecipeAttr dgrad, GemmRecipeAttr wgrad,
-                    bool weights2d = false) {
+                    bool weights2d = false, unsigned roles = kAllRoles) {
     return RecipeAttr::get(context, name, fprop, dgrad, wgrad, weights2d,
-                           /*keepFirst=*/0, /*keepLast=*/0);
+                           /*keepFirst=*/0, /*keepLast=*/0, roles);
   }
 
-  /// MXFP4 everywhere; `wgradHadamard` rotates the Wgrad operands and
+  /// MXFP4 on `roles`; `wgradHadamard` rotates the Wgrad operands and
   /// `gradRounding` rounds dY.
   RecipeAttr mxfp4(StringRef name, HadamardAttr wgradHadamard,
-                   RoundingMode gradRounding) {
+                   RoundingMode gradRounding, unsigned roles = kAllRoles) {
     QuantSpecAttr plain = quant(Format::mxfp4);
     QuantSpecAttr grad = quant(Format::mxfp4, gradRounding);
     return recipe(name, gemm(plain, plain), gemm(grad, plain),
-                  gemm(grad, plain, wgradHadamard));
+                  gemm(grad, plain, wgradHadamard), /*weights2d=*/false,
+                  roles);
   }
 };
 } // namespace
 
 ArrayRef<StringRef> mlir::fp4train::getRecipePresetNames() {
   static const StringRef names[] = {
-      "nvfp4",     "mxfp4",  "mxfp4-hadamard", "mxfp4-random-hadamard",
-      "mxfp4-sr",  "mxfp8",  "none"};
+      "nvfp4",    "mxfp4", "mxfp4-hadamard", "mxfp4-random-hadamard",
+      "mxfp4-sr", "mxfp8", "mxfp4-fprop-dgrad", "none"};
   return names;
 }
 
@@ -83,6 +84,11 @@ RecipeAttr mlir::fp4train::getRecipePreset(MLIRContext *context,
     return b.mxfp4(name, b.hadamard(32, HadamardSigns::random), rne);
   if (name == "mxfp4-sr")
     return b.mxfp4(name, b.hadamard(32, HadamardSigns::fixed), sr);
+  if (name == "mxfp4-fprop-dgrad")
+    // The MXFP4 paper's first ablation row: Fprop and Dgrad in MXFP4, Wgrad
+    // in the graph's precision.
+    return b.mxfp4(name, /*wgradHadamard=*/{}, rne,
+                   roleBit(Role::fprop) | roleBit(Role::dgrad));
   if (name == "mxfp8") {
     // The FP8 baseline: E4M3 for activations and weights, E5M2 for dY.
     QuantSpecAttr e4m3 = b.quant(Format::mxfp8_e4m3);

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -52,6 +53,8 @@ struct RecipeOverrides {
   int weights2d = -1;
   int keepFirst = -1;
   int keepLast = -1;
+  /// The `roles` option: empty keeps the recipe's.
+  ArrayRef<std::string> roles;
 };
 } // namespace
 
@@ -177,8 +180,20 @@ static RecipeAttr applyOverrides(Location loc, RecipeAttr recipe,
                                                 : recipe.getKeepFirst();
   unsigned keepLast = overrides.keepLast >= 0 ? overrides.keepLast
                                               : recipe.getKeepLast();
+  unsigned roles = recipe.getRoles();
+  if (!overrides.roles.empty()) {
+    std::optional<unsigned> parsed = parseRoleList(overrides.roles);
+    if (!parsed) {
+      emitError(loc, "roles=")
+          << llvm::join(overrides.roles, ",")
+          << " must list distinct roles among fprop, dgrad and wgrad";
+      return {};
+    }
+    roles = *parsed;
+  }
   return RecipeAttr::getChecked(diag, context, recipe.getName(), fprop,
-                                dgrad, wgrad, weights2d, keepFirst, keepLast);
+                                dgrad, wgrad, weights2d, keepFirst, keepLast,
+                                roles);
 }
 
 //===----------------------------------------------------------------------===//
@@ -246,9 +261,8 @@ static ContractionPlan planContraction(const ContractionRole &info,
   Role role = *info.role;
   GemmRecipeAttr gemm = recipe.getForRole(role);
   if (!gemm) {
-    plan.keptReason = ("recipe keeps " + stringifyRole(role) +
-                       " in high precision")
-                          .str();
+    plan.keptReason = (recipe.hasRole(role) ? "recipe keeps " : "roles keep ") +
+                      stringifyRole(role).str() + " in high precision";
     return plan;
   }
   if (info.param && kept.count(*info.param)) {
@@ -518,11 +532,13 @@ struct QuantizeMatmulsPass
              << weightLayout << "'; expected 'out-in' or 'in-out'";
     resolvedLayout = *layout;
     resolvedRecipe = parseRecipe(loc, recipe);
+    SmallVector<std::string> roleNames = llvm::to_vector(roles);
     if (resolvedRecipe)
       resolvedRecipe = applyOverrides(
           loc, resolvedRecipe,
           RecipeOverrides{stochasticRounding, hadamard, hadamardSigns,
-                          scaleMode, weights2d, keepFirst, keepLast});
+                          scaleMode, weights2d, keepFirst, keepLast,
+                          roleNames});
     return success(resolvedRecipe != nullptr);
   }
 

@@ -155,14 +155,26 @@ def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
 // RecipeAttr
 //===----------------------------------------------------------------------===//
 
+// The roles a recipe quantizes: a bit mask over Role (bit r for the role of
+// value r), written `[fprop, dgrad]`; omitted when it is every role.
+def FP4Train_RoleSetParameter
+    : DefaultValuedParameter<"unsigned", "::mlir::fp4train::kAllRoles",
+                             "the roles a recipe quantizes"> {
+  let parser = "::mlir::fp4train::parseRoleSet($_parser)";
+  let printer = "::mlir::fp4train::printRoleSet($_printer, $_self)";
+}
+
 def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
   let summary = "a training recipe: the quantization of each role's GEMM";
   let description = [{
     Everything the quantize pass needs to rewrite a training step: one
     `#fp4train.gemm` per role (a missing role stays in high precision),
     whether weights use 16x16 blocks (quantized once, the same value feeding
-    Fprop and, transposed, Dgrad), and how many linear layers at the start
-    and end of the network keep all three GEMMs in high precision.
+    Fprop and, transposed, Dgrad), how many linear layers at the start and
+    end of the network keep all three GEMMs in high precision, and which
+    roles are quantized at all (`roles = [fprop, dgrad]`; default every
+    role): the per-role ablation of the MXFP4 paper is the same recipe with
+    fewer roles.
 
     Recipes are data: a new paper's recipe needs no code change. The named
     presets of the design document (`nvfp4`, `mxfp4`, `mxfp4-hadamard`, ...)
@@ -185,14 +197,17 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     OptionalParameter<"GemmRecipeAttr">:$wgrad,
     DefaultValuedParameter<"bool", "false">:$weights_2d,
     DefaultValuedParameter<"unsigned", "0">:$keep_first,
-    DefaultValuedParameter<"unsigned", "0">:$keep_last
+    DefaultValuedParameter<"unsigned", "0">:$keep_last,
+    FP4Train_RoleSetParameter:$roles
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Returns the GEMM recipe of `role`, or null when that role stays in
-    /// high precision.
+    /// high precision (no GEMM recipe, or not among `roles`).
     GemmRecipeAttr getForRole(Role role) const;
+    /// Whether `roles` names `role`.
+    bool hasRole(Role role) const;
   }];
 }
 

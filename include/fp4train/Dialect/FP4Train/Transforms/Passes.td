@@ -93,6 +93,9 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
     - `weights-2d=0|1`, `keep-first=N`, `keep-last=N`: as in the recipe.
       Linear layers are counted in the program order of their Fprop; a kept
       layer keeps its Fprop, Dgrad and Wgrad in high precision.
+    - `roles=fprop,dgrad,...`: the roles quantized (the recipe's `roles`);
+      the others keep the graph's own precision. `recipe=mxfp4
+      roles=fprop,dgrad` is the MXFP4 paper's "Fprop + Dgrad" row.
 
     Random bits are deterministic: with `step-arg=N` the training step is
     read from function argument N, otherwise the step is the constant 0.
@@ -134,6 +137,9 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
            "number of leading linear layers kept in high precision">,
     Option<"keepLast", "keep-last", "int", "-1",
            "number of trailing linear layers kept in high precision">,
+    ListOption<"roles", "roles", "std::string",
+               "roles to quantize, e.g. fprop,dgrad (default: the "
+               "recipe's)">,
     Option<"stepArg", "step-arg", "int", "-1",
            "index of the function argument holding the training step">,
     Option<"pad", "pad", "bool", "true",

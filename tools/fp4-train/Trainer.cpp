@@ -1,0 +1,192 @@
+//===- Trainer.cpp - The training state of one fp4-train run --------------===//
+
+#include "Trainer.h"
+
+#include "fp4train/Numerics/Npy.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cmath>
+#include <random>
+
+using namespace fp4train::train;
+using mlir::fp4train::JitFunction;
+using mlir::fp4train::JitValue;
+
+double fp4train::train::getLearningRate(const TrainOptions &options,
+                                        int64_t step) {
+  if (options.schedule == Schedule::Constant)
+    return options.lr;
+  double rate = options.lr;
+  if (step < options.warmup)
+    rate *= double(step + 1) / double(options.warmup);
+  // Cosine from the end of the warm-up to the horizon, from 1 to 0.1.
+  constexpr double kFloor = 0.1;
+  int64_t decaySteps = std::max<int64_t>(1, options.horizon - options.warmup);
+  double progress =
+      std::clamp(double(step - options.warmup) / double(decaySteps), 0.0, 1.0);
+  return rate * (kFloor + (1 - kFloor) * 0.5 * (1 + std::cos(M_PI * progress)));
+}
+
+Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
+                 const TrainOptions &options)
+    : jit(jit), signature(signature), options(options) {
+  std::mt19937_64 rng(options.seed);
+  for (auto [i, index] : llvm::enumerate(signature.params)) {
+    const JitValue &value = jit.getArguments()[index];
+    std::vector<float> &p = params.emplace_back(value.getNumElements());
+    if (value.shape.size() >= 2) {
+      // Glorot: the same for [out, in] and [in, out] layouts.
+      float fanSum = float(value.shape[0] + value.shape[1]);
+      std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / fanSum));
+      for (float &x : p)
+        x = normal(rng);
+    } else {
+      std::fill(p.begin(), p.end(), signature.vectorInit[i]);
+    }
+    outs.emplace_back(value.getNumElements());
+    if (options.adam) {
+      first.emplace_back(p.size(), 0.0f);
+      second.emplace_back(p.size(), 0.0f);
+    }
+  }
+  auto args = jit.getArguments();
+  int64_t inputs = args[signature.input].getNumElements();
+  int64_t targets = args[signature.target].getNumElements();
+  if (signature.tokens) {
+    tokenInput.resize(inputs);
+    tokenTarget.resize(targets);
+  } else {
+    floatInput.resize(inputs);
+    floatTarget.resize(targets);
+  }
+}
+
+float Trainer::call(int64_t step, float rate,
+                    std::vector<const void *> *argsOut,
+                    std::vector<void *> *resultsOut) {
+  std::vector<const void *> args(jit.getArguments().size());
+  for (auto [i, index] : llvm::enumerate(signature.params))
+    args[index] = params[i].data();
+  args[signature.input] = inputData();
+  args[signature.target] = targetData();
+  int64_t stepValue = step;
+  if (signature.learningRate)
+    args[*signature.learningRate] = &rate;
+  if (signature.step)
+    args[*signature.step] = &stepValue;
+  float loss = 0;
+  std::vector<void *> results = {&loss};
+  for (std::vector<float> &out : outs)
+    results.push_back(out.data());
+  jit.call(args, results);
+  if (argsOut) {
+    // The scalars' pointers (loss, rate, step) are to this frame: the
+    // caller must point them at its own copies.
+    *argsOut = args;
+    *resultsOut = results;
+  }
+  return loss;
+}
+
+double Trainer::step(const Task &task, int64_t step) {
+  task.getBatch(step, inputData(), targetData());
+  double rate = getLearningRate(options, step);
+  float loss = call(step, float(rate));
+  if (signature.updatesInGraph) {
+    params.swap(outs);
+    return loss;
+  }
+  // [global-norm clipping] scale every gradient by clip / ‖g‖ when the norm
+  // exceeds the threshold.
+  float gradScale = 1.0f;
+  if (options.clip > 0) {
+    double sumSquares = 0;
+    for (const std::vector<float> &g : outs)
+      for (float x : g)
+        sumSquares += double(x) * x;
+    double norm = std::sqrt(sumSquares);
+    if (norm > options.clip)
+      gradScale = float(options.clip / norm);
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    update(i, step + 1, rate, gradScale);
+  return loss;
+}
+
+double Trainer::validate(const Task &task, int64_t step) {
+  int64_t batches = task.getNumValidationBatches();
+  double sum = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    task.getValidationBatch(b, inputData(), targetData());
+    // In-graph SGD with a zero rate leaves `outs` equal to the parameters;
+    // either way they are overwritten by the next step.
+    sum += call(step, 0.0f);
+  }
+  return batches ? sum / double(batches) : NAN;
+}
+
+std::optional<std::string> Trainer::dump(const Task &task, int64_t step,
+                                         const std::string &directory) {
+  if (std::error_code error = llvm::sys::fs::create_directories(directory))
+    return "cannot create '" + directory + "': " + error.message();
+  task.getBatch(step, inputData(), targetData());
+  float rate = float(getLearningRate(options, step));
+  int64_t stepValue = step;
+  std::vector<const void *> args;
+  std::vector<void *> results;
+  float loss = call(step, rate, &args, &results);
+  // The scalars call() passed lived in its frame.
+  results[0] = &loss;
+  if (signature.learningRate)
+    args[*signature.learningRate] = &rate;
+  if (signature.step)
+    args[*signature.step] = &stepValue;
+  namespace numerics = ::fp4train::numerics;
+  auto write = [&](const std::string &name, const JitValue &value,
+                   const void *data) -> std::optional<std::string> {
+    float scalar = 0;
+    if (value.kind == JitValue::Kind::F32)
+      scalar = *static_cast<const float *>(data);
+    else if (value.kind == JitValue::Kind::I64)
+      scalar = float(*static_cast<const int64_t *>(data));
+    if (value.kind != JitValue::Kind::Tensor)
+      data = &scalar;
+    numerics::NpyDType type = value.elementBytes == 1 ? numerics::NpyDType::UInt8
+                              : value.isInt32 ? numerics::NpyDType::Int32
+                                              : numerics::NpyDType::Float32;
+    numerics::Status status = numerics::writeNpy(
+        directory + "/" + name + ".npy", type, value.shape, data);
+    if (!status)
+      return status.error().message;
+    return std::nullopt;
+  };
+  for (auto [i, value] : llvm::enumerate(jit.getArguments()))
+    if (auto error = write("arg" + std::to_string(i), value, args[i]))
+      return error;
+  for (auto [j, value] : llvm::enumerate(jit.getResults()))
+    if (auto error = write("result" + std::to_string(j), value, results[j]))
+      return error;
+  return std::nullopt;
+}
+
+void Trainer::update(size_t i, int64_t t, double rate, float gradScale) {
+  std::vector<float> &p = params[i];
+  const std::vector<float> &g = outs[i];
+  if (!options.adam) {
+    for (size_t j = 0; j < p.size(); ++j)
+      p[j] -= float(rate) * (g[j] * gradScale);
+    return;
+  }
+  const double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double c1 = 1 - std::pow(beta1, double(t)),
+         c2 = 1 - std::pow(beta2, double(t));
+  for (size_t j = 0; j < p.size(); ++j) {
+    float gj = g[j] * gradScale;
+    first[i][j] = float(beta1 * first[i][j] + (1 - beta1) * gj);
+    second[i][j] = float(beta2 * second[i][j] + (1 - beta2) * double(gj) * gj);
+    double m = first[i][j] / c1, v = second[i][j] / c2;
+    p[j] -= float(rate * m / (std::sqrt(v) + epsilon));
+  }
+}

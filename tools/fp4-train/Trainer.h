@@ -1,0 +1,104 @@
+//===- Trainer.h - The training state of one fp4-train run ------*- C++ -*-===//
+//
+// Parameters, optimizer moments and the learning-rate schedule of one run of
+// a compiled step function, and the calls that train and validate it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4TRAIN_TOOLS_FP4TRAIN_TRAINER_H
+#define FP4TRAIN_TOOLS_FP4TRAIN_TRAINER_H
+
+#include "Tasks.h"
+
+#include "fp4train/Runtime/JitFunction.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp4train::train {
+
+/// How the step function is called, read from its signature.
+struct StepSignature {
+  std::vector<size_t> params;
+  size_t input = 0, target = 0;
+  std::optional<size_t> learningRate, step;
+  /// Results are updated parameters (SGD in the graph) rather than
+  /// gradients.
+  bool updatesInGraph = false;
+  bool hasAttention = false;
+  /// Input and target are i32 token ids (a language model) rather than f32
+  /// tensors [rows, width].
+  bool tokens = false;
+  /// Initial value of each 1-D parameter: 1 for multiplicative gains (norm
+  /// weights), 0 for additive biases.
+  std::vector<float> vectorInit;
+};
+
+enum class Schedule {
+  Constant,
+  /// Linear warm-up, then cosine decay to 10% of the rate at the horizon
+  /// (and 10% past it).
+  Cosine,
+};
+
+struct TrainOptions {
+  bool adam = false;
+  double lr = 0;
+  Schedule schedule = Schedule::Constant;
+  int64_t warmup = 0;
+  int64_t horizon = 0;
+  /// Global gradient-norm clipping threshold; 0 disables it.
+  double clip = 0;
+  /// Seed of the initialization.
+  uint64_t seed = 1;
+};
+
+/// The learning rate of step `step` (0-based) under `options`.
+double getLearningRate(const TrainOptions &options, int64_t step);
+
+class Trainer {
+public:
+  Trainer(mlir::fp4train::JitFunction &jit, const StepSignature &signature,
+          const TrainOptions &options);
+
+  /// Runs step `step` on the task's batch, updates the parameters and
+  /// returns the loss.
+  double step(const Task &task, int64_t step);
+
+  /// The mean loss over the task's held-out batches (the step function's
+  /// loss result; its gradients are discarded, the parameters unchanged).
+  double validate(const Task &task, int64_t step);
+
+  /// Calls the step once on `step`'s batch and writes its arguments
+  /// (argN.npy) and results (resultN.npy) into `directory`. Returns an
+  /// error message on failure.
+  std::optional<std::string> dump(const Task &task, int64_t step,
+                                  const std::string &directory);
+
+private:
+  /// Calls the step function on the current input and target; returns the
+  /// loss, and the parameter results are in `outs`.
+  float call(int64_t step, float rate,
+             std::vector<const void *> *argsOut = nullptr,
+             std::vector<void *> *resultsOut = nullptr);
+  void update(size_t i, int64_t t, double rate, float gradScale);
+  void *inputData() {
+    return signature.tokens ? (void *)tokenInput.data() : floatInput.data();
+  }
+  void *targetData() {
+    return signature.tokens ? (void *)tokenTarget.data() : floatTarget.data();
+  }
+
+  mlir::fp4train::JitFunction &jit;
+  const StepSignature &signature;
+  TrainOptions options;
+  std::vector<std::vector<float>> params, outs, first, second;
+  std::vector<float> floatInput, floatTarget;
+  std::vector<int32_t> tokenInput, tokenTarget;
+};
+
+} // namespace fp4train::train
+
+#endif // FP4TRAIN_TOOLS_FP4TRAIN_TRAINER_H
