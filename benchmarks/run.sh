@@ -5,6 +5,9 @@
 #  - the emulated FP4 linear layer (quantize both operands + [GEMM1] matmul)
 #    and the matmul alone, with their time ratios to the fastest OpenBLAS
 #    SGEMM of the same shape and the f32 FMA peak, all measured in this run;
+#  - one training step of the bundled GPT (examples/gpt_train_step.mlir) on
+#    the runtime path under each recipe, as a time ratio to its f32 step
+#    measured in the same process (target: <= 1.5x);
 #  - the static gfx950 report of the 4096^3 MXFP4 GEMM kernel
 #    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed);
 #  - the static sm_120a report of the 4096^3 NVFP4 GEMM kernel
@@ -127,6 +130,30 @@ for b in runs:
 print("x SGEMM is the time ratio to the baseline; targets: linear <= 1.0, "
       "matmul <= 0.5.")
 PY
+
+step_bench="$build/benchmarks/fp4train-bench-train-step"
+if [[ -x "$step_bench" ]]; then
+  step_json=$(mktemp)
+  "$step_bench" --benchmark_out="$step_json" --benchmark_out_format=json \
+    --benchmark_min_time=2 "$@" >/dev/null
+  python3 - "$step_json" <<'PY'
+import json, os, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"]
+        if b.get("run_type", "iteration") == "iteration"]
+os.unlink(sys.argv[1])
+f32 = next(b for b in runs if b["label"] == "none")
+print()
+print("Training step of %s on the runtime path, %s thread(s)"
+      % (os.environ.get("FP4TRAIN_BENCH_STEP", "examples/gpt_train_step.mlir"),
+         os.environ["FP4TRAIN_NUM_THREADS"]))
+print("%-24s %10s %10s %8s" % ("recipe", "ms/step", "tokens/s", "x f32"))
+for b in runs:
+    name = "f32" if b["label"] == "none" else b["label"]
+    print("%-24s %10.1f %10.0f %8.2f" % (name, b["real_time"], b["tokens/s"],
+                                         b["real_time"] / f32["real_time"]))
+print("x f32 is the time ratio to the f32 step; target <= 1.5.")
+PY
+fi
 
 bash "$(dirname "${BASH_SOURCE[0]}")/gfx950_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string_view>
 
 using namespace fp4train::train;
 
@@ -119,12 +120,33 @@ private:
 
 class LanguageModelTask : public Task {
 public:
-  LanguageModelTask(const std::string &text, int64_t batch, int64_t length,
+  LanguageModelTask(const std::string &corpus, int64_t batch, int64_t length,
                     int64_t validationBatches, double validationFraction,
                     uint64_t seed)
-      : text(text), batch(batch), length(length),
-        validationBatches(validationBatches), seed(seed) {
-    trainBytes = int64_t(double(text.size()) * (1 - validationFraction));
+      : batch(batch), length(length), validationBatches(validationBatches),
+        seed(seed) {
+    // Chunks of the corpus are held out at even intervals, so the held-out
+    // text is drawn from all of it (a corpus of several documents is not
+    // validated on its last document only).
+    // At least 20 chunks, each longer than a window.
+    int64_t chunk = std::max<int64_t>(
+        length + 2, std::min<int64_t>(4096, int64_t(corpus.size()) / 20));
+    int64_t chunks = (int64_t(corpus.size()) + chunk - 1) / chunk;
+    std::string heldOut;
+    double owed = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      std::string_view piece =
+          std::string_view(corpus).substr(c * chunk, chunk);
+      owed += validationFraction;
+      if (owed >= 1) {
+        owed -= 1;
+        heldOut += piece;
+      } else {
+        text += piece;
+      }
+    }
+    trainBytes = int64_t(text.size());
+    text += heldOut;
   }
 
   void getBatch(int64_t step, void *input, void *target) const override {

@@ -50,11 +50,12 @@ std::unique_ptr<Task> createTextTask(const std::string &text, int64_t rows,
                                      int64_t width, uint64_t seed);
 
 /// Byte-level language modelling on a text for a step that takes token ids
-/// [B, S] (or [T]) and the next tokens as targets. The last
-/// `validationFraction` of the text is held out; each training step takes
-/// B windows of S + 1 consecutive bytes at random offsets in the rest, and
-/// the `validationBatches` held-out batches are fixed windows spread evenly
-/// over the held-out part.
+/// [B, S] (or [T]) and the next tokens as targets. `validationFraction` of
+/// the text is held out, in chunks at even intervals (4 KiB, or 1/20 of a
+/// shorter text); each training step takes B windows of S + 1 consecutive
+/// bytes at random offsets in the rest, and the `validationBatches`
+/// held-out batches are fixed windows spread evenly over the held-out part.
+/// The text must hold at least 20 windows of S + 2 bytes.
 std::unique_ptr<Task> createLanguageModelTask(const std::string &text,
                                               int64_t batch, int64_t length,
                                               int64_t validationBatches,

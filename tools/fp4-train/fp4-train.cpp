@@ -127,13 +127,17 @@ static cl::opt<int64_t> evalEvery("eval-every", cl::init(0),
                                   cl::desc("held-out loss every N steps "
                                            "(language models; 0: steps/20)"),
                                   cl::cat(category));
-static cl::opt<int64_t> evalBatches("eval-batches", cl::init(8),
+static cl::opt<int64_t> evalBatches("eval-batches", cl::init(4),
                                     cl::desc("held-out batches per "
                                              "evaluation"),
                                     cl::cat(category));
 static cl::opt<std::string>
-    corpus("corpus", cl::init("/usr/share/common-licenses/GPL-3"),
-           cl::desc("text of the text task"), cl::cat(category));
+    corpus("corpus",
+           cl::desc("text of the text and lm tasks: a file, or a directory "
+                    "whose regular files are read in name order (default: "
+                    "/usr/share/common-licenses/GPL-3 for text, the "
+                    "directory /usr/share/common-licenses for lm)"),
+           cl::cat(category));
 static cl::opt<std::string> numerics("numerics", cl::init("runtime"),
                                      cl::desc("ir or runtime: how fp4train "
                                               "ops execute (bit-identical)"),
@@ -492,6 +496,28 @@ std::unique_ptr<llvm::MemoryBuffer> readInputFile(const std::string &path) {
       path);
 }
 
+/// The text of `path`: a regular file, or the regular files (not links) of
+/// a directory concatenated in name order.
+std::unique_ptr<llvm::MemoryBuffer> readCorpus(const std::string &path) {
+  if (!llvm::sys::fs::is_directory(path))
+    return readInputFile(path);
+  std::vector<std::string> files;
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator it(path, error, false), end;
+       it != end && !error; it.increment(error))
+    if (it->type() == llvm::sys::fs::file_type::regular_file)
+      files.push_back(it->path());
+  if (error)
+    fail("cannot read the directory '" + path + "': " + error.message());
+  if (files.empty())
+    fail("the corpus directory '" + path + "' has no regular files");
+  llvm::sort(files);
+  std::string text;
+  for (const std::string &file : files)
+    text += readInputFile(file)->getBuffer();
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
+
 /// The first function on a call cycle reachable from `function`, if any.
 /// Every call of a step runs to completion, so a step that reaches itself
 /// again recurses until the stack overflows (SIGSEGV in the JIT code).
@@ -685,22 +711,31 @@ int main(int argc, char **argv) {
              ? "@" + functionName + " takes token ids: the task is lm"
              : "the lm task needs a step that takes i32 token ids");
   bool lm = kind == "lm";
+  if (seedList.size() > 1 && !lm)
+    fail("--seeds needs a task with a validation split (lm)");
   std::unique_ptr<llvm::MemoryBuffer> text;
+  std::string corpusPath = corpus;
+  if (corpusPath.empty())
+    corpusPath = lm ? "/usr/share/common-licenses"
+                    : "/usr/share/common-licenses/GPL-3";
   if (kind != "teacher")
-    text = readInputFile(corpus);
-  // Language models: [batch, length] token windows, the last tenth of the
-  // corpus held out.
+    text = readCorpus(corpusPath);
+  // Language models: [batch, length] token windows, a tenth of the corpus
+  // held out.
   int64_t batch = inputShape.size() == 2 ? inputShape[0] : 1;
   int64_t length = inputShape.back();
   constexpr double kHeldOut = 0.1;
-  if (lm && double(text->getBufferSize()) * kHeldOut < double(length + 2))
-    fail("the corpus '" + corpus + "' is too short: its held-out tenth "
-         "must hold a window of " + llvm::Twine(length + 1) + " bytes");
+  if (lm && int64_t(text->getBufferSize()) < 20 * (length + 2))
+    fail("the corpus '" + corpusPath + "' is too short: a language model needs "
+         "20 windows of " + llvm::Twine(length + 2) + " bytes (" +
+         llvm::Twine(20 * (length + 2)) + " bytes), it has " +
+         llvm::Twine(text->getBufferSize()));
   if (kind == "text") {
     if (inputShape[1] != targetShape[1])
       fail("the text task needs input and target of the same width");
     if (int64_t(text->getBufferSize()) < inputShape[0] + 2)
-      fail("the corpus '" + corpus + "' is shorter than one step's window");
+      fail("the corpus '" + corpusPath +
+           "' is shorter than one step's window");
   }
   std::map<uint64_t, std::unique_ptr<Task>> tasks;
   for (uint64_t s : seedList) {
@@ -811,8 +846,6 @@ int main(int argc, char **argv) {
                   (long long)session.window, run.seconds);
     }
   } else if (!compare.empty()) {
-    if (seedList.size() > 1)
-      fail("--seeds needs a task with a validation split (lm)");
     printComparison(runs, 0, session.window, session.tokensPerStep);
   } else {
     const Run &run = runs.front();
