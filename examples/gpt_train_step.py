@@ -9,6 +9,9 @@
                                                    checks what the driver
                                                    printed against f64 finite
                                                    differences
+    gpt_train_step.py check [options] --jit        the same, running the step
+                                                   with fp4train's JIT
+                                                   (PYTHONPATH=build/python_packages)
 
 Options: --layers N (4) --d-model D (128) --heads H (4) --mlp F (512)
 --seq S (64) --batch B (1) --vocab V (256). `check` and `driver` take the
@@ -1012,10 +1015,8 @@ def parse_memrefs(np, text):
     return out
 
 
-def check(cfg, text):
-    import numpy as np
-
-    ref = Reference(np, cfg)
+def printed_results(np, cfg, text):
+    """The loss and gradients the driver printed."""
     printed = parse_memrefs(np, text)
     params = cfg.params()
     shapes = [()] + [tuple(s) for _, s in params]
@@ -1024,15 +1025,41 @@ def check(cfg, text):
         sys.exit("error: the input holds %d printed tensors, expected the loss and %d gradients "
                  "of these shapes: %s (not the driver's output, or other options?)"
                  % (len(got), len(params), " ".join("x".join(map(str, s)) or "scalar" for s in shapes)))
+    return [v for _, v in printed]
+
+
+def jit_results(np, cfg, ref, pipeline):
+    """Runs the step with fp4train's JIT (the Python package must be on
+    PYTHONPATH, e.g. build/python_packages) on the reference's data."""
+    try:
+        import fp4train
+    except ImportError as err:
+        sys.exit("error: --jit needs the fp4train Python package on PYTHONPATH "
+                 "(build/python_packages): %s" % err)
+    module = fp4train.Context().parse(Step(cfg).text([]))
+    try:
+        step = fp4train.compile(module, "train_step", pipeline)
+    except fp4train.Error as err:
+        sys.exit("error: the JIT cannot compile the step: %s" % str(err).strip())
+    args = [np.ascontiguousarray(ref.params[n], dtype=np.float32) for n, _ in cfg.params()]
+    args += [ref.tokens.astype(np.int32).reshape(cfg.B, cfg.S),
+             ref.targets.astype(np.int32).reshape(cfg.B, cfg.S), 0]
+    return [np.asarray(r, dtype=np.float64).reshape(-1) for r in step(*args)]
+
+
+def check(np, cfg, ref, results):
+    """results: the f32 step's loss and gradients (flat arrays), in result
+    order. Prints one line per parameter; returns whether all passed."""
+    params = cfg.params()
     ok = True
     base = ref.loss(ref.params)
-    loss_f32 = printed[0][1][0]
+    loss_f32 = results[0][0]
     loss_err = abs(loss_f32 - base) / abs(base)
     print("loss: %s (f32 %.6g, f64 %.9g, rel err %.1e)"
           % ("OK" if loss_err <= LOSS_TOLERANCE else "FAIL", loss_f32, base, loss_err))
     ok &= loss_err <= LOSS_TOLERANCE
     worst = 0.0
-    for (name, shape), (_, g) in zip(params, printed[1:]):
+    for (name, shape), g in zip(params, results[1:]):
         value = ref.params[name]
         g = g.reshape(shape)
         rng = np.random.default_rng(cfg.index(name))
@@ -1084,6 +1111,10 @@ def main(argv):
     def extra(parser):
         if mode == "check":
             parser.add_argument("--input", default="-", help="the driver's output (default: stdin)")
+            parser.add_argument("--jit", action="store_true",
+                                help="run the step with fp4train's JIT instead of reading a driver's output")
+            parser.add_argument("--pipeline", default="fp4train-cpu-pipeline{recipe=none}",
+                                help="the JIT's pipeline (default: %(default)s)")
         else:
             parser.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
         if mode == "driver":
@@ -1098,11 +1129,18 @@ def main(argv):
         if getattr(args, name) != default:
             shown += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     if mode == "check":
-        try:
-            text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-        except OSError as err:
-            sys.exit("%s: error: cannot read %s: %s" % (prog, args.input, err.strerror))
-        return 0 if check(cfg, text) else 1
+        import numpy as np
+
+        ref = Reference(np, cfg)
+        if args.jit:
+            results = jit_results(np, cfg, ref, args.pipeline)
+        else:
+            try:
+                text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+            except OSError as err:
+                sys.exit("%s: error: cannot read %s: %s" % (prog, args.input, err.strerror))
+            results = printed_results(np, cfg, text)
+        return 0 if check(np, cfg, ref, results) else 1
     if mode == "step":
         text = Step(cfg).text(shown)
     else:
