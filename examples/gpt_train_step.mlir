@@ -335,35 +335,31 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 0: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
-  %l0_q_heads_split = tensor.expand_shape %l0_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l0_q_split = tensor.expand_shape %l0_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_q_heads_bhsd = linalg.transpose ins(%l0_q_heads_split : tensor<1x64x4x32xf32>)
+  %l0_q_heads_bhsd = linalg.transpose ins(%l0_q_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l0_q_heads = tensor.collapse_shape %l0_q_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l0_k_heads_split = tensor.expand_shape %l0_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l0_k_split = tensor.expand_shape %l0_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_k_heads_bhsd = linalg.transpose ins(%l0_k_heads_split : tensor<1x64x4x32xf32>)
+  %l0_k_heads_bhsd = linalg.transpose ins(%l0_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l0_k_heads = tensor.collapse_shape %l0_k_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l0_k_heads_t_split = tensor.expand_shape %l0_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_k_heads_t_bhsd = linalg.transpose ins(%l0_k_heads_t_split : tensor<1x64x4x32xf32>)
+  %l0_k_heads_t_bhds = linalg.transpose ins(%l0_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l0_k_heads_t = tensor.collapse_shape %l0_k_heads_t_bhsd [[0, 1], [2], [3]]
+  %l0_k_heads_t = tensor.collapse_shape %l0_k_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
-  %l0_v_heads_split = tensor.expand_shape %l0_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l0_v_split = tensor.expand_shape %l0_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_v_heads_bhsd = linalg.transpose ins(%l0_v_heads_split : tensor<1x64x4x32xf32>)
+  %l0_v_heads_bhsd = linalg.transpose ins(%l0_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l0_v_heads = tensor.collapse_shape %l0_v_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l0_v_heads_t_split = tensor.expand_shape %l0_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_v_heads_t_bhsd = linalg.transpose ins(%l0_v_heads_t_split : tensor<1x64x4x32xf32>)
+  %l0_v_heads_t_bhds = linalg.transpose ins(%l0_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l0_v_heads_t = tensor.collapse_shape %l0_v_heads_t_bhsd [[0, 1], [2], [3]]
+  %l0_v_heads_t = tensor.collapse_shape %l0_v_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
 
   // ---- block 0: causal softmax attention ----
@@ -560,35 +556,31 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 1: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
-  %l1_q_heads_split = tensor.expand_shape %l1_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l1_q_split = tensor.expand_shape %l1_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_q_heads_bhsd = linalg.transpose ins(%l1_q_heads_split : tensor<1x64x4x32xf32>)
+  %l1_q_heads_bhsd = linalg.transpose ins(%l1_q_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l1_q_heads = tensor.collapse_shape %l1_q_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l1_k_heads_split = tensor.expand_shape %l1_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l1_k_split = tensor.expand_shape %l1_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_k_heads_bhsd = linalg.transpose ins(%l1_k_heads_split : tensor<1x64x4x32xf32>)
+  %l1_k_heads_bhsd = linalg.transpose ins(%l1_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l1_k_heads = tensor.collapse_shape %l1_k_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l1_k_heads_t_split = tensor.expand_shape %l1_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_k_heads_t_bhsd = linalg.transpose ins(%l1_k_heads_t_split : tensor<1x64x4x32xf32>)
+  %l1_k_heads_t_bhds = linalg.transpose ins(%l1_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l1_k_heads_t = tensor.collapse_shape %l1_k_heads_t_bhsd [[0, 1], [2], [3]]
+  %l1_k_heads_t = tensor.collapse_shape %l1_k_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
-  %l1_v_heads_split = tensor.expand_shape %l1_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l1_v_split = tensor.expand_shape %l1_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_v_heads_bhsd = linalg.transpose ins(%l1_v_heads_split : tensor<1x64x4x32xf32>)
+  %l1_v_heads_bhsd = linalg.transpose ins(%l1_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l1_v_heads = tensor.collapse_shape %l1_v_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l1_v_heads_t_split = tensor.expand_shape %l1_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_v_heads_t_bhsd = linalg.transpose ins(%l1_v_heads_t_split : tensor<1x64x4x32xf32>)
+  %l1_v_heads_t_bhds = linalg.transpose ins(%l1_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l1_v_heads_t = tensor.collapse_shape %l1_v_heads_t_bhsd [[0, 1], [2], [3]]
+  %l1_v_heads_t = tensor.collapse_shape %l1_v_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
 
   // ---- block 1: causal softmax attention ----
@@ -785,35 +777,31 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 2: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
-  %l2_q_heads_split = tensor.expand_shape %l2_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l2_q_split = tensor.expand_shape %l2_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_q_heads_bhsd = linalg.transpose ins(%l2_q_heads_split : tensor<1x64x4x32xf32>)
+  %l2_q_heads_bhsd = linalg.transpose ins(%l2_q_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l2_q_heads = tensor.collapse_shape %l2_q_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l2_k_heads_split = tensor.expand_shape %l2_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l2_k_split = tensor.expand_shape %l2_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_k_heads_bhsd = linalg.transpose ins(%l2_k_heads_split : tensor<1x64x4x32xf32>)
+  %l2_k_heads_bhsd = linalg.transpose ins(%l2_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l2_k_heads = tensor.collapse_shape %l2_k_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l2_k_heads_t_split = tensor.expand_shape %l2_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_k_heads_t_bhsd = linalg.transpose ins(%l2_k_heads_t_split : tensor<1x64x4x32xf32>)
+  %l2_k_heads_t_bhds = linalg.transpose ins(%l2_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l2_k_heads_t = tensor.collapse_shape %l2_k_heads_t_bhsd [[0, 1], [2], [3]]
+  %l2_k_heads_t = tensor.collapse_shape %l2_k_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
-  %l2_v_heads_split = tensor.expand_shape %l2_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l2_v_split = tensor.expand_shape %l2_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_v_heads_bhsd = linalg.transpose ins(%l2_v_heads_split : tensor<1x64x4x32xf32>)
+  %l2_v_heads_bhsd = linalg.transpose ins(%l2_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l2_v_heads = tensor.collapse_shape %l2_v_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l2_v_heads_t_split = tensor.expand_shape %l2_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_v_heads_t_bhsd = linalg.transpose ins(%l2_v_heads_t_split : tensor<1x64x4x32xf32>)
+  %l2_v_heads_t_bhds = linalg.transpose ins(%l2_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l2_v_heads_t = tensor.collapse_shape %l2_v_heads_t_bhsd [[0, 1], [2], [3]]
+  %l2_v_heads_t = tensor.collapse_shape %l2_v_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
 
   // ---- block 2: causal softmax attention ----
@@ -1010,35 +998,31 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 3: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
-  %l3_q_heads_split = tensor.expand_shape %l3_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l3_q_split = tensor.expand_shape %l3_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_q_heads_bhsd = linalg.transpose ins(%l3_q_heads_split : tensor<1x64x4x32xf32>)
+  %l3_q_heads_bhsd = linalg.transpose ins(%l3_q_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l3_q_heads = tensor.collapse_shape %l3_q_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l3_k_heads_split = tensor.expand_shape %l3_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l3_k_split = tensor.expand_shape %l3_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_k_heads_bhsd = linalg.transpose ins(%l3_k_heads_split : tensor<1x64x4x32xf32>)
+  %l3_k_heads_bhsd = linalg.transpose ins(%l3_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l3_k_heads = tensor.collapse_shape %l3_k_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l3_k_heads_t_split = tensor.expand_shape %l3_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_k_heads_t_bhsd = linalg.transpose ins(%l3_k_heads_t_split : tensor<1x64x4x32xf32>)
+  %l3_k_heads_t_bhds = linalg.transpose ins(%l3_k_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l3_k_heads_t = tensor.collapse_shape %l3_k_heads_t_bhsd [[0, 1], [2], [3]]
+  %l3_k_heads_t = tensor.collapse_shape %l3_k_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
-  %l3_v_heads_split = tensor.expand_shape %l3_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l3_v_split = tensor.expand_shape %l3_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_v_heads_bhsd = linalg.transpose ins(%l3_v_heads_split : tensor<1x64x4x32xf32>)
+  %l3_v_heads_bhsd = linalg.transpose ins(%l3_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l3_v_heads = tensor.collapse_shape %l3_v_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
-  %l3_v_heads_t_split = tensor.expand_shape %l3_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
-      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_v_heads_t_bhsd = linalg.transpose ins(%l3_v_heads_t_split : tensor<1x64x4x32xf32>)
+  %l3_v_heads_t_bhds = linalg.transpose ins(%l3_v_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
-  %l3_v_heads_t = tensor.collapse_shape %l3_v_heads_t_bhsd [[0, 1], [2], [3]]
+  %l3_v_heads_t = tensor.collapse_shape %l3_v_heads_t_bhds [[0, 1], [2], [3]]
       : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
 
   // ---- block 3: causal softmax attention ----
@@ -1437,9 +1421,9 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 3: attention backward ----
-  %l3_do_heads_split = tensor.expand_shape %l3_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l3_do_split = tensor.expand_shape %l3_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l3_do_heads_bhsd = linalg.transpose ins(%l3_do_heads_split : tensor<1x64x4x32xf32>)
+  %l3_do_heads_bhsd = linalg.transpose ins(%l3_do_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l3_do_heads = tensor.collapse_shape %l3_do_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
@@ -1671,9 +1655,9 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 2: attention backward ----
-  %l2_do_heads_split = tensor.expand_shape %l2_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l2_do_split = tensor.expand_shape %l2_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l2_do_heads_bhsd = linalg.transpose ins(%l2_do_heads_split : tensor<1x64x4x32xf32>)
+  %l2_do_heads_bhsd = linalg.transpose ins(%l2_do_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l2_do_heads = tensor.collapse_shape %l2_do_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
@@ -1905,9 +1889,9 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 1: attention backward ----
-  %l1_do_heads_split = tensor.expand_shape %l1_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l1_do_split = tensor.expand_shape %l1_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l1_do_heads_bhsd = linalg.transpose ins(%l1_do_heads_split : tensor<1x64x4x32xf32>)
+  %l1_do_heads_bhsd = linalg.transpose ins(%l1_do_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l1_do_heads = tensor.collapse_shape %l1_do_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
@@ -2139,9 +2123,9 @@ func.func @train_step(
       outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
 
   // ---- block 0: attention backward ----
-  %l0_do_heads_split = tensor.expand_shape %l0_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+  %l0_do_split = tensor.expand_shape %l0_do [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
       : tensor<64x128xf32> into tensor<1x64x4x32xf32>
-  %l0_do_heads_bhsd = linalg.transpose ins(%l0_do_heads_split : tensor<1x64x4x32xf32>)
+  %l0_do_heads_bhsd = linalg.transpose ins(%l0_do_split : tensor<1x64x4x32xf32>)
       outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
   %l0_do_heads = tensor.collapse_shape %l0_do_heads_bhsd [[0, 1], [2], [3]]
       : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>

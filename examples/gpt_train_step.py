@@ -296,6 +296,7 @@ class Step:
     def __init__(self, cfg):
         self.cfg = cfg
         self.e = Emitter()
+        self.splits = {}
 
     # -- building blocks --------------------------------------------------- #
 
@@ -363,9 +364,12 @@ class Step:
         """[T, D] → [B, S, H, dh] → [B, H, S, dh] (or [B, H, dh, S]) → [B·H, ...]."""
         c, e = self.cfg, self.e
         B, S, H, DH = c.B, c.S, c.H, c.DH
-        split = e.expand(name + "_split", x, [c.T, c.D], [[0, 1], [2, 3]], [B, S, H, DH])
+        # One expand_shape per value, shared by its plain and transposed heads.
+        if x not in self.splits:
+            self.splits[x] = e.expand(x[1:] + "_split", x, [c.T, c.D], [[0, 1], [2, 3]], [B, S, H, DH])
+        split = self.splits[x]
         perm = [0, 2, 3, 1] if transposed else [0, 2, 1, 3]
-        t = e.transpose(name + "_bhsd", split, [B, S, H, DH], perm)
+        t = e.transpose(name + ("_bhds" if transposed else "_bhsd"), split, [B, S, H, DH], perm)
         return e.collapse(name, t, [[B, S, H, DH][p] for p in perm], [[0, 1], [2], [3]])
 
     def merge_heads(self, name, x):
