@@ -270,7 +270,8 @@ func.func @train_step(
   // Forward
   // ===================================================================== //
 
-  // ---- embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s] (a gather, as torch-mlir lowers aten.embedding) ----
+  // ---- embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s] ----
+  // A gather (tensor.extract), as torch-mlir lowers aten.embedding.
   // Tokens must lie in [0, 256): the lookup does not check them.
   %x0_bsd = linalg.generic {indexing_maps = [#bs, #sd, #bsd],
       iterator_types = ["parallel", "parallel", "parallel"]}
@@ -1242,7 +1243,8 @@ func.func @train_step(
   } -> tensor<64xf32>
   %loss = linalg.generic {indexing_maps = [#vec, #vec, #vec, #vec_scalar],
       iterator_types = ["reduction"]}
-      ins(%logits_max, %logits_sumexp, %target_logit : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%logits_max, %logits_sumexp, %target_logit
+          : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
       outs(%loss_zero : tensor<f32>) {
   ^bb0(%m: f32, %se: f32, %tl: f32, %acc: f32):
     %log_se = math.log %se : f32
@@ -1260,7 +1262,8 @@ func.func @train_step(
   // ---- loss: dlogits = (softmax(logits) − onehot(targets)) / T ----
   %dlogits = linalg.generic {indexing_maps = [#id, #tok, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%logits, %logits_max, %logits_sumexp, %targets_flat : tensor<64x256xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xi32>)
+      ins(%logits, %logits_max, %logits_sumexp, %targets_flat
+          : tensor<64x256xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xi32>)
       outs(%empty_64x256 : tensor<64x256xf32>) {
   ^bb0(%l: f32, %m: f32, %se: f32, %target: i32, %out: f32):
     %shifted = arith.subf %l, %m : f32
@@ -1308,7 +1311,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %final_dx = linalg.generic {indexing_maps = [#id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%dxf, %gf, %l3_y, %rf, %final_norm_c : tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%dxf, %gf, %l3_y, %rf, %final_norm_c
+          : tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>,
+            tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1395,7 +1400,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l3_dh = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%final_dx, %l3_dhn, %l3_g2, %l3_h, %l3_r2, %l3_norm2_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%final_dx, %l3_dhn, %l3_g2, %l3_h, %l3_r2, %l3_norm2_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1451,7 +1458,8 @@ func.func @train_step(
   } -> tensor<4x64xf32>
   %l3_dscores = linalg.generic {indexing_maps = [#id3, #id3, #query, #id3],
       iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%l3_dprobs, %l3_probs, %l3_dp_dot_p : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
+      ins(%l3_dprobs, %l3_probs, %l3_dp_dot_p
+          : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
       outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
   ^bb0(%dp: f32, %pr: f32, %dot: f32, %out: f32):
     %centered = arith.subf %dp, %dot : f32
@@ -1541,7 +1549,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l3_dx = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l3_dh, %l3_dxn, %l3_g1, %l2_y, %l3_r1, %l3_norm1_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l3_dh, %l3_dxn, %l3_g1, %l2_y, %l3_r1, %l3_norm1_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1629,7 +1639,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l2_dh = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l3_dx, %l2_dhn, %l2_g2, %l2_h, %l2_r2, %l2_norm2_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l3_dx, %l2_dhn, %l2_g2, %l2_h, %l2_r2, %l2_norm2_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1685,7 +1697,8 @@ func.func @train_step(
   } -> tensor<4x64xf32>
   %l2_dscores = linalg.generic {indexing_maps = [#id3, #id3, #query, #id3],
       iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%l2_dprobs, %l2_probs, %l2_dp_dot_p : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
+      ins(%l2_dprobs, %l2_probs, %l2_dp_dot_p
+          : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
       outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
   ^bb0(%dp: f32, %pr: f32, %dot: f32, %out: f32):
     %centered = arith.subf %dp, %dot : f32
@@ -1775,7 +1788,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l2_dx = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l2_dh, %l2_dxn, %l2_g1, %l1_y, %l2_r1, %l2_norm1_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l2_dh, %l2_dxn, %l2_g1, %l1_y, %l2_r1, %l2_norm1_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1863,7 +1878,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l1_dh = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l2_dx, %l1_dhn, %l1_g2, %l1_h, %l1_r2, %l1_norm2_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l2_dx, %l1_dhn, %l1_g2, %l1_h, %l1_r2, %l1_norm2_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -1919,7 +1936,8 @@ func.func @train_step(
   } -> tensor<4x64xf32>
   %l1_dscores = linalg.generic {indexing_maps = [#id3, #id3, #query, #id3],
       iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%l1_dprobs, %l1_probs, %l1_dp_dot_p : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
+      ins(%l1_dprobs, %l1_probs, %l1_dp_dot_p
+          : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
       outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
   ^bb0(%dp: f32, %pr: f32, %dot: f32, %out: f32):
     %centered = arith.subf %dp, %dot : f32
@@ -2009,7 +2027,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l1_dx = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l1_dh, %l1_dxn, %l1_g1, %l0_y, %l1_r1, %l1_norm1_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l1_dh, %l1_dxn, %l1_g1, %l0_y, %l1_r1, %l1_norm1_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -2097,7 +2117,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l0_dh = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l1_dx, %l0_dhn, %l0_g2, %l0_h, %l0_r2, %l0_norm2_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l1_dx, %l0_dhn, %l0_g2, %l0_h, %l0_r2, %l0_norm2_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -2153,7 +2175,8 @@ func.func @train_step(
   } -> tensor<4x64xf32>
   %l0_dscores = linalg.generic {indexing_maps = [#id3, #id3, #query, #id3],
       iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%l0_dprobs, %l0_probs, %l0_dp_dot_p : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
+      ins(%l0_dprobs, %l0_probs, %l0_dp_dot_p
+          : tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64xf32>)
       outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
   ^bb0(%dp: f32, %pr: f32, %dot: f32, %out: f32):
     %centered = arith.subf %dp, %dot : f32
@@ -2243,7 +2266,9 @@ func.func @train_step(
   } -> tensor<64xf32>
   %l0_dx = linalg.generic {indexing_maps = [#id, #id, #feat, #id, #tok, #tok, #id],
       iterator_types = ["parallel", "parallel"]}
-      ins(%l0_dh, %l0_dxn, %l0_g1, %x0, %l0_r1, %l0_norm1_c : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+      ins(%l0_dh, %l0_dxn, %l0_g1, %x0, %l0_r1, %l0_norm1_c
+          : tensor<64x128xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<64x128xf32>,
+            tensor<64xf32>, tensor<64xf32>)
       outs(%empty_64x128 : tensor<64x128xf32>) {
   ^bb0(%dres: f32, %g: f32, %w: f32, %act: f32, %r: f32, %c: f32, %out: f32):
     %gw = arith.mulf %g, %w : f32
@@ -2287,10 +2312,10 @@ func.func @train_step(
     linalg.yield %s : f32
   } -> tensor<256x128xf32>
 
-  return %loss, %dwte, %dwpe, %l0_dg1, %l0_dwq, %l0_dwk, %l0_dwv, %l0_dwo, %l0_dg2, %l0_dw1, %l0_dw2,
-      %l1_dg1, %l1_dwq, %l1_dwk, %l1_dwv, %l1_dwo, %l1_dg2, %l1_dw1, %l1_dw2, %l2_dg1, %l2_dwq,
-      %l2_dwk, %l2_dwv, %l2_dwo, %l2_dg2, %l2_dw1, %l2_dw2, %l3_dg1, %l3_dwq, %l3_dwk, %l3_dwv,
-      %l3_dwo, %l3_dg2, %l3_dw1, %l3_dw2, %dgf, %dwhead
+  return %loss, %dwte, %dwpe, %l0_dg1, %l0_dwq, %l0_dwk, %l0_dwv, %l0_dwo, %l0_dg2, %l0_dw1,
+      %l0_dw2, %l1_dg1, %l1_dwq, %l1_dwk, %l1_dwv, %l1_dwo, %l1_dg2, %l1_dw1, %l1_dw2,
+      %l2_dg1, %l2_dwq, %l2_dwk, %l2_dwv, %l2_dwo, %l2_dg2, %l2_dw1, %l2_dw2, %l3_dg1,
+      %l3_dwq, %l3_dwk, %l3_dwv, %l3_dwo, %l3_dg2, %l3_dw1, %l3_dw2, %dgf, %dwhead
       : tensor<f32>, tensor<256x128xf32>, tensor<64x128xf32>, tensor<128xf32>,
         tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>,
         tensor<128xf32>, tensor<512x128xf32>, tensor<128x512xf32>, tensor<128xf32>,

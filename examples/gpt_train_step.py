@@ -277,7 +277,12 @@ class Emitter:
         self.emit("%%%s = linalg.generic {indexing_maps = [%s]," % (out, ", ".join(maps)))
         self.emit("    iterator_types = [%s]}" % ", ".join('"%s"' % i for i in iterators))
         if ins:
-            self.emit("    ins(%s : %s)" % (", ".join(v for v, _ in ins), ", ".join(t for _, t in ins)))
+            line = "    ins(%s : %s)" % (", ".join(v for v, _ in ins), ", ".join(t for _, t in ins))
+            if len(line) <= 96:
+                self.emit(line)
+            else:
+                self.emit("    ins(%s" % ", ".join(v for v, _ in ins))
+                self.emit("        : " + wrap_types([t for _, t in ins], "          ", 94).lstrip() + ")")
         self.emit("    outs(%s : %s) {" % (outs[0], otype))
         types = [t for _, t in ins] + [otype]
         elts = [re.match(r"tensor<(?:.*x)?([a-z0-9]+)>", t).group(1) for t in types]
@@ -575,7 +580,8 @@ class Step:
         e.emit("// ===================================================================== //")
         e.emit("// Forward")
         e.emit("// ===================================================================== //")
-        e.section("embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s] (a gather, as torch-mlir lowers aten.embedding)")
+        e.section("embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s]")
+        e.emit("// A gather (tensor.extract), as torch-mlir lowers aten.embedding.")
         e.emit("// Tokens must lie in [0, %d): the lookup does not check them." % V)
         x0b = e.generic("x0_bsd", ["#bs", "#sd", "#bsd"], ["parallel"] * 3,
                         [("%tokens", ty([B, S], "i32")), ("%wpe", ty([S, D]))],
@@ -670,7 +676,7 @@ class Step:
         rets = [loss] + [grads[n] for n, _ in params]
         rtypes = ["tensor<f32>"] + [ty(s) for _, s in params]
         e.emit("")
-        e.emit("return " + wrap_types(rets, "    ").lstrip())
+        e.emit("return " + wrap_types(rets, "    ", 90).lstrip())
         e.emit("    : " + wrap_types(rtypes, "      ").lstrip())
         return params, rtypes
 
