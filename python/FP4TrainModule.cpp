@@ -179,6 +179,7 @@ struct QuantOptions {
 };
 
 using FloatArray = py::array_t<float, py::array::c_style>;
+using IntArray = py::array_t<int32_t, py::array::c_style>;
 using ByteArray = py::array_t<uint8_t, py::array::c_style>;
 
 std::vector<int64_t> getShape(const py::array &array) {
@@ -310,9 +311,9 @@ public:
     for (intptr_t j = 0; j < numResults; ++j) {
       FP4TrainJitValue value = fp4trainJitGetResult(jit, j);
       std::vector<int64_t> shape(value.shape, value.shape + value.rank);
-      py::array out = value.elementBytes == 4
-                          ? py::array(FloatArray(shape))
-                          : py::array(ByteArray(shape));
+      py::array out = value.isInt32             ? py::array(IntArray(shape))
+                      : value.elementBytes == 4 ? py::array(FloatArray(shape))
+                                                : py::array(ByteArray(shape));
       outPointers.push_back(out.mutable_data());
       outs.push_back(std::move(out));
     }
@@ -333,13 +334,16 @@ private:
                                  const FP4TrainJitValue &value,
                                  const std::string &where) {
     bool bytes = value.elementBytes == 1;
-    const char *expected = bytes ? "uint8 (or int8) codes" : "float32";
+    const char *expected = bytes           ? "uint8 (or int8) codes"
+                           : value.isInt32 ? "int32"
+                                           : "float32";
     if (!py::isinstance<py::array>(object))
       throw py::type_error(where + " must be a numpy array of " + expected);
     auto array = py::reinterpret_borrow<py::array>(object);
     bool dtypeOk = bytes ? (array.dtype().is(py::dtype::of<uint8_t>()) ||
                             array.dtype().is(py::dtype::of<int8_t>()))
-                         : array.dtype().is(py::dtype::of<float>());
+                   : value.isInt32 ? array.dtype().is(py::dtype::of<int32_t>())
+                                   : array.dtype().is(py::dtype::of<float>());
     if (!dtypeOk)
       throw py::type_error(where + " must be " + expected + ", got " +
                            py::str(array.dtype()).cast<std::string>());

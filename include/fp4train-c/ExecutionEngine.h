@@ -42,10 +42,12 @@ typedef struct FP4TrainJitValue {
   FP4TrainJitKind kind;
   intptr_t rank;
   const int64_t *shape;
-  /// 4 for f32 tensors, 1 for code (i8, f4E2M1FN, f8*) tensors.
+  /// 4 for f32 and i32 tensors, 1 for code (i8, f4E2M1FN, f8*) tensors.
   int64_t elementBytes;
   /// Whether the argument carries `{fp4train.param}`.
   bool isParam;
+  /// Whether a tensor holds i32 elements (token ids) rather than f32.
+  bool isInt32;
 } FP4TrainJitValue;
 
 /// Lowers a clone of `module` (the module itself is not changed) with the

@@ -74,7 +74,7 @@ static FP4TrainJitValue wrap(const JitValue &value) {
   else if (value.kind == JitValue::Kind::I64)
     kind = FP4TrainJitI64;
   return {kind, static_cast<intptr_t>(value.shape.size()), value.shape.data(),
-          value.elementBytes, value.isParam};
+          value.elementBytes, value.isParam, value.isInt32};
 }
 
 FP4TrainJitValue fp4trainJitGetArgument(FP4TrainJit jit, intptr_t pos) {

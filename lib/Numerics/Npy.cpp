@@ -24,13 +24,30 @@ static constexpr char kMagic[] = "\x93NUMPY";
 static constexpr size_t kMagicSize = 6;
 
 static size_t getElementSize(NpyDType dtype) {
-  return dtype == NpyDType::Float32 ? 4 : dtype == NpyDType::UInt16 ? 2 : 1;
+  switch (dtype) {
+  case NpyDType::Float32:
+  case NpyDType::Int32:
+    return 4;
+  case NpyDType::UInt16:
+    return 2;
+  case NpyDType::UInt8:
+    return 1;
+  }
+  return 1;
 }
 
 const char *getNpyDescriptor(NpyDType dtype) {
-  return dtype == NpyDType::Float32  ? "<f4"
-         : dtype == NpyDType::UInt16 ? "<u2"
-                                     : "|u1";
+  switch (dtype) {
+  case NpyDType::Float32:
+    return "<f4";
+  case NpyDType::UInt16:
+    return "<u2";
+  case NpyDType::Int32:
+    return "<i4";
+  case NpyDType::UInt8:
+    return "|u1";
+  }
+  return "|u1";
 }
 
 int64_t NpyArray::getNumElements() const {
@@ -57,6 +74,12 @@ std::vector<float> NpyArray::toFloats() const {
     case NpyDType::UInt8:
       values[i] = float(bytes[i]);
       break;
+    case NpyDType::Int32: {
+      int32_t value;
+      std::memcpy(&value, &bytes[4 * i], 4);
+      values[i] = float(value);
+      break;
+    }
     }
   }
   return values;
@@ -237,9 +260,12 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
     array.dtype = NpyDType::UInt8;
   else if (*descr == "<u2")
     array.dtype = NpyDType::UInt16;
+  else if (*descr == "<i4")
+    array.dtype = NpyDType::Int32;
   else
     return fail("unsupported dtype '" + std::string(*descr) +
-                "' (expected '<f4' float32, '<u2' bfloat16 bits or '|u1')");
+                "' (expected '<f4' float32, '<u2' bfloat16 bits, '<i4' or "
+                "'|u1')");
 
   std::optional<HeaderParser> fortranValue = value("fortran_order");
   if (!fortranValue)

@@ -54,6 +54,10 @@ static std::optional<JitValue> getJitValue(Type type) {
                                       tensor.getShape().end())};
   if (element.isF32())
     return value;
+  if (element.isInteger(32)) {
+    value.isInt32 = true;
+    return value;
+  }
   if (element.isInteger(8) ||
       isa<Float4E2M1FNType, Float8E4M3FNType, Float8E5M2Type,
           Float8E8M0FNUType>(element)) {
@@ -98,8 +102,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
     if (!value)
       return llvm::createStringError(
           "@" + name.str() + " argument " + std::to_string(index) +
-          " has a type the host cannot pass (static f32 or code tensors, f32 "
-          "and i64 scalars)");
+          " has a type the host cannot pass (static f32, i32 or code tensors, "
+          "f32 and i64 scalars)");
     if (!isAddressable(*value))
       return llvm::createStringError(
           "@" + name.str() + " argument " + std::to_string(index) +
@@ -112,7 +116,7 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
     if (!value || value->kind != JitValue::Kind::Tensor)
       return llvm::createStringError("@" + name.str() + " result " +
                                      std::to_string(index) +
-                                     " is not a static f32 or code tensor");
+                                     " is not a static f32, i32 or code tensor");
     if (!isAddressable(*value))
       return llvm::createStringError(
           "@" + name.str() + " result " + std::to_string(index) +

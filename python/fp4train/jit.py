@@ -8,8 +8,9 @@ DEFAULT_PIPELINE = "fp4train-cpu-pipeline{recipe=nvfp4 numerics=runtime}"
 class CompiledFunction:
     """A function of a module JIT-compiled for the CPU.
 
-    Call it with one numpy array per tensor argument (float32, or uint8/int8
-    for code tensors; C-contiguous, of the argument's shape) and a Python
+    Call it with one numpy array per tensor argument (float32, int32 for i32
+    tensors such as token ids, or uint8/int8 for code tensors; C-contiguous,
+    of the argument's shape) and a Python
     float or int per scalar argument, in argument order. Returns a tuple of
     new numpy arrays, one per result. The GIL is released during the call.
     Wrong types raise TypeError, wrong shapes fp4train.Error.

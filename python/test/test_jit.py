@@ -91,3 +91,41 @@ def test_call_errors(ctx):
         f([0.0] * 64, 1.0)
     with pytest.raises(fp4train.Error, match=r"shape \(32\) but the function takes \(64\)"):
         f(np.zeros(32, dtype=np.float32), 1.0)
+
+
+GATHER = """
+func.func @gather(%table: tensor<4xf32>, %ids: tensor<3xi32>)
+    -> (tensor<3xf32>, tensor<3xi32>) {
+  %one = arith.constant 1 : i32
+  %e = tensor.empty() : tensor<3xf32>
+  %ei = tensor.empty() : tensor<3xi32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%ids : tensor<3xi32>) outs(%e : tensor<3xf32>) {
+  ^bb0(%id: i32, %out: f32):
+    %index = arith.index_cast %id : i32 to index
+    %v = tensor.extract %table[%index] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<3xf32>
+  %next = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                          iterator_types = ["parallel"]}
+      ins(%ids : tensor<3xi32>) outs(%ei : tensor<3xi32>) {
+  ^bb0(%id: i32, %out: i32):
+    %n = arith.addi %id, %one : i32
+    linalg.yield %n : i32
+  } -> tensor<3xi32>
+  return %y, %next : tensor<3xf32>, tensor<3xi32>
+}
+"""
+
+
+def test_int32_tensors(ctx):
+    # Token ids: i32 tensors in and out, as int32 arrays.
+    f = fp4train.compile(ctx.parse(GATHER), "gather",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    table = np.array([10, 11, 12, 13], dtype=np.float32)
+    y, nxt = f(table, np.array([3, 0, 2], dtype=np.int32))
+    assert y.tolist() == [13.0, 10.0, 12.0]
+    assert nxt.dtype == np.int32 and nxt.tolist() == [4, 1, 3]
+    with pytest.raises(TypeError, match="int32"):
+        f(table, np.array([3, 0, 2], dtype=np.int64))

@@ -50,6 +50,15 @@ TEST(Npy, RoundTrips) {
   EXPECT_EQ(array->toFloats(), std::vector<float>{4});
 }
 
+TEST(Npy, Int32TokenIds) {
+  int32_t ids[3] = {0, 255, -7};
+  std::vector<uint8_t> file = serializeNpy(NpyDType::Int32, {3}, ids);
+  Expected<NpyArray> array = parseNpy(file.data(), file.size(), "x.npy");
+  ASSERT_TRUE(bool(array));
+  EXPECT_EQ(array->dtype, NpyDType::Int32);
+  EXPECT_EQ(array->toFloats(), (std::vector<float>{0.0f, 255.0f, -7.0f}));
+}
+
 TEST(Npy, BFloat16Bits) {
   uint16_t bits[2] = {0x3F80, 0xC040}; // 1.0, -3.0
   std::vector<uint8_t> file = serializeNpy(NpyDType::UInt16, {2}, bits);
@@ -65,7 +74,7 @@ TEST(Npy, Errors) {
   EXPECT_EQ(parseError(fileWithHeader(
                 "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16)),
             "x.npy: unsupported dtype '<f8' (expected '<f4' float32, '<u2' "
-            "bfloat16 bits or '|u1')");
+            "bfloat16 bits, '<i4' or '|u1')");
   EXPECT_EQ(parseError(fileWithHeader(
                 "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16)),
             "x.npy: Fortran-order arrays are not supported; save it in C order");

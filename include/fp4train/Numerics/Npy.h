@@ -22,6 +22,7 @@ enum class NpyDType : uint8_t {
   Float32, ///< '<f4'
   UInt8,   ///< '|u1'
   UInt16,  ///< '<u2' (also how bfloat16 tensors are stored)
+  Int32,   ///< '<i4' (token ids)
 };
 
 /// An array as read from or written to a .npy file.
@@ -37,7 +38,7 @@ struct NpyArray {
   std::vector<float> toFloats() const;
 };
 
-/// The descriptor string of a dtype ('<f4', '|u1', '<u2').
+/// The descriptor string of a dtype ('<f4', '|u1', '<u2', '<i4').
 const char *getNpyDescriptor(NpyDType dtype);
 
 /// Parses the contents of a .npy file; `name` prefixes error messages.

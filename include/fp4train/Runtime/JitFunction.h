@@ -30,8 +30,9 @@ namespace fp4train {
 struct JitValue {
   enum class Kind {
     /// A statically shaped tensor (rank 0 included): a dense row-major
-    /// buffer of f32, or of one byte per element for i8 and for the narrow
-    /// float types, which the fp4train type conversion stores as i8 codes.
+    /// buffer of f32 or i32 (token ids), or of one byte per element for i8
+    /// and for the narrow float types, which the fp4train type conversion
+    /// stores as i8 codes.
     Tensor,
     /// An f32 scalar: a float.
     F32,
@@ -40,8 +41,10 @@ struct JitValue {
   };
   Kind kind;
   std::vector<int64_t> shape;
-  /// Tensors: 4 (f32) or 1 (codes).
+  /// Tensors: 4 (f32, i32) or 1 (codes).
   int64_t elementBytes = 4;
+  /// Tensors: the elements are i32 rather than f32.
+  bool isInt32 = false;
   /// Whether the argument is marked {fp4train.param}.
   bool isParam = false;
 
