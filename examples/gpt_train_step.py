@@ -956,6 +956,11 @@ TOLERANCE = 1e-3
 # are tiny through cancellation (or zero: wte rows of absent tokens) are
 # judged against the parameter's gradient scale.
 FLOOR = 1e-2
+# And never below ABS_FLOOR, for gradients that are identically zero (Wq and
+# Wk when --seq is 1: softmax over one key is constant): far above the
+# differences' rounding noise (~1e-16·loss/FD_STEP), far below any gradient
+# that is not zero by construction.
+ABS_FLOOR = 1e-8
 FD_STEP = 1e-5
 ENTRIES = 4  # random entries per parameter (plus the largest one)
 LOSS_TOLERANCE = 1e-4
@@ -1097,12 +1102,12 @@ def check(np, cfg, ref, results):
             unit = np.zeros(shape)
             unit[k] = 1.0
             fd = loss_along(unit)
-            errors.append(abs(g[k] - fd) / max(abs(fd), FLOOR * g_max))
+            errors.append(abs(g[k] - fd) / max(abs(fd), FLOOR * g_max, ABS_FLOOR))
         # Directional derivative along a random ±1 direction v: ⟨g, v⟩. Rounding
         # errors of size ρ·|g_i| with random signs add up to ~ρ·‖g‖₂.
         v = rng.choice([-1.0, 1.0], size=shape)
         fd = loss_along(v)
-        errors.append(abs(float(np.sum(g * v)) - fd) / float(np.sqrt(np.sum(g * g))))
+        errors.append(abs(float(np.sum(g * v)) - fd) / max(float(np.sqrt(np.sum(g * g))), ABS_FLOOR))
         err = max(errors)
         worst = max(worst, err)
         passed = err <= TOLERANCE
