@@ -405,6 +405,9 @@ struct Session {
   /// Compilation and reading the IR are serialized: runs share one
   /// MLIRContext. Training needs neither.
   std::mutex compileMutex;
+  /// The compiled step of each recipe, shared by its seeds (calls on
+  /// distinct buffers may run concurrently).
+  std::map<std::string, std::shared_ptr<JitFunction>> compiled;
   Progress progress;
 };
 
@@ -415,12 +418,15 @@ struct Session {
 Run train(Session &session, const Task &task, const std::string &recipeName,
           uint64_t seed, std::optional<double> target) {
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<JitFunction> jit;
+  std::shared_ptr<JitFunction> jit;
   StepSignature signature;
   {
     std::lock_guard<std::mutex> lock(session.compileMutex);
-    jit = compileFor(session.module, recipeName, session.stepArg,
-                     session.path);
+    std::shared_ptr<JitFunction> &cached = session.compiled[recipeName];
+    if (!cached)
+      cached = compileFor(session.module, recipeName, session.stepArg,
+                          session.path);
+    jit = cached;
     auto function = session.module.lookupSymbol<func::FuncOp>(functionName);
     signature = readSignature(function, *jit);
   }
@@ -684,13 +690,13 @@ int main(int argc, char **argv) {
 
   CPUNumerics path =
       numerics == "ir" ? CPUNumerics::IR : CPUNumerics::Runtime;
-  std::unique_ptr<JitFunction> first =
+  // The first recipe's step tells how to call it; the runs reuse it.
+  std::shared_ptr<JitFunction> first =
       compileFor(*module, recipes.front(), resolvedStepArg, path);
   StepSignature signature = readSignature(function, *first);
   std::vector<int64_t> inputShape = first->getArguments()[signature.input].shape;
   std::vector<int64_t> targetShape =
       first->getArguments()[signature.target].shape;
-  first.reset();
 
   bool adam = optimizer == "adam" ||
               (optimizer == "auto" && !signature.updatesInGraph);
@@ -751,6 +757,7 @@ int main(int argc, char **argv) {
   }
 
   Session session;
+  session.compiled[recipes.front()] = std::move(first);
   session.module = *module;
   session.stepArg = resolvedStepArg;
   session.path = path;
