@@ -825,7 +825,16 @@ int main(int argc, char **argv) {
       jobs ? unsigned(jobs)
            : std::max(1u, std::thread::hardware_concurrency() / threads);
   session.limit = session.horizon;
-  runAll(session, tasks, runs, referenceJobs, {}, threadCount);
+  if (lm) {
+    // Language models are compared on their held-out curves within the
+    // horizon (Report.h): no run continues, so all train at once.
+    std::vector<size_t> all = referenceJobs;
+    all.insert(all.end(), otherJobs.begin(), otherJobs.end());
+    runAll(session, tasks, runs, all, {}, threadCount);
+    otherJobs.clear();
+  } else {
+    runAll(session, tasks, runs, referenceJobs, {}, threadCount);
+  }
   std::map<uint64_t, double> targets;
   for (size_t job : referenceJobs) {
     const Run &run = runs[job];
@@ -836,7 +845,8 @@ int main(int argc, char **argv) {
   }
   if (!referenceJobs.empty())
     session.limit = session.horizon + session.horizon / 2;
-  runAll(session, tasks, runs, otherJobs, targets, threadCount);
+  if (!otherJobs.empty())
+    runAll(session, tasks, runs, otherJobs, targets, threadCount);
 
   if (lm) {
     if (!compare.empty()) {
