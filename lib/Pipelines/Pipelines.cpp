@@ -23,6 +23,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -136,6 +137,10 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
   // GEMM, which one-shot bufferization cannot handle: make them
   // linalg.generic ops.
   pm.addPass(createConvertElementwiseToLinalgPass());
+  // f32 contractions iterate the result's contiguous dimension innermost,
+  // contiguous in their inputs too, for fp4train-vectorize-contractions;
+  // every output keeps its order of operations, so no result changes.
+  pm.addNestedPass<func::FuncOp>(createFP4TrainInterchangeContractions());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -151,9 +156,12 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops keep the iteration order of every reduction, which [GEMM1]'s
-  // K-block sum relies on.
+  // K-block sum relies on. Contractions become vector loops over
+  // independent outputs first (same order per output).
+  pm.addNestedPass<func::FuncOp>(createFP4TrainVectorizeContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   addHostLoweringToLLVM(pm, /*gpuLaunches=*/false);
 }
 

@@ -155,4 +155,134 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
   ];
 }
 
+def FP4TrainInterchangeContractions
+    : Pass<"fp4train-interchange-contractions"> {
+  let summary = "Reorder the loops of f32 contractions so that the innermost one runs over independent contiguous outputs";
+  let description = [{
+    Lowered naively (`convert-linalg-to-loops`), a contraction iterates its
+    reduction dimension innermost: `C[m, n] += A[m, k] * B[k, n]` in the
+    order m, n, k. LLVM cannot vectorize that loop without reassociating the
+    sum (fast-math), so f32 contractions that stay in high precision run
+    scalar.
+
+    This pass rewrites every contraction on tensors whose operands and result
+    have element type f32 (`linalg.matmul` with any indexing maps,
+    `linalg.batch_matmul`, contraction-like `linalg.generic`) into a
+    `linalg.generic` iterating
+
+    1. the parallel dimensions except `n` (batch, m, ... in their order),
+    2. the reduction dimensions in their order,
+    3. `n`, the dimension of the result's last (contiguous) index,
+
+    so that the innermost loop updates independent outputs along contiguous
+    memory, which `fp4train-vectorize-contractions` turns into loops over
+    vectors with plain vector `fmul` and `fadd`. An
+    input that `n` indexes in another position than its last (`B[n, k]` in
+    `A · Bᵀ`) is first copied into a transposed tensor with `n` last.
+
+    Every output element is still the same sequence of separately rounded
+    multiplies and adds in increasing reduction order: only loops over
+    distinct outputs move, so the results are bit-identical to the original
+    loop nest. Tensor semantics guarantee that the result does not alias an
+    input, so the new order reads no partially updated value.
+
+    Example:
+
+    ```mlir
+    // Before
+    %c = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+        ins(%a, %b : tensor<32x64xf32>, tensor<16x64xf32>)
+        outs(%init : tensor<32x16xf32>) -> tensor<32x16xf32>
+    // After
+    %bt = linalg.transpose ins(%b : tensor<16x64xf32>)
+        outs(%empty : tensor<64x16xf32>) permutation = [1, 0]
+    %c = linalg.generic {
+        indexing_maps = [affine_map<(m, k, n) -> (m, k)>,
+                         affine_map<(m, k, n) -> (k, n)>,
+                         affine_map<(m, k, n) -> (m, n)>],
+        iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%a, %bt : tensor<32x64xf32>, tensor<64x16xf32>)
+        outs(%init : tensor<32x16xf32>) {
+      ^bb0(%x: f32, %y: f32, %acc: f32):
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %acc, %p : f32
+        linalg.yield %s : f32
+    } -> tensor<32x16xf32>
+    ```
+
+    Contractions on buffers, with another element type, or with a
+    zero-dimensional result are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FP4TrainVectorizeContractions
+    : Pass<"fp4train-vectorize-contractions"> {
+  let summary = "Lower f32 contractions on buffers to loops over vectors of independent outputs";
+  let description = [{
+    Lowers every f32 contraction on buffers (as left by
+    `fp4train-interchange-contractions` and bufferization) whose result's
+    last, contiguous index `n` is also the contiguous last index of every
+    input that uses it, and whose output overlaps no input (distinct
+    allocations, or an allocation and an argument), into:
+
+    - loops over the other parallel dimensions;
+    - loops over `n` in blocks of `unroll` vectors of `width` lanes, then
+      single vectors masked to the end;
+    - per block, the outputs loaded into registers, the reduction loops (in
+      their order) updating them with elementwise vector `arith.mulf` and
+      `arith.addf` (the inputs that do not use `n` loaded once and
+      broadcast), and the outputs stored back.
+
+    Every lane is one output element and sees the same sequence of
+    separately rounded multiplies and adds, in increasing reduction order,
+    as in `convert-linalg-to-loops`, so the results are bit-identical: there
+    is no `vector.contract`, no fused multiply-add and no reduction across
+    lanes. Ops it does not lower are left to `convert-linalg-to-loops`.
+
+    Example (`C[m, n] += A[m, k] * B[k, n]`, `width=16 unroll=1`):
+
+    ```mlir
+    // Before
+    linalg.generic {indexing_maps = [(m, k, n) -> (m, k), (m, k, n) -> (k, n),
+                                     (m, k, n) -> (m, n)], ...}
+        ins(%a, %b : memref<8x64xf32>, memref<64x32xf32>)
+        outs(%c : memref<8x32xf32>)
+    // After
+    scf.for %m = %c0 to %c8 step %c1 {
+      scf.for %n = %c0 to %c32 step %c16 {
+        %init = vector.load %c[%m, %n] : memref<8x32xf32>, vector<16xf32>
+        %acc = scf.for %k = %c0 to %c64 step %c1 iter_args(%s = %init)
+            -> (vector<16xf32>) {
+          %x = memref.load %a[%m, %k] : memref<8x64xf32>
+          %xs = vector.broadcast %x : f32 to vector<16xf32>
+          %y = vector.load %b[%k, %n] : memref<64x32xf32>, vector<16xf32>
+          %p = arith.mulf %xs, %y : vector<16xf32>
+          %t = arith.addf %s, %p : vector<16xf32>
+          scf.yield %t : vector<16xf32>
+        }
+        vector.store %acc, %c[%m, %n] : memref<8x32xf32>, vector<16xf32>
+      }
+      // ... the masked remainder (vector.maskedload / maskedstore)
+    }
+    ```
+  }];
+  let options = [
+    Option<"width", "width", "int64_t", "16", "f32 lanes per vector">,
+    Option<"unroll", "unroll", "int64_t", "4",
+           "vectors of outputs accumulated at once">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // FP4TRAIN_DIALECT_FP4TRAIN_TRANSFORMS_PASSES_TD
