@@ -49,6 +49,9 @@ const char *const kPipelines[] = {
     "fp4train-to-runtime",
     "fp4train-to-amdgpu",
     "fp4train-to-nvvm{chip=sm_120a}",
+    "fp4train-interchange-contractions",
+    "fp4train-vectorize-contractions",
+    "fp4train-quantize-pipeline{recipe=mxfp4 roles=fprop,dgrad}",
 };
 
 } // namespace

@@ -69,6 +69,7 @@ const char *const kOptionTargets[] = {
     "fp4train-to-runtime",           "fp4train-cpu-pipeline",
     "fp4train-rocm-kernel-pipeline", "fp4train-cuda-kernel-pipeline",
     "fp4train-to-amdgpu",            "fp4train-to-nvvm",
+    "fp4train-interchange-contractions", "fp4train-vectorize-contractions",
 };
 
 /// True when `text` can stand between `name{` and `}` without closing the

@@ -22,12 +22,13 @@ import sys
 # Selector counts; they must match the tables in OptFuzzer.cpp and
 # OptionFuzzer.cpp (the fuzzers take the selector modulo the count, so a
 # mismatch only skews which pipeline a seed starts on).
-OPT_PIPELINES = 20
+OPT_PIPELINES = 23
 OPTION_TARGETS = [
     "fp4train-quantize-matmuls", "fp4train-quantize-pipeline",
     "fp4train-annotate-roles", "fp4train-expand", "fp4train-to-runtime",
     "fp4train-cpu-pipeline", "fp4train-rocm-kernel-pipeline",
     "fp4train-cuda-kernel-pipeline", "fp4train-to-amdgpu", "fp4train-to-nvvm",
+    "fp4train-interchange-contractions", "fp4train-vectorize-contractions",
 ]
 
 

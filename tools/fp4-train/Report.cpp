@@ -38,14 +38,6 @@ std::string Run::getLabel(bool withSeed) const {
   return withSeed ? recipe + "@" + std::to_string(seed) : recipe;
 }
 
-std::optional<int64_t> fp4train::train::firstValidationReaching(
-    const std::vector<std::pair<int64_t, double>> &curve, double target) {
-  for (auto [steps, loss] : curve)
-    if (steps > 0 && loss <= target)
-      return steps;
-  return std::nullopt;
-}
-
 namespace {
 /// Mean and sample standard deviation.
 struct Spread {
@@ -82,14 +74,21 @@ std::string formatSpread(const Spread &spread, const char *format) {
   return std::string(mean) + " ± " + magnitude;
 }
 
-/// The held-out loss of `run` at its last measurement at or before 3/4 of
-/// the horizon.
-double referenceValidation(const Run &run) {
-  double loss = NAN;
-  for (auto [steps, value] : run.validation)
-    if (4 * steps <= 3 * run.steps)
-      loss = value;
-  return loss;
+/// The step count, interpolated linearly between measurements, at which
+/// `curve` first comes down to `loss`; nothing if it never does.
+std::optional<double>
+interpolatedReach(const std::vector<std::pair<int64_t, double>> &curve,
+                  double loss) {
+  for (size_t i = 1; i < curve.size(); ++i) {
+    auto [s0, l0] = curve[i - 1];
+    auto [s1, l1] = curve[i];
+    if (l1 > loss)
+      continue;
+    if (l0 <= l1)
+      return double(s1);
+    return double(s0) + double(s1 - s0) * (l0 - loss) / (l0 - l1);
+  }
+  return std::nullopt;
 }
 
 double finalValidation(const Run &run) {
@@ -114,66 +113,50 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
     return nullptr;
   };
   std::printf("| recipe | seeds | final val loss | bits/byte | gap vs f32 | "
-              "steps to f32's 3/4 val loss | token overhead | time (s) |\n");
+              "f32 steps to that loss | token overhead | time (s) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const std::string &recipe : recipes) {
-    std::vector<double> finals, bits, gaps, reaches, overheads, extraTokens,
-        seconds;
-    size_t unreached = 0;
-    int64_t longest = 0;
+    std::vector<double> finals, bits, gaps, equivalents, overheads,
+        extraTokens, seconds;
+    size_t atOrBelow = 0;
     for (const Run &run : runs) {
       if (run.recipe != recipe)
         continue;
       const Run *f32 = reference(run.seed);
       double final = finalValidation(run);
       double f32Final = f32 ? finalValidation(*f32) : NAN;
-      double target = f32 ? referenceValidation(*f32) : NAN;
       finals.push_back(final);
       bits.push_back(final / std::log(2.0));
       gaps.push_back((final - f32Final) / f32Final * 100.0);
       seconds.push_back(run.seconds);
-      std::optional<int64_t> f32Reach =
-          f32 ? firstValidationReaching(f32->validation, target)
-              : std::nullopt;
-      std::optional<int64_t> reach =
-          firstValidationReaching(run.validation, target);
-      longest = std::max<int64_t>(longest, int64_t(run.losses.size()));
-      if (!reach || !f32Reach) {
-        ++unreached;
+      if (!f32)
         continue;
-      }
-      reaches.push_back(double(*reach));
-      extraTokens.push_back(double((*reach - *f32Reach) * tokensPerStep));
-      overheads.push_back(double(*reach - *f32Reach) / double(*f32Reach) *
-                          100.0);
+      // The steps f32 took to get where this run ends; a run that ends at
+      // or below f32's final loss needs no more tokens than f32.
+      std::optional<double> steps =
+          interpolatedReach(f32->validation, final);
+      double equivalent = steps ? *steps : double(run.steps);
+      atOrBelow += !steps || *steps >= double(run.steps);
+      equivalent = std::min(equivalent, double(run.steps));
+      equivalents.push_back(equivalent);
+      overheads.push_back((double(run.steps) / equivalent - 1) * 100.0);
+      extraTokens.push_back((double(run.steps) - equivalent) *
+                            double(tokensPerStep));
     }
-    std::string reachText, overheadText;
-    if (unreached == 0) {
-      reachText = formatSpread(getSpread(reaches), "%.0f");
-      Spread overhead = getSpread(overheads);
-      overheadText = formatSpread(overhead, "%+.1f") + "% (" +
-                     formatSpread(getSpread(extraTokens), "%+.0f") +
-                     " tokens)";
-    } else {
-      char text[96];
-      std::snprintf(text, sizeof(text), "not reached in %lld (%zu of %zu)",
-                    (long long)longest, unreached, finals.size());
-      reachText = text;
-      // At least the steps run over the f32 run's 3/4 of the horizon.
-      overheadText =
-          "> " + std::to_string(int(std::lround(
-                     (4.0 * double(longest) / (3.0 * double(runs.front().steps)) -
-                      1) *
-                     100))) +
-          "%";
-    }
+    std::string overheadText =
+        formatSpread(getSpread(overheads), "%+.1f") + "% (" +
+        formatSpread(getSpread(extraTokens), "%+.0f") + " tokens)";
+    if (recipe != "f32" && atOrBelow)
+      overheadText += " [" + std::to_string(atOrBelow) + " of " +
+                      std::to_string(overheads.size()) +
+                      " at or below f32]";
     std::printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f |\n",
                 recipe.c_str(), finals.size(),
                 formatSpread(getSpread(finals), "%.4f").c_str(),
                 formatSpread(getSpread(bits), "%.4f").c_str(),
                 (formatSpread(getSpread(gaps), "%+.2f") + "%").c_str(),
-                reachText.c_str(), overheadText.c_str(),
-                getSpread(seconds).mean);
+                formatSpread(getSpread(equivalents), "%.0f").c_str(),
+                overheadText.c_str(), getSpread(seconds).mean);
   }
 }
 

@@ -48,20 +48,13 @@ std::optional<int64_t> firstStepReaching(const std::vector<double> &losses,
 void printComparison(const std::vector<Run> &runs, size_t reference,
                      int64_t window, int64_t tokensPerStep);
 
-/// The first step count at which the held-out loss is at or below `target`.
-std::optional<int64_t>
-firstValidationReaching(const std::vector<std::pair<int64_t, double>> &curve,
-                        double target);
-
 /// The comparison of runs with a validation split (language models), one
 /// row per recipe over its seeds (mean ± standard deviation): final
 /// held-out loss and bits per byte, gap against the f32 run of the same
-/// seed, and the token overhead to reach the held-out loss that f32 run has
-/// at 3/4 of the horizon (its last measurement there): the steps the run
-/// needs to get there over the steps f32 needed. A loss the f32 run reaches
-/// only at the very end of its cosine schedule is no fair target for a run
-/// continued past its horizon at the final learning rate, which is why the
-/// target is taken before the end and no run continues.
+/// seed, and the token overhead as effective compute: the steps s at which
+/// that f32 run's held-out curve (interpolated between measurements) first
+/// comes down to this run's final loss, and horizon / s - 1. A run that ends
+/// at or below f32's final loss counts as 0 (the table says how many).
 /// Every recipe has a run for each seed, the f32 runs included.
 void printValidationComparison(const std::vector<Run> &runs,
                                int64_t tokensPerStep);
