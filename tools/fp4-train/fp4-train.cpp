@@ -763,8 +763,9 @@ int main(int argc, char **argv) {
   session.module = *module;
   session.stepArg = resolvedStepArg;
   session.path = path;
-  // Defaults measured to keep the full 7-recipe --compare within 10 minutes
-  // on 2 cores (docs/training.md).
+  // Defaults measured to keep the full 7-recipe --compare of the regression
+  // examples within 10 minutes on 2 cores, and the 8-recipe GPT table within
+  // 5 minutes per seed (docs/training.md, docs/ablation.md).
   session.horizon = steps ? int64_t(steps) : lm ? 1000 : kind == "text" ? 3000
                                                                      : 10000;
   session.window = std::max<int64_t>(10, session.horizon / 10);
