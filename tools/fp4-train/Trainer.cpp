@@ -63,31 +63,23 @@ Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
   }
 }
 
-float Trainer::call(int64_t step, float rate,
-                    std::vector<const void *> *argsOut,
-                    std::vector<void *> *resultsOut) {
-  std::vector<const void *> args(jit.getArguments().size());
+float Trainer::call(int64_t step, float rate) {
+  callRate = rate;
+  callStep = step;
+  callArgs.assign(jit.getArguments().size(), nullptr);
   for (auto [i, index] : llvm::enumerate(signature.params))
-    args[index] = params[i].data();
-  args[signature.input] = inputData();
-  args[signature.target] = targetData();
-  int64_t stepValue = step;
+    callArgs[index] = params[i].data();
+  callArgs[signature.input] = inputData();
+  callArgs[signature.target] = targetData();
   if (signature.learningRate)
-    args[*signature.learningRate] = &rate;
+    callArgs[*signature.learningRate] = &callRate;
   if (signature.step)
-    args[*signature.step] = &stepValue;
-  float loss = 0;
-  std::vector<void *> results = {&loss};
+    callArgs[*signature.step] = &callStep;
+  callResults = {&callLoss};
   for (std::vector<float> &out : outs)
-    results.push_back(out.data());
-  jit.call(args, results);
-  if (argsOut) {
-    // The scalars' pointers (loss, rate, step) are to this frame: the
-    // caller must point them at its own copies.
-    *argsOut = args;
-    *resultsOut = results;
-  }
-  return loss;
+    callResults.push_back(out.data());
+  jit.call(callArgs, callResults);
+  return callLoss;
 }
 
 double Trainer::step(const Task &task, int64_t step) {
@@ -132,17 +124,10 @@ std::optional<std::string> Trainer::dump(const Task &task, int64_t step,
   if (std::error_code error = llvm::sys::fs::create_directories(directory))
     return "cannot create '" + directory + "': " + error.message();
   task.getBatch(step, inputData(), targetData());
-  float rate = float(getLearningRate(options, step));
-  int64_t stepValue = step;
-  std::vector<const void *> args;
-  std::vector<void *> results;
-  float loss = call(step, rate, &args, &results);
-  // The scalars call() passed lived in its frame.
-  results[0] = &loss;
-  if (signature.learningRate)
-    args[*signature.learningRate] = &rate;
-  if (signature.step)
-    args[*signature.step] = &stepValue;
+  call(step, float(getLearningRate(options, step)));
+  // What the call read and wrote, still in place.
+  llvm::ArrayRef<const void *> args = callArgs;
+  llvm::ArrayRef<void *> results = callResults;
   namespace numerics = ::fp4train::numerics;
   auto write = [&](const std::string &name, const JitValue &value,
                    const void *data) -> std::optional<std::string> {

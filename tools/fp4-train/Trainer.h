@@ -79,10 +79,9 @@ public:
 
 private:
   /// Calls the step function on the current input and target; returns the
-  /// loss, and the parameter results are in `outs`.
-  float call(int64_t step, float rate,
-             std::vector<const void *> *argsOut = nullptr,
-             std::vector<void *> *resultsOut = nullptr);
+  /// loss, and the parameter results are in `outs`. The pointers it passed
+  /// stay in callArgs / callResults (the scalars are members).
+  float call(int64_t step, float rate);
   void update(size_t i, int64_t t, double rate, float gradScale);
   void *inputData() {
     return signature.tokens ? (void *)tokenInput.data() : floatInput.data();
@@ -97,6 +96,10 @@ private:
   std::vector<std::vector<float>> params, outs, first, second;
   std::vector<float> floatInput, floatTarget;
   std::vector<int32_t> tokenInput, tokenTarget;
+  float callRate = 0, callLoss = 0;
+  int64_t callStep = 0;
+  std::vector<const void *> callArgs;
+  std::vector<void *> callResults;
 };
 
 } // namespace fp4train::train

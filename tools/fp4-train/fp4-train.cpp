@@ -834,22 +834,18 @@ int main(int argc, char **argv) {
     std::vector<size_t> all = referenceJobs;
     all.insert(all.end(), otherJobs.begin(), otherJobs.end());
     runAll(session, tasks, runs, all, {}, threadCount);
-    otherJobs.clear();
   } else {
+    // The others continue past the horizon, up to 1.5x, while their moving
+    // mean is above the f32 run's final one.
     runAll(session, tasks, runs, referenceJobs, {}, threadCount);
-  }
-  std::map<uint64_t, double> targets;
-  for (size_t job : referenceJobs) {
-    const Run &run = runs[job];
-    targets[run.seed] =
-        run.validation.empty()
-            ? windowMean(run.losses, session.horizon, session.window)
-            : run.validation.back().second;
-  }
-  if (!referenceJobs.empty())
-    session.limit = session.horizon + session.horizon / 2;
-  if (!otherJobs.empty())
+    std::map<uint64_t, double> targets;
+    for (size_t job : referenceJobs)
+      targets[runs[job].seed] =
+          windowMean(runs[job].losses, session.horizon, session.window);
+    if (!referenceJobs.empty())
+      session.limit = session.horizon + session.horizon / 2;
     runAll(session, tasks, runs, otherJobs, targets, threadCount);
+  }
 
   if (lm) {
     if (!compare.empty()) {
