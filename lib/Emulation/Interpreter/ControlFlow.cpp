@@ -80,6 +80,21 @@ LogicalResult Executor::executeGPU(Operation &op, const Mask &mask) {
       .Case([&](gpu::SubgroupSizeOp) {
         return indexValue([&](unsigned) { return subgroupSize; });
       })
+      .Case([&](gpu::DynamicSharedMemoryOp dynamic) -> LogicalResult {
+        // The launch's dynamic shared memory as a memref<?xi8> (the op's
+        // only result type).
+        if (!kernel || !dynamicShared)
+          return fail(&op, "gpu.dynamic_shared_memory in a launch without "
+                           "dynamic " +
+                               instructionSet.getSharedMemoryTerm());
+        View view;
+        view.memory = dynamicShared;
+        view.elementBytes = 1;
+        view.sizes = {static_cast<int64_t>(dynamicShared->bytes.size())};
+        view.strides = {1};
+        views[dynamic.getResult()] = std::move(view);
+        return success();
+      })
       .Case([&](gpu::BarrierOp) { return barrier(&op, mask); })
       .Case([&](gpu::LaunchFuncOp launchOp) { return launch(launchOp); })
       .Default([&](Operation *) { return failUnsupported(&op); });

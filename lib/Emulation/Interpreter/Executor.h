@@ -179,6 +179,9 @@ public:
   /// The workgroup's shared allocations by address, and the instruction
   /// set's state of the workgroup.
   std::vector<std::shared_ptr<Memory>> sharedWindow;
+  /// The launch's dynamic shared memory (gpu.dynamic_shared_memory), null
+  /// when the launch has none.
+  std::shared_ptr<Memory> dynamicShared;
   std::unique_ptr<WorkgroupState> workgroupState;
   std::shared_ptr<GlobalWindow> globalWindow = std::make_shared<GlobalWindow>();
 

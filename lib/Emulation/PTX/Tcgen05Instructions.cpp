@@ -586,6 +586,40 @@ LogicalResult executeBulkStore(NVVM::CpAsyncBulkSharedCTAToGlobalOp copy,
 }
 
 //===----------------------------------------------------------------------===//
+// cp.async (non-bulk, PTX ISA §9.7.9.25.3.1)
+//===----------------------------------------------------------------------===//
+
+/// cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: per
+/// issuing thread, the first src-size bytes (cp-size when absent) of the
+/// cp-size bytes at `src` (global) to `dst` (shared), the rest zero-filled
+/// ("the remaining bytes are zero-filled"); src-size must not exceed
+/// cp-size. The copy is a weak write of the executing thread (generic
+/// proxy), modelled as complete when issued: cp.async.commit_group /
+/// wait_group are no-ops, and a read of the destination before the
+/// wait_group that would complete it is not reported.
+LogicalResult executeCpAsync(NVVM::CpAsyncOp copy, ExecutionContext &context) {
+  const uint32_t cpSize = copy.getSize();
+  if (cpSize != 4 && cpSize != 8 && cpSize != 16)
+    return context.fail(
+        llvm::formatv("cp.async cp-size {0} is not 4, 8 or 16", cpSize));
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    const uint32_t srcSize =
+        copy.getCpSize() ? context.getWord(copy.getCpSize(), lane) : cpSize;
+    if (srcSize > cpSize)
+      return context.fail(llvm::formatv(
+          "cp.async src-size {0} exceeds cp-size {1}", srcSize, cpSize));
+    std::vector<uint8_t> bytes(cpSize, 0);
+    if (srcSize &&
+        failed(context.accessGlobal(getWord64(context, copy.getSrc(), lane),
+                                    srcSize, /*write=*/false, bytes.data())))
+      return failure();
+    return context.writeShared(getWord64(context, copy.getDst(), lane),
+                               cpSize, lane / context.getSubgroupSize(),
+                               bytes.data());
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
 //===----------------------------------------------------------------------===//
 
@@ -745,7 +779,8 @@ public:
                NVVM::CpAsyncBulkGlobalToSharedClusterOp,
                NVVM::CpAsyncBulkSharedCTAToGlobalOp,
                NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
-               NVVM::FenceProxyOp>(op);
+               NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp,
+               NVVM::CpAsyncWaitGroupOp, NVVM::FenceProxyOp>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -787,7 +822,9 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
       })
       .Case<NVVM::Tcgen05FenceOp, NVVM::Tcgen05WaitOp,
             NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
+            NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
             NVVM::FenceProxyOp>([&](Operation *) { return success(); })
+      .Case([&](NVVM::CpAsyncOp copy) { return executeCpAsync(copy, context); })
       .Case([&](NVVM::CpAsyncBulkGlobalToSharedClusterOp copy) {
         return executeBulkLoad(copy, context);
       })
