@@ -143,49 +143,14 @@ INSTANTIATE_TEST_SUITE_P(
 
 using SM100GemmKernelTest = SM100KernelTest<GemmCase>;
 
-// Disabled: the kernel is warp-specialized (producers, the MMA thread and
-// the epilogue hand stages over through mbarriers), which the lockstep
-// emulator cannot run: it executes the producers' branch of the role
-// scf.if to its end before the MMA thread's, so the first wait on the
-// other role's barrier has nobody to complete it (docs/emulation.md,
-// "sm_100a / sm_103a kernel tests"). ReachesTheRoleHandshake below pins
-// how far the emulation gets.
-TEST_P(SM100GemmKernelTest, DISABLED_ExactDataBitForBit) {
+TEST_P(SM100GemmKernelTest, ExactDataBitForBit) {
   EXPECT_EQ(checkGemmKernel(getCase(), /*exact=*/true, getCompile(), getRun()),
             0);
 }
 
-TEST_P(SM100GemmKernelTest, DISABLED_FullRangeWithinReassociationBound) {
+TEST_P(SM100GemmKernelTest, FullRangeWithinReassociationBound) {
   EXPECT_EQ(
       checkGemmKernel(getCase(), /*exact=*/false, getCompile(), getRun()), 0);
-}
-
-// The lowered kernel runs on the emulator up to the first cross-role
-// mbarrier wait (dynamic shared memory, the alloc behind bar.warp.sync, the
-// mbarrier set-up, the producers' stores or cp.async of the first stages),
-// and fails there with the lockstep limitation, not with an unsupported op
-// or a model error. When the emulator learns to interleave the roles this
-// test fails: enable the two tests above instead.
-TEST_P(SM100GemmKernelTest, ReachesTheRoleHandshake) {
-  std::string error;
-  int bad = checkGemmKernel(
-      getCase(), /*exact=*/true, getCompile(),
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        auto results = emulation::emulate(module, "main", arguments,
-                                          getChip(), stats);
-        if (results)
-          return std::move(*results);
-        error = llvm::toString(results.takeError());
-        return std::vector<std::vector<uint8_t>>();
-      },
-      /*mutate=*/{}, /*report=*/false);
-  EXPECT_EQ(bad, -1);
-  EXPECT_NE(error.find("nvvm.mbarrier.try_wait.parity"), std::string::npos)
-      << error;
-  EXPECT_NE(error.find("in lockstep emulation nothing can complete it"),
-            std::string::npos)
-      << error;
 }
 
 std::vector<GemmCase> getTcgen05GemmCases() {
@@ -223,6 +188,155 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(getTcgen05GemmCases())),
     [](const auto &info) {
       return getChipTestName<GemmCase>(info, getGemmTestName);
+    });
+
+//===----------------------------------------------------------------------===//
+// Negative checks: a broken field in the lowered module is noticed
+//===----------------------------------------------------------------------===//
+
+/// A deliberate bug, applied to every tcgen05.mma of the lowered module
+/// (the NVVM op on sm_100a, the llvm.call_intrinsic on sm_103a; both take
+/// D, A desc, B desc, idesc, enable-input-d, scale A, scale B first).
+enum class Break {
+  /// Instruction descriptor bits 17-22 (N >> 3, PTX ISA 9.7.16.4.2 Table
+  /// 44): N = 64 instead of 128, so columns 64-127 of each tile are lost.
+  InstrDescriptorN,
+  /// Shared-memory descriptor of A bits 61-63 (PTX ISA 9.7.16.4.1 Table 40):
+  /// the 64-byte swizzle instead of the 128-byte one the tiles are stored in.
+  SmemDescriptorSwizzle,
+  /// The scale layout: A's scale factors read 4 TMEM columns further (the
+  /// next scale atom), the wrong K blocks' or B's scales.
+  ScaleColumn,
+  /// No tcgen05.commit: the epilogue waits for a phase nobody completes (a
+  /// deadlock between the fibers of the roles, not a hang).
+  MissingCommit,
+};
+
+struct BreakCase {
+  Break what;
+  GemmCase gemm;
+};
+
+std::string getBreakTestName(const BreakCase &c) {
+  const char *what = c.what == Break::InstrDescriptorN ? "idesc_n"
+                     : c.what == Break::SmemDescriptorSwizzle
+                         ? "smem_desc_swizzle"
+                     : c.what == Break::ScaleColumn ? "scale_column"
+                                                    : "missing_commit";
+  return std::string(what) + "_" + getGemmTestName(c.gemm);
+}
+
+void PrintTo(const BreakCase &c, std::ostream *os) {
+  *os << getBreakTestName(c);
+}
+
+/// Applies `what` to every tcgen05.mma of `module`; returns how many it
+/// changed.
+int breakModule(ModuleOp module, Break what) {
+  SmallVector<Operation *> mmas;
+  if (what == Break::MissingCommit) {
+    module.walk([&](Operation *op) {
+      auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+      if (isa<NVVM::Tcgen05CommitOp>(op) ||
+          (call && call.getIntrin().starts_with("llvm.nvvm.tcgen05.commit")))
+        mmas.push_back(op);
+    });
+    for (Operation *commit : mmas)
+      commit->erase();
+    return mmas.size();
+  }
+  module.walk([&](Operation *op) {
+    if (isa<NVVM::Tcgen05MMABlockScaleOp>(op))
+      mmas.push_back(op);
+    else if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+      if (call.getIntrin().starts_with("llvm.nvvm.tcgen05.mma."))
+        mmas.push_back(op);
+  });
+  for (Operation *mma : mmas) {
+    OpBuilder b(mma);
+    Location loc = mma->getLoc();
+    auto xorWith = [&](unsigned operand, uint64_t bits) {
+      Value old = mma->getOperand(operand);
+      Value mask = arith::ConstantOp::create(
+          b, loc, b.getIntegerAttr(old.getType(), bits));
+      mma->setOperand(operand, arith::XOrIOp::create(b, loc, old, mask));
+    };
+    switch (what) {
+    case Break::InstrDescriptorN:
+      xorWith(3, uint64_t{(128 >> 3) ^ (64 >> 3)} << 17);
+      break;
+    case Break::SmemDescriptorSwizzle:
+      xorWith(1, uint64_t{2 ^ 4} << 61);
+      break;
+    case Break::MissingCommit:
+      break;
+    case Break::ScaleColumn: {
+      Value ptr = mma->getOperand(5);
+      Value address =
+          LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+      Value moved = arith::AddIOp::create(
+          b, loc, address,
+          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4)));
+      mma->setOperand(5,
+                      LLVM::IntToPtrOp::create(b, loc, ptr.getType(), moved));
+      break;
+    }
+    }
+  }
+  return mmas.size();
+}
+
+using SM100BrokenGemmKernelTest = SM100KernelTest<BreakCase>;
+
+TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
+  const BreakCase &c = getCase();
+  int broken = 0;
+  std::string error;
+  const int bad = checkGemmKernel(
+      c.gemm, /*exact=*/true, getCompile(),
+      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+          emulation::EmulatorStats *stats) {
+        auto results = emulation::emulate(module, "main", arguments,
+                                          getChip(), stats);
+        if (results)
+          return std::move(*results);
+        error = llvm::toString(results.takeError());
+        return std::vector<std::vector<uint8_t>>();
+      },
+      [&](ModuleOp module) { broken = breakModule(module, c.what); },
+      /*report=*/false);
+  ASSERT_GT(broken, 0) << "no tcgen05.mma in the lowered module";
+  RecordProperty("outcome",
+                 bad < 0 ? error : std::to_string(bad) + " mismatches");
+  // Either the emulator rejects the broken kernel or its result differs.
+  EXPECT_NE(bad, 0);
+  if (bad < 0)
+    EXPECT_FALSE(error.empty());
+  // Not an op the emulator lacks: the models saw the broken field.
+  EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
+  if (c.what == Break::MissingCommit)
+    EXPECT_NE(error.find("can complete it (a missing arrive"), std::string::npos)
+        << error;
+}
+
+std::vector<BreakCase> getBreakCases() {
+  std::vector<BreakCase> cases;
+  for (Break what : {Break::InstrDescriptorN, Break::SmemDescriptorSwizzle,
+                     Break::ScaleColumn, Break::MissingCommit})
+    for (GemmCase gemm : std::vector<GemmCase>{
+             {1, 130, 70, 320, "nvfp4", "nvfp4"},
+             {1, 128, 128, 512, "mxfp4", "mxfp4"},
+             {1, 130, 70, 320, "e4m3", "e5m2"}})
+      cases.push_back({what, gemm});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100BrokenGemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getBreakCases())),
+    [](const auto &info) {
+      return getChipTestName<BreakCase>(info, getBreakTestName);
     });
 
 } // namespace

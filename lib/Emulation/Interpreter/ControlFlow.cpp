@@ -170,9 +170,21 @@ LogicalResult Executor::executeIf(scf::IfOp op, const Mask &mask) {
       results.push_back(get(v));
     return success();
   };
-  if (failed(branch(op.getThenRegion(), thenMask, thenValues)) ||
-      failed(branch(op.getElseRegion(), elseMask, elseValues)))
+  if (kernel && instructionSet.runsBranchesConcurrently() &&
+      !op.getElseRegion().empty() && any(thenMask) && any(elseMask)) {
+    // Both sides as fibers (Fibers.h): the then side runs first, the else
+    // side when the then side waits or ends.
+    if (!fibers)
+      fibers = std::make_unique<FiberScheduler>();
+    std::vector<LogicalResult> results = fibers->spawn(
+        {[&] { return branch(op.getThenRegion(), thenMask, thenValues); },
+         [&] { return branch(op.getElseRegion(), elseMask, elseValues); }});
+    if (failed(results[0]) || failed(results[1]))
+      return failure();
+  } else if (failed(branch(op.getThenRegion(), thenMask, thenValues)) ||
+             failed(branch(op.getElseRegion(), elseMask, elseValues))) {
     return failure();
+  }
   for (auto [k, result] : llvm::enumerate(op.getResults())) {
     Lanes merged(lanes, getWidth(result.getType()));
     for (unsigned lane = 0; lane < lanes; ++lane) {

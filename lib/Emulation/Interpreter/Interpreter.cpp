@@ -27,6 +27,10 @@ using namespace mlir::fp4train::emulation::detail;
 //===----------------------------------------------------------------------===//
 
 LogicalResult Executor::fail(Operation *op, const Twine &message) {
+  // Fibers failing after the first failure (their waits can no longer
+  // complete) keep its message.
+  if (fibers && !error.empty())
+    return failure();
   std::string location;
   llvm::raw_string_ostream os(location);
   op->getLoc().print(os);
@@ -349,6 +353,11 @@ LogicalResult ExecutionContext::fail(const Twine &message) const {
 }
 LogicalResult ExecutionContext::barrier() {
   return executor.barrier(&op, mask);
+}
+bool ExecutionContext::waitUntil(const std::function<bool()> &ready) {
+  if (ready())
+    return true;
+  return executor.fibers && executor.fibers->waitUntil(ready);
 }
 WorkgroupState *ExecutionContext::getWorkgroupState() const {
   return executor.workgroupState.get();

@@ -259,7 +259,8 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
 }
 
 namespace {
-/// bar.warp.sync membermask (PTX ISA §9.7.13.3 "bar.warp.sync"): each
+/// bar.warp.sync membermask (PTX ISA, "Parallel Synchronization and
+/// Communication Instructions: bar.warp.sync"): each
 /// thread waits until every thread of `membermask` in its warp has executed
 /// a bar.warp.sync with the same mask; a thread not in its own mask is
 /// undefined behaviour. In lockstep a warp's lanes that are not active now

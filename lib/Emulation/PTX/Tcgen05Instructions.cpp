@@ -22,8 +22,11 @@
 //    tensor-memory cells they write stay "pending" until a tcgen05.commit by
 //    the issuing thread arrives on an mbarrier whose phase then completes; a
 //    tcgen05.ld of a pending cell is an error (the missing commit/wait);
-//  - the potentially blocking mbarrier.try_wait.parity fails when its phase
-//    has not completed: in lockstep nothing else could complete it;
+//  - the potentially blocking mbarrier.try_wait.parity on a phase that has
+//    not completed lets the other side of an enclosing divergent branch run
+//    (the roles of a warp-specialized kernel are fibers, Interpreter/
+//    Fibers.h) and fails when nothing else can run (a deadlock);
+//  - cp.async (non-bulk) copies when issued, zero-filling past src-size;
 //  - the non-tensor bulk copies (cp.async.bulk global -> shared with
 //    complete-tx on an mbarrier, shared -> global) copy when issued; the
 //    asynchronous proxy's shared-memory accesses (bulk copies, tensor-core
@@ -508,12 +511,20 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
                 "mbarrier.init has not initialized",
                 at));
           const uint32_t parity = context.getWord(wait.getPhase(), lane) & 1;
-          if ((*barrier)->isPhaseComplete(parity))
+          // The other roles of a warp-specialized kernel may complete it
+          // meanwhile (runsBranchesConcurrently).
+          if (context.waitUntil([&context, at, parity] {
+                FailureOr<ptx::Mbarrier *> b = getBarrier(context, at);
+                return succeeded(b) && (*b)->isPhaseComplete(parity);
+              }))
             return success();
+          barrier = getBarrier(context, at);
+          if (failed(barrier))
+            return failure();
           return context.fail(llvm::formatv(
               "thread {0} waits for phase parity {1} of the mbarrier at shared "
               "address {2}, which is in phase {3} with {4} pending arrivals "
-              "and tx-count {5}: in lockstep emulation nothing can complete "
+              "and tx-count {5}: no other thread of the workgroup can complete "
               "it (a missing arrive, commit or complete-tx)",
               lane, parity, at, (*barrier)->getPhase(),
               (*barrier)->getPending(), (*barrier)->getTxCount()));
@@ -763,6 +774,7 @@ public:
   unsigned getSubgroupSize() const override { return ptx::kWarpSize; }
   StringRef getSubgroupTerm() const override { return "warp"; }
   StringRef getSharedMemoryTerm() const override { return "shared memory"; }
+  bool runsBranchesConcurrently() const override { return true; }
   bool handles(Operation &op) const override {
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
       return call.getIntrin().starts_with(kTcgen05Prefix);
