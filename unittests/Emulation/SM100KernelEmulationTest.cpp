@@ -3,8 +3,9 @@
 // DESIGN.md §7.4 for the tcgen05 chips: the kernels buildCUDAKernelPipeline
 // (recipe none) generates for sm_100a and sm_103a (the same tcgen05 GEMM,
 // as NVVM ops on sm_100a and as llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
-// on sm_103a, NVVM.md trap 1) are executed by the lockstep emulator on that
-// chip's instruction set, whose tcgen05 / mbarrier / cp.async ops are the
+// on sm_103a, NVVM.md trap 1) are executed by the emulator on that chip's
+// instruction set (the kernel's warp roles as fibers that switch at
+// mbarrier waits), whose tcgen05 / mbarrier / cp.async ops are the
 // PTX models of lib/Emulation/PTX (written independently of the lowering),
 // and compared with the numerics library on the same inputs:
 //  - GEMM kernels ([GEMM1]) on tcgen05.mma.cta_group::1 M = N = 128:
@@ -26,9 +27,10 @@
 //          |kernel - library| <= 2 (nb + 2) 2^-24 (g Σ_b |term_b| + |acc|)
 //                                + 2^-149,   nb = K / block size;
 //  - negative checks: the lowered module with one instruction-descriptor
-//    field (the SF id of B), one shared-memory descriptor field (the
-//    swizzle mode of the operands) or the scale layout (the TMEM column of
-//    the A scale atoms) rewritten in the IR must not match;
+//    field (N), one shared-memory descriptor field (A's swizzle mode) or the
+//    scale layout (the TMEM column of A's scale atoms) rewritten in the IR,
+//    or without its tcgen05.commits, must not match (mismatches, or an
+//    emulator error that is not a missing op);
 //  - the quantize and Hadamard kernels, which the tcgen05 chips share with
 //    sm_120a (the same cases, bit for bit).
 //
