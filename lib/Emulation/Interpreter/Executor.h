@@ -9,6 +9,8 @@
 #ifndef FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
 #define FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
 
+#include "Fibers.h"
+
 #include "fp4train/Emulation/Interpreter.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -179,6 +181,12 @@ public:
   /// The workgroup's shared allocations by address, and the instruction
   /// set's state of the workgroup.
   std::vector<std::shared_ptr<Memory>> sharedWindow;
+  /// The launch's dynamic shared memory (gpu.dynamic_shared_memory), null
+  /// when the launch has none.
+  std::shared_ptr<Memory> dynamicShared;
+  /// The workgroup's fibers (Fibers.h), made at its first divergent scf.if
+  /// on an instruction set that runs branches concurrently.
+  std::unique_ptr<FiberScheduler> fibers;
   std::unique_ptr<WorkgroupState> workgroupState;
   std::shared_ptr<GlobalWindow> globalWindow = std::make_shared<GlobalWindow>();
 

@@ -27,6 +27,10 @@ using namespace mlir::fp4train::emulation::detail;
 //===----------------------------------------------------------------------===//
 
 LogicalResult Executor::fail(Operation *op, const Twine &message) {
+  // Fibers failing after the first failure (their waits can no longer
+  // complete) keep its message.
+  if (fibers && !error.empty())
+    return failure();
   std::string location;
   llvm::raw_string_ostream os(location);
   op->getLoc().print(os);
@@ -136,10 +140,14 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
       op, op.getKernel());
   if (!function)
     return fail(op, "kernel not found");
-  if (op.getClusterSizeX() || op.getDynamicSharedMemorySize())
-    return fail(op, "clusters and dynamic " +
-                        instructionSet.getSharedMemoryTerm() +
-                        " are not supported");
+  if (op.getClusterSizeX())
+    return fail(op, "clusters are not supported");
+  // Dynamic shared memory: a byte buffer of the launch's size per workgroup,
+  // after the static attributions (CUDA's layout).
+  int64_t dynamicBytes = 0;
+  if (Value size = op.getDynamicSharedMemorySize()) {
+    dynamicBytes = static_cast<int64_t>(static_cast<uint32_t>(get(size).at(0)));
+  }
   gpu::KernelDim3 grid = op.getGridSizeOperandValues();
   gpu::KernelDim3 block = op.getBlockSizeOperandValues();
   auto scalar = [&](Value v) {
@@ -216,6 +224,12 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
             group.sharedWindow.push_back(view.memory);
           }
           group.views[attribution] = std::move(view);
+        }
+        if (dynamicBytes) {
+          group.dynamicShared =
+              std::make_shared<Memory>(dynamicBytes, /*isShared=*/true);
+          group.dynamicShared->address = sharedEnd;
+          group.sharedWindow.push_back(group.dynamicShared);
         }
         group.workgroupState = instructionSet.createWorkgroupState();
         ++stats.workgroups;
@@ -340,6 +354,11 @@ LogicalResult ExecutionContext::fail(const Twine &message) const {
 }
 LogicalResult ExecutionContext::barrier() {
   return executor.barrier(&op, mask);
+}
+bool ExecutionContext::waitUntil(const std::function<bool()> &ready) {
+  if (ready())
+    return true;
+  return executor.fibers && executor.fibers->waitUntil(ready);
 }
 WorkgroupState *ExecutionContext::getWorkgroupState() const {
   return executor.workgroupState.get();
