@@ -97,6 +97,35 @@ LogicalResult Executor::executeGPU(Operation &op, const Mask &mask) {
       })
       .Case([&](gpu::BarrierOp) { return barrier(&op, mask); })
       .Case([&](gpu::LaunchFuncOp launchOp) { return launch(launchOp); })
+      // Device memory (synchronous forms: what fp4train-gpu-device-memory
+      // emits; gpu-async-region runs after the form the emulator takes).
+      .Case([&](gpu::AllocOp alloc) -> LogicalResult {
+        MemRefType type = alloc.getType();
+        if (kernel || alloc.getAsyncToken() || !type.hasStaticShape() ||
+            !type.getLayout().isIdentity())
+          return fail(&op, "only synchronous host allocations of static "
+                           "identity-layout memrefs");
+        View view = allocate(type, /*shared=*/false);
+        view.memory->device = true;
+        // Fresh device memory holds garbage: a kernel that reads a buffer
+        // nothing copied in sees NaN / 0xFF codes, not the host's data.
+        std::fill(view.memory->bytes.begin(), view.memory->bytes.end(),
+                  uint8_t{0xFF});
+        views[alloc.getMemref()] = std::move(view);
+        return success();
+      })
+      .Case([&](gpu::MemcpyOp copy) -> LogicalResult {
+        if (kernel || copy.getAsyncToken())
+          return fail(&op, "only synchronous host copies");
+        return copyElements(&op, views[copy.getSrc()], views[copy.getDst()]);
+      })
+      .Case([&](gpu::DeallocOp dealloc) -> LogicalResult {
+        if (kernel || dealloc.getAsyncToken())
+          return fail(&op, "only synchronous host deallocations");
+        if (!views[dealloc.getMemref()].memory->device)
+          return fail(&op, "gpu.dealloc of host memory");
+        return success();
+      })
       .Default([&](Operation *) { return failUnsupported(&op); });
 }
 
