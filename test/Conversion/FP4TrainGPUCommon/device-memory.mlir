@@ -153,3 +153,31 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A dynamically shaped argument: the twin takes the host buffer's sizes.
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @read(%a: memref<?x4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0, %c0] : memref<?x4xf32>
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @dynamic(
+  //  CHECK-SAME:     %[[A:.*]]: memref<?x4xf32>
+  func.func @dynamic(%a: memref<?x4xf32>) {
+    %c1 = arith.constant 1 : index
+    // CHECK: %[[N:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x4xf32>
+    // CHECK-NEXT: %[[AD:.*]] = gpu.alloc (%[[N]]) : memref<?x4xf32>
+    // CHECK-NEXT: gpu.memcpy %[[AD]], %[[A]]
+    // CHECK-NEXT: gpu.launch_func @k::@read {{.*}} args(%[[AD]] : memref<?x4xf32>)
+    gpu.launch_func @k::@read blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<?x4xf32>)
+    // Only read by the kernel: no copy back.
+    // CHECK-NEXT: gpu.dealloc %[[AD]]
+    // CHECK-NEXT: return
+    return
+  }
+}
