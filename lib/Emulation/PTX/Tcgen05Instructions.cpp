@@ -635,6 +635,23 @@ LogicalResult executeCpAsync(NVVM::CpAsyncOp copy, ExecutionContext &context) {
 //===----------------------------------------------------------------------===//
 
 constexpr StringLiteral kTcgen05Prefix = "llvm.nvvm.tcgen05.";
+/// cvt.rs.satfinite.e2m1x4.f32 as sm_103a's modules call it.
+constexpr StringLiteral kCvtRsE2M1x4 = "llvm.nvvm.f32x4.to.e2m1x4.rs.satfinite";
+
+/// cvt.rs.satfinite.e2m1x4.f32 d, {src[0..3]}, rbits (ptx::cvtRsSatfiniteE2M1x4:
+/// src[0] is the PTX operand a, whose code lands in d[15:12]).
+LogicalResult executeCvtRsE2M1x4(Value src, Value rbits, Value dst,
+                                 ExecutionContext &context) {
+  LaneValues &out = context.define(dst);
+  context.forEachActiveLane([&](unsigned lane) {
+    out.at(lane) = ptx::cvtRsSatfiniteE2M1x4(
+        context.getWord(src, lane, 0), context.getWord(src, lane, 1),
+        context.getWord(src, lane, 2), context.getWord(src, lane, 3),
+        context.getWord(rbits, lane));
+  });
+  ++context.getStats().conversions;
+  return success();
+}
 
 std::optional<std::pair<ptx::CpShape, ptx::CpMulticast>>
 parseCpShape(StringRef name) {
@@ -773,7 +790,8 @@ public:
   bool runsBranchesConcurrently() const override { return true; }
   bool handles(Operation &op) const override {
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
-      return call.getIntrin().starts_with(kTcgen05Prefix);
+      return call.getIntrin().starts_with(kTcgen05Prefix) ||
+             call.getIntrin() == kCvtRsE2M1x4;
     return nvvm::isCommonNVVMOp(op) ||
            isa<NVVM::Tcgen05AllocOp, NVVM::Tcgen05DeallocOp,
                NVVM::Tcgen05RelinquishAllocPermitOp, NVVM::Tcgen05FenceOp,
@@ -788,7 +806,8 @@ public:
                NVVM::CpAsyncBulkSharedCTAToGlobalOp,
                NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
                NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp,
-               NVVM::CpAsyncWaitGroupOp, NVVM::FenceProxyOp>(op);
+               NVVM::CpAsyncWaitGroupOp, NVVM::FenceProxyOp,
+               NVVM::ConvertF32x4ToF4x4Op>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -807,8 +826,21 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
     return group == NVVM::CTAGroupKind::CTA_2;
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case([&](LLVM::CallIntrinsicOp call) {
-        return executeIntrinsic(call, context);
+      .Case([&](LLVM::CallIntrinsicOp call) -> LogicalResult {
+        if (call.getIntrin() != kCvtRsE2M1x4)
+          return executeIntrinsic(call, context);
+        if (call.getArgs().size() != 2 || call.getNumResults() != 1)
+          return context.fail(llvm::formatv("intrinsic '{0}' takes a "
+                                            "vector<4xf32> and an i32",
+                                            kCvtRsE2M1x4));
+        return executeCvtRsE2M1x4(call.getArgs()[0], call.getArgs()[1],
+                                  call.getResult(0), context);
+      })
+      .Case([&](NVVM::ConvertF32x4ToF4x4Op cvt) -> LogicalResult {
+        if (cvt.getRelu() || !isa<Float4E2M1FNType>(cvt.getDstTy()))
+          return context.fail("only cvt.rs.satfinite.e2m1x4.f32 is modelled");
+        return executeCvtRsE2M1x4(cvt.getSrc(), cvt.getRbits(), cvt.getDst(),
+                                  context);
       })
       .Case([&](NVVM::Tcgen05AllocOp alloc) -> LogicalResult {
         if (failed(requireCtaGroup1(context, ctaGroup2(alloc.getGroup()))))
