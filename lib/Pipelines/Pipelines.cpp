@@ -321,6 +321,7 @@ void mlir::fp4train::buildCUDAKernelPipeline(
     OpPassManager &pm, const CUDAPipelineOptions &options) {
   FP4TrainToNVVMOptions nvvm;
   nvvm.chip = options.chip;
+  nvvm.sr = options.sr;
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
   pm.addPass(std::make_unique<SingleWorkgroupOccupancyPass>());
 }

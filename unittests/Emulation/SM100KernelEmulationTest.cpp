@@ -32,12 +32,19 @@
 //    or without its tcgen05.commits, must not match (mismatches, or an
 //    emulator error that is not a missing op);
 //  - the quantize and Hadamard kernels, which the tcgen05 chips share with
-//    sm_120a (the same cases, bit for bit).
+//    sm_120a (the same cases, bit for bit);
+//  - sr=hardware (cvt.rs.satfinite.e2m1x4.f32 fed the top byte of each
+//    element's [SR1] word): the scales of [MX1], and codes equal to [SR1]'s
+//    except exactly where the instruction's 8-bit decision and [SR1]'s
+//    22-bit one part (lib/Emulation/PTX/CvtRsE2M1x4.cpp), [SR1] one code up
+//    there.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmulationTestUtils.h"
 
+#include "fp4train/Numerics/BlockQuant.h"
+#include "fp4train/Numerics/Philox.h"
 #include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -138,6 +145,98 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) {
       return getChipTestName<HadamardCase>(info, getHadamardTestName);
     });
+
+//===----------------------------------------------------------------------===//
+// sr=hardware
+//===----------------------------------------------------------------------===//
+
+/// Whether cvt.rs.satfinite.e2m1x4.f32 fed the top byte of `word` rounds
+/// the scaled value `v` differently from [SR1] (docs/numerics.md §4): where
+/// the top bytes of floor(F · 2^22) and word >> 10 sum to 255 and their low
+/// 14 bits carry (F the fraction of |v| between its E2M1 neighbours).
+bool hardwareDiffersFromSR1(float v, uint32_t word) {
+  const double a = std::fabs(double(v));
+  if (!(a < 6.0))
+    return false;
+  const double quantum = a < 1.0 ? 0.5 : std::ldexp(1.0, std::ilogb(a) - 1);
+  const double steps = a / quantum;
+  const auto frac22 =
+      static_cast<uint32_t>(std::ldexp(steps - std::floor(steps), 22));
+  const uint32_t w22 = word >> 10;
+  return (frac22 >> 14) + (w22 >> 14) == 255 &&
+         (frac22 & 0x3FFF) + (w22 & 0x3FFF) >= (1u << 14);
+}
+
+class SM100HardwareSRTest : public KernelEmulationFixture,
+                            public ::testing::WithParamInterface<std::string> {
+};
+
+TEST_P(SM100HardwareSRTest, DiffersFromSR1OnlyWherePredicted) {
+  const std::vector<int64_t> shape = {64, 512};
+  const std::string tensor = "tensor<64x512xf32>";
+  const std::string scaled =
+      "!fp4train.scaled<64x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>";
+  CUDAPipelineOptions options;
+  options.recipe = "none";
+  options.chip = GetParam();
+  options.sr = "hardware";
+  OwningOpRef<ModuleOp> module = ::fp4train::emulation_test::compile(
+      context,
+      "func.func @main(%x: " + tensor + ", %seed: i64) -> " + scaled +
+          " {\n  %q = fp4train.quantize %x rounding = stochastic "
+          "seed(%seed) : " +
+          tensor + " -> " + scaled + "\n  return %q : " + scaled + "\n}\n",
+      [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); });
+  ASSERT_TRUE(module);
+
+  const int64_t count = product(shape);
+  std::vector<float> data = makeQuantizeData(count, "f32", false, 7);
+  const uint64_t seed = 0x0123456789ABCDEFull;
+  emulation::EmulatorStats stats;
+  auto results = emulation::emulate(
+      *module, "main",
+      {emulation::EmulatorArgument::buffer(asBytes(data)),
+       emulation::EmulatorArgument::bits(seed)},
+      GetParam(), &stats);
+  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 2u);
+  // One cvt.rs per four elements, executed per warp.
+  EXPECT_GT(stats.conversions, 0u);
+
+  numerics::QuantConfig config;
+  config.format = numerics::Format::MXFP4;
+  config.blockSize = 32;
+  config.rounding = numerics::Rounding::Stochastic;
+  config.seed = seed;
+  auto expected = numerics::quantize(data.data(), shape, config);
+  ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
+  EXPECT_EQ(compareCodes((*results)[1], expected->scales, "scale"), 0);
+
+  const std::vector<uint8_t> &codes = (*results)[0];
+  ASSERT_EQ(codes.size(), expected->codes.size());
+  int predicted = 0, unexplained = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int scaleCode = expected->scales[i / 32];
+    const float v = data[i] * std::ldexp(1.0f, 127 - scaleCode);
+    const bool differs =
+        hardwareDiffersFromSR1(v, numerics::stochasticRoundingWord(seed, i));
+    predicted += differs;
+    const int want = expected->codes[i] - (differs ? 1 : 0);
+    if (codes[i] != want && unexplained++ < 5)
+      ADD_FAILURE() << "element " << i << " (" << v << " scaled): kernel "
+                    << int(codes[i]) << ", [SR1] " << int(expected->codes[i])
+                    << (differs ? " (predicted to differ)" : "");
+  }
+  EXPECT_EQ(unexplained, 0);
+  // 32k draws: the window (below 2^-8 of them) is not empty.
+  EXPECT_GT(predicted, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(SM100, SM100HardwareSRTest,
+                         ::testing::ValuesIn(kChips),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return sanitizeTestName(info.param);
+                         });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels

@@ -243,7 +243,11 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_120a\"",
            "NVIDIA chip to generate code for (sm_120a, sm_121a, sm_100a, "
-           "sm_103a, sm_90a, sm_89)">
+           "sm_103a, sm_90a, sm_89)">,
+    Option<"sr", "sr", "std::string", /*default=*/"\"software\"",
+           "stochastic rounding of the quantize kernels: software ([SR1] "
+           "bit for bit, every chip) or hardware (cvt.rs on sm_100a / "
+           "sm_103a: 8 random bits per element, not [SR1])">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -228,6 +228,12 @@ struct CUDAPipelineOptions : public GPUPipelineOptions {
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas (format=bin)")};
+  Option<std::string> sr{
+      *this, "sr",
+      llvm::cl::desc("stochastic rounding of the quantize kernels: software "
+                     "([SR1], every chip) or hardware (cvt.rs, sm_100a / "
+                     "sm_103a, not [SR1])"),
+      llvm::cl::init("software")};
 };
 
 /// The quantize pipeline, then fp4train-to-nvvm (GEMM, quantize and

@@ -9,13 +9,23 @@ namespace mlir::fp4train {
 
 /// The primitives of a Blackwell chip (sm_100a, sm_103a, sm_120a, sm_121a):
 /// 32-lane warps and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the RNE
-/// element encode.
+/// element encode; with `hardwareStochasticRounding` (sm_100a / sm_103a,
+/// sr=hardware), cvt.rs.satfinite.e2m1x4.f32 for the stochastic one.
 class BlackwellTargetInfo : public NVVMTargetInfo {
 public:
-  using NVVMTargetInfo::NVVMTargetInfo;
+  explicit BlackwellTargetInfo(std::string chip,
+                               bool hardwareStochasticRounding = false)
+      : NVVMTargetInfo(std::move(chip)),
+        hardwareStochasticRounding(hardwareStochasticRounding) {}
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;
+  std::optional<SmallVector<Value>>
+  buildConvertStochasticE2M1(ImplicitLocOpBuilder &b, const ScaledBlock &block,
+                             ArrayRef<Value> words) const override;
+
+private:
+  bool hardwareStochasticRounding;
 };
 
 /// The codes of cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 on the scaled inputs

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::fp4train {
@@ -190,13 +191,31 @@ struct FP4TrainToNVVMPass
           << chip << "': expected an NVIDIA target name such as sm_120a";
       return signalPassFailure();
     }
+    std::optional<NVVMStochasticRounding> rounding =
+        llvm::StringSwitch<std::optional<NVVMStochasticRounding>>(sr)
+            .Case("software", NVVMStochasticRounding::Software)
+            .Case("hardware", NVVMStochasticRounding::Hardware)
+            .Default(std::nullopt);
+    if (!rounding) {
+      root->emitError("fp4train-to-nvvm: invalid sr '")
+          << sr << "': expected software or hardware";
+      return signalPassFailure();
+    }
+    if (*rounding == NVVMStochasticRounding::Hardware &&
+        !parsed->hasTcgen05BlockScaledMMA()) {
+      root->emitError("fp4train-to-nvvm: sr=hardware needs "
+                      "cvt.rs.satfinite.e2m1x4.f32, which ")
+          << parsed->getName()
+          << " does not have (sm_100a and sm_103a do); use sr=software";
+      return signalPassFailure();
+    }
     if (failed(checkFP4TrainNVVMSupport(root, *parsed)))
       return signalPassFailure();
 
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
               populateFP4TrainToNVVMConversionPatterns(converter, patterns,
-                                                       *parsed);
+                                                       *parsed, *rounding);
             })))
       signalPassFailure();
   }
@@ -206,13 +225,14 @@ struct FP4TrainToNVVMPass
 
 void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    const NVVMChip &chip) {
+    const NVVMChip &chip, NVVMStochasticRounding sr) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), chip);
   // Quantize and Hadamard kernels need only the chip's conversions (and
   // none at all for Hadamard). The FP8 chips have no FP4 converts and take
   // the integer recipe for E2M1. [SR1] stays the software recipe on
-  // sm_100a/sm_103a too: cvt.rs.satfinite.e2m1x4.f32 draws its rounding
-  // bits differently (NVVM.md trap 12, docs/nvvm.md).
+  // sm_100a/sm_103a unless sr=hardware asks for cvt.rs.satfinite.e2m1x4.f32,
+  // which draws 8 random bits per element, not [SR1]'s 22 (NVVM.md trap 12,
+  // docs/nvvm.md).
   if (chip.hasFP8WarpMMA()) {
     populateQuantizeKernelPatterns(
         converter, patterns, std::make_shared<SM90TargetInfo>(chip.getName()));
@@ -223,6 +243,8 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     return;
   populateQuantizeKernelPatterns(
       converter, patterns,
-      std::make_shared<BlackwellTargetInfo>(chip.getName()));
+      std::make_shared<BlackwellTargetInfo>(
+          chip.getName(), /*hardwareStochasticRounding=*/
+          sr == NVVMStochasticRounding::Hardware));
   populateHadamardKernelPatterns(converter, patterns);
 }

@@ -37,6 +37,7 @@
 #include "BlackwellTargetInfo.h"
 #include "LaneMath.h"
 
+#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -204,4 +205,58 @@ BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
   if (!isa<Float4E2M1FNType, Float8E4M3FNType>(element))
     return std::nullopt;
   return buildCvtRNSatfinitePairs(b, element, block);
+}
+
+std::optional<SmallVector<Value>>
+BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
+                                               const ScaledBlock &block,
+                                               ArrayRef<Value> words) const {
+  // sr=hardware: cvt.rs.satfinite.e2m1x4.f32 d, {a, b, e, f}, rbits (PTX
+  // ISA "cvt": d[15:12] = convert(a) ... d[3:0] = convert(f); a and b round
+  // with the upper bytes of rbits' two halves, e and f with the lower
+  // ones). Element i gets the top byte of its [SR1] word words[i] at the
+  // byte the instruction reads for it: a 31..24, e 23..16, b 15..8, f 7..0
+  // (the assignment within a pair follows .f16x2, whose a takes the upper
+  // half). 8 of [SR1]'s 22 decision bits: the codes differ from [SR1] in
+  // fewer than 2^-8 of the draws (lib/Emulation/PTX/CvtRsE2M1x4.cpp).
+  if (!hardwareStochasticRounding)
+    return std::nullopt;
+  Type i8 = b.getI8Type(), i16 = b.getI16Type();
+  auto c32 = [&](uint32_t v) { return codecs::i32Const(b, v); };
+  constexpr unsigned kByteOf[4] = {24, 8, 16, 0};
+  SmallVector<Value> quads;
+  for (auto [w, quad] : llvm::enumerate(scaleBlock(b, block))) {
+    Value rbits;
+    for (int64_t k = 0; k < 4; ++k) {
+      Value top = arith::ShRUIOp::create(b, words[4 * w + k], c32(24));
+      Value placed = arith::ShLIOp::create(b, top, c32(kByteOf[k]));
+      rbits = rbits ? arith::OrIOp::create(b, rbits, placed).getResult()
+                    : placed;
+    }
+    // MLIR's per-op chip check rejects sm_103a (NVVM.md trap 1): the
+    // intrinsic by name there.
+    Value d =
+        getChip() == "sm_103a"
+            ? LLVM::CallIntrinsicOp::create(
+                  b, i16,
+                  b.getStringAttr("llvm.nvvm.f32x4.to.e2m1x4.rs.satfinite"),
+                  ValueRange{quad, rbits})
+                  .getResult(0)
+            : NVVM::ConvertF32x4ToF4x4Op::create(
+                  b, i16, quad, rbits, /*relu=*/b.getBoolAttr(false),
+                  TypeAttr::get(b.getType<Float4E2M1FNType>()))
+                  .getResult();
+    SmallVector<Value, 4> codes;
+    for (int64_t k = 0; k < 4; ++k) {
+      Value shifted = arith::ShRUIOp::create(
+          b, d, arith::ConstantIntOp::create(b, i16, 12 - 4 * k));
+      codes.push_back(arith::TruncIOp::create(
+          b, i8,
+          arith::AndIOp::create(b, shifted,
+                                arith::ConstantIntOp::create(b, i16, 0xF))));
+    }
+    quads.push_back(
+        vector::FromElementsOp::create(b, VectorType::get({4}, i8), codes));
+  }
+  return quads;
 }

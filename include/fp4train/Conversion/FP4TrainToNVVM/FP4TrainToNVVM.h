@@ -47,16 +47,29 @@ struct NVVMChip {
   std::string getPTXFeature() const;
 };
 
+/// How the quantize kernels round stochastically.
+enum class NVVMStochasticRounding {
+  /// [SR1] in software (Philox and the integer recipe): bit for bit the
+  /// numerics library's result, on every chip.
+  Software,
+  /// cvt.rs.satfinite.e2m1x4.f32 (sm_100a / sm_103a) fed the top byte of
+  /// each element's [SR1] word: 8 random bits per element, so not [SR1]
+  /// (docs/nvvm.md, "sr=hardware").
+  Hardware,
+};
+
 /// Adds the patterns lowering fp4train.scaled_matmul (MXFP4, NVFP4 with 1-D
 /// or 16x16 blocks, MXFP8) to GPU kernels on `chip`, the quantize ops of
 /// isQuantizeKernelShape to the shared quantize kernel and the hadamard ops
 /// of isHadamardKernelShape to the shared Hadamard kernel. `converter` is
 /// fp4train-expand's 1:N type conversion. The patterns have benefit 2, over
 /// fp4train-expand's. Ops the chip cannot run are left alone: run
-/// checkFP4TrainNVVMSupport first for the diagnostics.
-void populateFP4TrainToNVVMConversionPatterns(TypeConverter &converter,
-                                              RewritePatternSet &patterns,
-                                              const NVVMChip &chip);
+/// checkFP4TrainNVVMSupport first for the diagnostics. `sr` = Hardware
+/// needs a chip with tcgen05 (the caller checks).
+void populateFP4TrainToNVVMConversionPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    const NVVMChip &chip,
+    NVVMStochasticRounding sr = NVVMStochasticRounding::Software);
 
 /// Emits an error naming the chip and the format on every op under `root`
 /// that populateFP4TrainToNVVMConversionPatterns cannot lower on `chip`.
