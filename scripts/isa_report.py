@@ -30,6 +30,11 @@ import sys
 from gpu_binary import binaries
 
 MFMA = re.compile(r"v_mfma_scale_f32_(\w+)_f8f6f4")
+# MI355X: 256 CUs of 4 SIMDs at 2.4 GHz, 10.1 PFLOP/s dense MXFP4 (AMD's
+# data sheet): about 4096 FLOP per SIMD and clock, what an 8-pass
+# 32x32x64 (or 4-pass 16x16x128) FP4 MFMA per issue cycle delivers.
+MI355X_FP4_PFLOPS = 10.1
+MI355X_FP4_PER_SIMD_CLOCK = round(MI355X_FP4_PFLOPS * 1e15 / (256 * 4 * 2.4e9))
 CONVERT = re.compile(r"v_cvt_scalef32_(?:sr_)?pk_\w+")
 
 
@@ -256,6 +261,21 @@ def loop_report(name, asm, mca):
                      % (100 * min(1.0, passes / busiest), waves, passes, busiest, port)))
     print(row % ("LDS reads at full MFMA rate", "%.0f B per clock per CU (%d SIMDs)" % (
         SIMDS_PER_CU * per(lds_read) / (passes * ISSUE_CLOCKS), SIMDS_PER_CU)))
+    # What the bound means against the chip's dense FP4 peak: the MFMA's
+    # FLOPs per pipe clock at this pass count, times the utilization bound,
+    # over the peak per SIMD and clock.
+    shape = re.search(r"(\d+)x(\d+)x(\d+)", form)
+    if shape and fmt("cbsz") == "fp4" and fmt("blgp") == "fp4":
+        m, n, k = map(int, shape.groups())
+        rate = 2 * m * n * k / (passes * ISSUE_CLOCKS)
+        of_peak = rate / MI355X_FP4_PER_SIMD_CLOCK
+        bounds = "%.0f%% single issue" % (100 * single * of_peak)
+        if waves >= 2:
+            bounds += ", %.0f%% multi-issue" % (100 * min(1.0, passes / busiest) * of_peak)
+        print(row % ("implied fraction of FP4 peak", "%s of MI355X's %.1f PFLOP/s dense FP4"
+                     % (bounds, MI355X_FP4_PFLOPS)))
+        print(row % ("", "(the MFMA: %d FLOP per clock per SIMD at %g passes; peak %d)"
+                     % (rate, passes, MI355X_FP4_PER_SIMD_CLOCK)))
 
 
 def main():
