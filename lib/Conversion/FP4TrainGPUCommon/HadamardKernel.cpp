@@ -44,6 +44,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -105,21 +106,38 @@ Value HadamardKernelBuilder::mul(Value x, int64_t c) {
   return c == 1 ? x : arith::MulIOp::create(b, loc, x, index(c)).getResult();
 }
 
+Value HadamardKernelBuilder::load(Value memref, Value offset) {
+  return toF32(memref::LoadOp::create(b, loc, memref, offset));
+}
+
+Value HadamardKernelBuilder::toF32(Value v) {
+  Type f32 = b.getF32Type();
+  if (getElementTypeOrSelf(v) == f32)
+    return v;
+  Type type = f32;
+  if (auto vector = dyn_cast<VectorType>(v.getType()))
+    type = vector.clone(f32);
+  return arith::ExtFOp::create(b, loc, type, v);
+}
+
 SmallVector<Value> HadamardKernelBuilder::loadRun(Value memref, Value offset,
                                                   int64_t count, bool aligned) {
   SmallVector<Value> values;
   int64_t width = std::min<int64_t>(count, 4);
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   for (int64_t i = 0; i < count; i += width) {
     Value at = i == 0 ? offset : add(offset, index(i));
     if (width == 1) {
-      values.push_back(memref::LoadOp::create(b, loc, memref, at));
+      values.push_back(load(memref, at));
       continue;
     }
-    auto type = VectorType::get({width}, b.getF32Type());
+    auto type = VectorType::get({width}, element);
     Value v = aligned ? vector::LoadOp::create(b, loc, type, memref, at,
                                                /*nontemporal=*/false,
-                                               llvm::Align(4 * width))
+                                               llvm::Align(bytes * width))
                       : vector::LoadOp::create(b, loc, type, memref, at);
+    v = toF32(v);
     for (int64_t e = 0; e < width; ++e)
       values.push_back(vector::ExtractOp::create(b, loc, v, e));
   }
@@ -224,8 +242,7 @@ RotatedLane HadamardKernelBuilder::rotate(gpu::LaunchOp launch) {
     x = loadRun(input, add(base, first), kPerLane, /*aligned=*/true);
   } else {
     for (int64_t j = 0; j < kPerLane; ++j)
-      x.push_back(memref::LoadOp::create(b, loc, input,
-                                         elementOffset(add(first, index(j)))));
+      x.push_back(load(input, elementOffset(add(first, index(j)))));
   }
   auto multiplySigns = [&](SmallVectorImpl<Value> &values, ArrayRef<Value> sv) {
     for (size_t i = 0; i < values.size(); ++i)
@@ -332,6 +349,28 @@ gpu::LaunchOp mlir::fp4train::hadamard_kernel::createHadamardLaunch(
       /*workgroupAttributions=*/lds);
 }
 
+Value mlir::fp4train::hadamard_kernel::buildHadamardKernel(
+    OpBuilder &b, Location loc, HadamardOp op, Value input, Value seed,
+    Value step) {
+  HadamardShape shape = *getHadamardShape(op);
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  // Flat 1-D buffers: the [outer, rows, n, inner] view is index math.
+  Value flat = toKernelBuffer(b, loc, flattenTensor(b, loc, input));
+  Value output = allocKernelBuffer(
+      b, loc, MemRefType::get({shape.numElements}, b.getF32Type()));
+  Value signs = getSignsBuffer(b, loc, op, seed, step);
+  auto launch = createHadamardLaunch(b, loc, shape, shape.exchangeWords());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    HadamardKernelBuilder(b, loc, shape, flat, signs, op.getInverse())
+        .build(launch, output);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  return unflattenTensor(b, loc, fromKernelBuffer(b, loc, output),
+                         type.getShape());
+}
+
 namespace {
 
 struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
@@ -343,32 +382,10 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isHadamardKernelShape(op))
       return rewriter.notifyMatchFailure(op, "not a static-shaped rotation");
-    Location loc = op.getLoc();
-    HadamardShape shape = *getHadamardShape(op);
-    auto type = cast<RankedTensorType>(op.getInput().getType());
-
-    // Flat 1-D buffers: the [outer, rows, n, inner] view is index math.
-    Value input = toKernelBuffer(
-        rewriter, loc, flattenTensor(rewriter, loc, adaptor.getInput()));
-    Value output = allocKernelBuffer(
-        rewriter, loc,
-        MemRefType::get({shape.numElements}, rewriter.getF32Type()));
-    Value signs = getSignsBuffer(rewriter, loc, op, adaptor.getSeed(),
-                                 adaptor.getStep());
-    auto launch =
-        createHadamardLaunch(rewriter, loc, shape, shape.exchangeWords());
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(&launch.getBody().front());
-      HadamardKernelBuilder(rewriter, loc, shape, input, signs,
-                            op.getInverse())
-          .build(launch, output);
-      gpu::TerminatorOp::create(rewriter, loc);
-    }
-    rewriter.replaceOp(op, unflattenTensor(rewriter, loc,
-                                           fromKernelBuffer(rewriter, loc,
-                                                            output),
-                                           type.getShape()));
+    rewriter.replaceOp(op, buildHadamardKernel(rewriter, op.getLoc(), op,
+                                               adaptor.getInput(),
+                                               adaptor.getSeed(),
+                                               adaptor.getStep()));
     return success();
   }
 };

@@ -69,6 +69,11 @@ gpu::LaunchOp createHadamardLaunch(OpBuilder &b, Location loc,
                                    int64_t sharedWords,
                                    TypeRange extraShared = {});
 
+/// The Hadamard kernel of `op` (of isHadamardKernelShape) on its converted
+/// operands; returns the rotated tensor.
+Value buildHadamardKernel(OpBuilder &b, Location loc, HadamardOp op,
+                          Value input, Value seed, Value step);
+
 /// The rotated elements of one lane, in registers.
 struct RotatedLane {
   /// Register r = i * run + lo holds element runStarts[i] + lo of the
@@ -86,6 +91,8 @@ struct RotatedLane {
   Value inRange;
 };
 
+/// Builds the Hadamard kernel's body on an f32 tensor or (in fused kernels)
+/// the bf16/f16 tensor that is extended to it.
 class HadamardKernelBuilder {
 public:
   HadamardKernelBuilder(OpBuilder &b, Location loc, const HadamardShape &shape,
@@ -100,9 +107,10 @@ public:
   /// elements in registers.
   RotatedLane rotate(gpu::LaunchOp launch);
 
-  /// Elements [offset, offset + count) of a 1-D f32 memref as scalars, read
-  /// with vector loads of up to 4 elements (declared naturally aligned when
-  /// `aligned`: the data buffers, whose offsets are multiples of the width).
+  /// Elements [offset, offset + count) of a 1-D memref as f32 scalars (a
+  /// bf16/f16 memref's extended, exactly), read with vector loads of up to 4
+  /// elements (declared naturally aligned when `aligned`: the data buffers,
+  /// whose offsets are multiples of the width).
   SmallVector<Value> loadRun(Value memref, Value offset, int64_t count,
                              bool aligned);
   /// Stores `values` at [offset, ...) of `memref`, vectors of up to 4
@@ -110,6 +118,10 @@ public:
   void storeRun(ArrayRef<Value> values, Value memref, Value offset,
                 bool aligned);
 
+  /// One element of a memref, as an f32.
+  Value load(Value memref, Value offset);
+  /// `v` (f32 or a vector of them) extended to f32.
+  Value toF32(Value v);
   Value index(int64_t v);
   /// x + y and x * c, folding constants.
   Value add(Value x, Value y);

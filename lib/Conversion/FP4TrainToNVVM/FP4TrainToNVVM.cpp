@@ -213,16 +213,16 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   // the integer recipe for E2M1. [SR1] stays the software recipe on
   // sm_100a/sm_103a too: cvt.rs.satfinite.e2m1x4.f32 draws its rounding
   // bits differently (NVVM.md trap 12, docs/nvvm.md).
-  if (chip.hasFP8WarpMMA()) {
-    populateQuantizeKernelPatterns(
-        converter, patterns, std::make_shared<SM90TargetInfo>(chip.getName()));
-    populateHadamardKernelPatterns(converter, patterns);
+  std::shared_ptr<const TargetInfoBase> target;
+  if (chip.hasFP8WarpMMA())
+    target = std::make_shared<SM90TargetInfo>(chip.getName());
+  else if (chip.hasWarpBlockScaledMMA() || chip.hasTcgen05BlockScaledMMA())
+    target = std::make_shared<BlackwellTargetInfo>(chip.getName());
+  else
     return;
-  }
-  if (!chip.hasWarpBlockScaledMMA() && !chip.hasTcgen05BlockScaledMMA())
-    return;
-  populateQuantizeKernelPatterns(
-      converter, patterns,
-      std::make_shared<BlackwellTargetInfo>(chip.getName()));
+  populateQuantizeKernelPatterns(converter, patterns, target);
   populateHadamardKernelPatterns(converter, patterns);
+  // A rotation along the block dimension followed by its quantize: one
+  // kernel, the rotated tensor never stored.
+  populateHadamardQuantizeKernelPatterns(converter, patterns, target);
 }

@@ -49,6 +49,22 @@ void populateQuantizeKernelPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     std::shared_ptr<const TargetInfoBase> target);
 
+/// The hadamard op whose rotation the fused rotate-then-quantize kernel
+/// computes for `op` (docs/amdgpu.md, "Fused Hadamard and quantize kernel"),
+/// or null: `op`'s input is a hadamard of isHadamardKernelShape along the
+/// last dimension, and `op` a quantize of isQuantizeKernelShape with 1-D
+/// blocks (along that dimension) that `target` runs.
+HadamardOp getFusedHadamard(QuantizeOp op, const TargetInfoBase &target);
+
+/// Adds the pattern (benefit 3, over the separate kernels') lowering the
+/// quantize ops of getFusedHadamard to one rotate-and-quantize kernel (two
+/// for NVFP4 with a computed amax: rotate-and-amax, rotate-and-quantize);
+/// their hadamard op is erased, or becomes the Hadamard kernel when it has
+/// other uses.
+void populateHadamardQuantizeKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    std::shared_ptr<const TargetInfoBase> target);
+
 /// The one conversion of a GPU target pass over `root`: fp4train-expand's
 /// 1:N type conversion, the target's kernel patterns (`populateKernels`,
 /// benefit 2) and the expansion's patterns for every fp4train op that stays
