@@ -15,6 +15,7 @@
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 #include "fp4train/Numerics/BlockGemm.h"
+#include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Formats.h"
 #include "fp4train/Numerics/Hadamard.h"
 
@@ -293,6 +294,182 @@ inline void checkHadamardKernel(
         bad++ < 5)
       ADD_FAILURE() << "element " << i << ": kernel " << got << ", library "
                     << expected[i];
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Fused Hadamard + quantize kernels
+//===----------------------------------------------------------------------===//
+
+/// `%r = fp4train.hadamard %x ... along <last>` then `fp4train.quantize %r`
+/// with 1-D blocks along the last dimension (the Wgrad form of the Hadamard
+/// recipes).
+struct HadamardQuantizeCase {
+  std::vector<int64_t> shape;
+  int64_t size;
+  std::string signs; // none, fixed, random
+  numerics::Format format;
+  std::string input = "f32"; // f32, or bf16 through arith.extf
+  bool stochastic = false;
+  /// NVFP4: amax_tensor computed from the rotated tensor (else supplied).
+  bool computedAmax = true;
+  /// @main also returns the rotation (a use the fused kernel does not take).
+  bool returnRotation = false;
+  bool inverse = false;
+};
+
+inline std::string getFormatElementName(numerics::Format format) {
+  switch (format) {
+  case numerics::Format::MXFP4:
+  case numerics::Format::NVFP4:
+    return "f4E2M1FN";
+  case numerics::Format::MXFP8E4M3:
+    return "f8E4M3FN";
+  case numerics::Format::MXFP8E5M2:
+    return "f8E5M2";
+  }
+  return "";
+}
+
+inline std::string getHadamardQuantizeTestName(const HadamardQuantizeCase &c) {
+  const bool nv = c.format == numerics::Format::NVFP4;
+  return sanitizeTestName(
+      std::string(numerics::getFormatName(c.format)) + "_" + c.input + "_" +
+      join(c.shape, "x") + "_n" + std::to_string(c.size) + "_" + c.signs +
+      (c.stochastic ? "_sr" : "") +
+      (nv ? (c.computedAmax ? "_amax_computed" : "_amax_supplied") : "") +
+      (c.returnRotation ? "_rotation_used" : "") +
+      (c.inverse ? "_inverse" : ""));
+}
+
+inline void PrintTo(const HadamardQuantizeCase &c, std::ostream *os) {
+  *os << getHadamardQuantizeTestName(c);
+}
+
+/// Compiles `c` with `compileSource`, emulates it with `run` and compares
+/// the codes, scales and NVFP4 S_dec bit for bit with numerics::
+/// hadamardRotate followed by numerics::quantize on the same data (the same
+/// seeds), and the rotation itself when @main returns it. Expects one
+/// launch (the fused kernel), two for NVFP4 with a computed amax (the
+/// rotate+amax kernel first), one more for a returned rotation (the
+/// Hadamard kernel).
+inline void checkHadamardQuantizeKernel(
+    const HadamardQuantizeCase &c,
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>
+        compileSource,
+    llvm::function_ref<std::vector<std::vector<uint8_t>>(
+        mlir::ModuleOp,
+        std::vector<mlir::fp4train::emulation::EmulatorArgument>,
+        mlir::fp4train::emulation::EmulatorStats *)>
+        run) {
+  using mlir::fp4train::emulation::EmulatorArgument;
+  const bool nv = c.format == numerics::Format::NVFP4;
+  const bool random = c.signs == "random";
+  const bool supplied = nv && !c.computedAmax;
+  const int64_t blockSize = nv ? 16 : 32;
+  std::vector<int64_t> block(c.shape.size(), 1);
+  block.back() = blockSize;
+  const std::string shape = join(c.shape, "x");
+  const std::string tensor = "tensor<" + shape + "xf32>";
+  const std::string scaled =
+      "!fp4train.scaled<" + shape + "x" + getFormatElementName(c.format) +
+      ", block = [" + join(block, ", ") +
+      "], scale = " + (nv ? "f8E4M3FN, global>" : "f8E8M0FNU>");
+  std::string source = "func.func @main(%x: tensor<" + shape + "x" + c.input +
+                       ">" + (random ? ", %hseed: i64, %step: i64" : "") +
+                       (c.stochastic ? ", %seed: i64" : "") +
+                       (supplied ? ", %amax: f32" : "") + ") -> (" + scaled +
+                       (c.returnRotation ? ", " + tensor : "") + ") {\n";
+  std::string rotated = "%x";
+  if (c.input != "f32") {
+    source += "  %e = arith.extf %x : tensor<" + shape + "x" + c.input +
+              "> to " + tensor + "\n";
+    rotated = "%e";
+  }
+  source += "  %r = fp4train.hadamard " + rotated +
+            " with #fp4train.hadamard<" + std::to_string(c.size) + ", " +
+            c.signs + "> along " + std::to_string(c.shape.size() - 1) +
+            (random ? " seed(%hseed) step(%step)" : "") +
+            (c.inverse ? " inverse" : "") + " : " + tensor + "\n" +
+            "  %q = fp4train.quantize %r" +
+            (c.stochastic ? " rounding = stochastic seed(%seed)" : "") +
+            (supplied ? " amax(%amax)" : "") + " : " + tensor + " -> " +
+            scaled + "\n  return %q" + (c.returnRotation ? ", %r" : "") +
+            " : " + scaled + (c.returnRotation ? ", " + tensor : "") +
+            "\n}\n";
+  mlir::OwningOpRef<mlir::ModuleOp> module = compileSource(source);
+  ASSERT_TRUE(module);
+
+  const int64_t count = product(c.shape);
+  std::vector<float> data = makeQuantizeData(count, c.input, count >= 256, 11);
+  // Finite data (NaN payloads of a rotation are the hardware's; an Inf
+  // amax_tensor would make every NVFP4 block NaN), exact in bf16.
+  for (float &x : data)
+    if (!std::isfinite(x))
+      x = -32768.0f;
+  const uint64_t hadamardSeed = 0xFEEDFACE12345678ull, step = 41;
+  const uint64_t seed = 0x0123456789ABCDEFull;
+  const float amax = 3000.0f;
+  std::vector<EmulatorArgument> arguments = {
+      EmulatorArgument::buffer(encodeInput(data, c.input))};
+  if (random) {
+    arguments.push_back(EmulatorArgument::bits(hadamardSeed));
+    arguments.push_back(EmulatorArgument::bits(step));
+  }
+  if (c.stochastic)
+    arguments.push_back(EmulatorArgument::bits(seed));
+  if (supplied)
+    arguments.push_back(EmulatorArgument::bits(numerics::floatToBits(amax)));
+  mlir::fp4train::emulation::EmulatorStats stats;
+  auto results = run(*module, arguments, &stats);
+  ASSERT_EQ(results.size(), (nv ? 3u : 2u) + (c.returnRotation ? 1u : 0u));
+  EXPECT_EQ(stats.launches, 1u + (nv && c.computedAmax ? 1u : 0u) +
+                                (c.returnRotation ? 1u : 0u))
+      << "the rotation and quantize did not become the fused kernel";
+
+  numerics::HadamardConfig rotation;
+  rotation.size = c.size;
+  rotation.signs = *numerics::parseHadamardSigns(c.signs);
+  rotation.seed = hadamardSeed;
+  rotation.step = step;
+  rotation.axis = int64_t(c.shape.size()) - 1;
+  std::vector<float> expectedRotation = data;
+  numerics::Status status = numerics::hadamardRotate(
+      expectedRotation.data(), c.shape, rotation, c.inverse);
+  ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
+  numerics::QuantConfig config;
+  config.format = c.format;
+  config.blockSize = blockSize;
+  if (c.stochastic) {
+    config.rounding = numerics::Rounding::Stochastic;
+    config.seed = seed;
+  }
+  if (supplied)
+    config.amax = amax;
+  auto expected = numerics::quantize(expectedRotation.data(), c.shape, config);
+  ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
+  int bad = compareCodes(results[0], expected->codes, "code", &expectedRotation);
+  bad += compareCodes(results[1], expected->scales, "scale");
+  if (nv) {
+    ASSERT_EQ(results[2].size(), 4u);
+    uint32_t bits;
+    std::memcpy(&bits, results[2].data(), 4);
+    EXPECT_EQ(bits, numerics::floatToBits(expected->globalDecodeScale))
+        << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
+        << expected->globalDecodeScale;
+  }
+  if (c.returnRotation) {
+    const std::vector<uint8_t> &r = results.back();
+    ASSERT_EQ(r.size(), size_t(4 * count));
+    for (int64_t i = 0; i < count; ++i) {
+      float got;
+      std::memcpy(&got, r.data() + 4 * i, 4);
+      if (numerics::floatToBits(got) != numerics::floatToBits(expectedRotation[i]) &&
+          bad++ < 5)
+        ADD_FAILURE() << "rotated element " << i << ": kernel " << got
+                      << ", library " << expectedRotation[i];
+    }
   }
   EXPECT_EQ(bad, 0);
 }
