@@ -208,6 +208,53 @@ inline int compareCodes(const std::vector<uint8_t> &kernel,
   return bad;
 }
 
+/// Counts the elements where the f32 bytes `kernel` and `library` differ
+/// in their bits, reporting the first few as "`what` I: kernel K, library L".
+inline int compareFloatBits(const std::vector<uint8_t> &kernel,
+                            const std::vector<float> &library,
+                            const char *what) {
+  EXPECT_EQ(kernel.size(), 4 * library.size()) << what;
+  if (kernel.size() != 4 * library.size())
+    return 1;
+  int bad = 0;
+  for (size_t i = 0; i < library.size(); ++i) {
+    float got;
+    std::memcpy(&got, kernel.data() + 4 * i, 4);
+    if (numerics::floatToBits(got) != numerics::floatToBits(library[i]) &&
+        bad++ < 5)
+      ADD_FAILURE() << what << " " << i << ": kernel " << got << ", library "
+                    << library[i];
+  }
+  return bad;
+}
+
+/// Compares a quantize op's results (codes, scales[, S_dec]) with the
+/// library's `expected`, of `inputs`; returns the number of mismatches.
+inline int compareQuantized(const std::vector<std::vector<uint8_t>> &results,
+                            const numerics::QuantizedTensor &expected,
+                            const std::vector<float> &inputs) {
+  int bad = compareCodes(results[0], expected.codes, "code", &inputs);
+  bad += compareCodes(results[1], expected.scales, "scale");
+  if (expected.config.format != numerics::Format::NVFP4)
+    return bad;
+  EXPECT_EQ(results[2].size(), 4u);
+  if (results[2].size() != 4u)
+    return bad + 1;
+  uint32_t bits;
+  std::memcpy(&bits, results[2].data(), 4);
+  EXPECT_EQ(bits, numerics::floatToBits(expected.globalDecodeScale))
+      << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
+      << expected.globalDecodeScale;
+  return bad;
+}
+
+/// Compiles test IR with a chip's kernel pipeline, and emulates @main.
+using CompileFn =
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>;
+using RunFn = llvm::function_ref<std::vector<std::vector<uint8_t>>(
+    mlir::ModuleOp, std::vector<mlir::fp4train::emulation::EmulatorArgument>,
+    mlir::fp4train::emulation::EmulatorStats *)>;
+
 //===----------------------------------------------------------------------===//
 // Hadamard kernels
 //===----------------------------------------------------------------------===//
@@ -236,13 +283,7 @@ inline std::string getHadamardTestName(const HadamardCase &c) {
 /// numerics::hadamardRotate (random signs: the same seed and step).
 inline void checkHadamardKernel(
     const HadamardCase &c,
-    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>
-        compileSource,
-    llvm::function_ref<std::vector<std::vector<uint8_t>>(
-        mlir::ModuleOp,
-        std::vector<mlir::fp4train::emulation::EmulatorArgument>,
-        mlir::fp4train::emulation::EmulatorStats *)>
-        run) {
+    CompileFn compileSource, RunFn run) {
   using mlir::fp4train::emulation::EmulatorArgument;
   const bool random = c.signs == "random";
   const std::string tensor = "tensor<" + join(c.shape, "x") + "xf32>";
@@ -285,17 +326,7 @@ inline void checkHadamardKernel(
   numerics::Status status =
       numerics::hadamardRotate(expected.data(), c.shape, config, c.inverse);
   ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-  ASSERT_EQ(results[0].size(), size_t(4 * count));
-  int bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    float got;
-    std::memcpy(&got, results[0].data() + 4 * i, 4);
-    if (numerics::floatToBits(got) != numerics::floatToBits(expected[i]) &&
-        bad++ < 5)
-      ADD_FAILURE() << "element " << i << ": kernel " << got << ", library "
-                    << expected[i];
-  }
-  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(compareFloatBits(results[0], expected, "element"), 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -356,13 +387,7 @@ inline void PrintTo(const HadamardQuantizeCase &c, std::ostream *os) {
 /// Hadamard kernel).
 inline void checkHadamardQuantizeKernel(
     const HadamardQuantizeCase &c,
-    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>
-        compileSource,
-    llvm::function_ref<std::vector<std::vector<uint8_t>>(
-        mlir::ModuleOp,
-        std::vector<mlir::fp4train::emulation::EmulatorArgument>,
-        mlir::fp4train::emulation::EmulatorStats *)>
-        run) {
+    CompileFn compileSource, RunFn run) {
   using mlir::fp4train::emulation::EmulatorArgument;
   const bool nv = c.format == numerics::Format::NVFP4;
   const bool random = c.signs == "random";
@@ -449,28 +474,9 @@ inline void checkHadamardQuantizeKernel(
     config.amax = amax;
   auto expected = numerics::quantize(expectedRotation.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
-  int bad = compareCodes(results[0], expected->codes, "code", &expectedRotation);
-  bad += compareCodes(results[1], expected->scales, "scale");
-  if (nv) {
-    ASSERT_EQ(results[2].size(), 4u);
-    uint32_t bits;
-    std::memcpy(&bits, results[2].data(), 4);
-    EXPECT_EQ(bits, numerics::floatToBits(expected->globalDecodeScale))
-        << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
-        << expected->globalDecodeScale;
-  }
-  if (c.returnRotation) {
-    const std::vector<uint8_t> &r = results.back();
-    ASSERT_EQ(r.size(), size_t(4 * count));
-    for (int64_t i = 0; i < count; ++i) {
-      float got;
-      std::memcpy(&got, r.data() + 4 * i, 4);
-      if (numerics::floatToBits(got) != numerics::floatToBits(expectedRotation[i]) &&
-          bad++ < 5)
-        ADD_FAILURE() << "rotated element " << i << ": kernel " << got
-                      << ", library " << expectedRotation[i];
-    }
-  }
+  int bad = compareQuantized(results, *expected, expectedRotation);
+  if (c.returnRotation)
+    bad += compareFloatBits(results.back(), expectedRotation, "rotated element");
   EXPECT_EQ(bad, 0);
 }
 

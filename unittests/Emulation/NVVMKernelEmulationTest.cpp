@@ -117,19 +117,6 @@ struct QuantizeCase {
   bool twoD = false;
 };
 
-std::string getElementName(numerics::Format format) {
-  switch (format) {
-  case numerics::Format::MXFP4:
-  case numerics::Format::NVFP4:
-    return "f4E2M1FN";
-  case numerics::Format::MXFP8E4M3:
-    return "f8E4M3FN";
-  case numerics::Format::MXFP8E5M2:
-    return "f8E5M2";
-  }
-  return "";
-}
-
 std::string getQuantizeTestName(const QuantizeCase &c) {
   std::string name = std::string(numerics::getFormatName(c.format)) + "_" +
                      c.input + "_" + join(c.shape, "x") +
@@ -161,7 +148,7 @@ TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
       "tensor<" + join(c.shape, "x") + "x" + c.input + ">";
   const std::string scaled =
       "!fp4train.scaled<" + join(c.shape, "x") + "x" +
-      getElementName(c.format) + ", block = [" + join(block, ", ") +
+      getFormatElementName(c.format) + ", block = [" + join(block, ", ") +
       "], scale = " + (nv ? "f8E4M3FN, global>" : "f8E8M0FNU>");
   const bool supplied = c.amax == Amax::Supplied;
   const std::string source =
@@ -224,17 +211,7 @@ TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
     config.amax = amax;
   auto expected = numerics::quantize(data.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
-  int bad = compareCodes(results[0], expected->codes, "code", &data);
-  bad += compareCodes(results[1], expected->scales, "scale");
-  if (nv) {
-    ASSERT_EQ(results[2].size(), 4u);
-    uint32_t bits;
-    std::memcpy(&bits, results[2].data(), 4);
-    EXPECT_EQ(bits, numerics::floatToBits(expected->globalDecodeScale))
-        << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
-        << expected->globalDecodeScale;
-  }
-  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(compareQuantized(results, *expected, data), 0);
 }
 
 std::vector<QuantizeCase> quantizeCases() {
