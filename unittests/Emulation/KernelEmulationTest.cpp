@@ -53,6 +53,19 @@ protected:
     return KernelEmulationFixture::run(module, std::move(arguments), "gfx950",
                                        stats);
   }
+  /// The compile and run callbacks of the shared kernel checks.
+  auto compiler() {
+    return [this](const std::string &source) {
+      return compile(context, source);
+    };
+  }
+  auto runner() {
+    return [this](ModuleOp module,
+                  std::vector<emulation::EmulatorArgument> arguments,
+                  emulation::EmulatorStats *stats) {
+      return run(module, std::move(arguments), stats);
+    };
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -176,13 +189,7 @@ class HadamardKernelTest
       public ::testing::WithParamInterface<HadamardCase> {};
 
 TEST_P(HadamardKernelTest, MatchesLibrary) {
-  checkHadamardKernel(
-      GetParam(),
-      [&](const std::string &source) { return compile(context, source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardKernel(GetParam(), compiler(), runner());
 }
 
 std::vector<HadamardCase> hadamardCases() {
@@ -217,13 +224,7 @@ class HadamardQuantizeKernelTest
       public ::testing::WithParamInterface<HadamardQuantizeCase> {};
 
 TEST_P(HadamardQuantizeKernelTest, MatchesLibrary) {
-  checkHadamardQuantizeKernel(
-      GetParam(),
-      [&](const std::string &source) { return compile(context, source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardQuantizeKernel(GetParam(), compiler(), runner());
 }
 
 /// MX formats only: gfx950 quantizes NVFP4 on the host, so its rotation

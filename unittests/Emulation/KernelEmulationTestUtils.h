@@ -228,6 +228,23 @@ inline int compareFloatBits(const std::vector<uint8_t> &kernel,
   return bad;
 }
 
+/// The library's configuration of a quantize with 1-D blocks along the last
+/// dimension (16 for NVFP4, 32 otherwise), [SR1] with `seed` when
+/// `stochastic`, and an NVFP4 amax_tensor `amax` when supplied.
+inline numerics::QuantConfig getLibraryConfig(numerics::Format format,
+                                              bool stochastic, uint64_t seed,
+                                              std::optional<float> amax) {
+  numerics::QuantConfig config;
+  config.format = format;
+  config.blockSize = format == numerics::Format::NVFP4 ? 16 : 32;
+  if (stochastic) {
+    config.rounding = numerics::Rounding::Stochastic;
+    config.seed = seed;
+  }
+  config.amax = amax;
+  return config;
+}
+
 /// Compares a quantize op's results (codes, scales[, S_dec]) with the
 /// library's `expected`, of `inputs`; returns the number of mismatches.
 inline int compareQuantized(const std::vector<std::vector<uint8_t>> &results,
@@ -463,15 +480,9 @@ inline void checkHadamardQuantizeKernel(
   numerics::Status status = numerics::hadamardRotate(
       expectedRotation.data(), c.shape, rotation, c.inverse);
   ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-  numerics::QuantConfig config;
-  config.format = c.format;
-  config.blockSize = blockSize;
-  if (c.stochastic) {
-    config.rounding = numerics::Rounding::Stochastic;
-    config.seed = seed;
-  }
-  if (supplied)
-    config.amax = amax;
+  numerics::QuantConfig config = getLibraryConfig(
+      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
+                                             : std::nullopt);
   auto expected = numerics::quantize(expectedRotation.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
   int bad = compareQuantized(results, *expected, expectedRotation);

@@ -87,6 +87,17 @@ protected:
     return KernelEmulationFixture::run(module, std::move(arguments),
                                        getChip(), stats);
   }
+  /// The compile and run callbacks of the shared kernel checks.
+  auto compiler() {
+    return [this](const std::string &source) { return compile(source); };
+  }
+  auto runner() {
+    return [this](ModuleOp module,
+                  std::vector<emulation::EmulatorArgument> arguments,
+                  emulation::EmulatorStats *stats) {
+      return run(module, std::move(arguments), stats);
+    };
+  }
 };
 
 /// gtest parameter names: chip_case.
@@ -197,18 +208,12 @@ TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
   else if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
     EXPECT_GT(stats.conversions, 0u);
 
-  numerics::QuantConfig config;
-  config.format = c.format;
-  config.blockSize = blockSize;
+  numerics::QuantConfig config = getLibraryConfig(
+      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
+                                             : std::nullopt);
   config.twoDimensional = c.twoD;
   config.scaleMode =
       c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
-  if (c.stochastic) {
-    config.rounding = numerics::Rounding::Stochastic;
-    config.seed = seed;
-  }
-  if (supplied)
-    config.amax = amax;
   auto expected = numerics::quantize(data.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
   EXPECT_EQ(compareQuantized(results, *expected, data), 0);
@@ -270,12 +275,7 @@ INSTANTIATE_TEST_SUITE_P(
 using NVVMHadamardKernelTest = NVVMKernelEmulationTest<HadamardCase>;
 
 TEST_P(NVVMHadamardKernelTest, MatchesLibrary) {
-  checkHadamardKernel(
-      getCase(), [&](const std::string &source) { return compile(source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardKernel(getCase(), this->compiler(), this->runner());
 }
 
 std::vector<HadamardCase> hadamardCases() {
@@ -305,12 +305,7 @@ using NVVMHadamardQuantizeKernelTest =
     NVVMKernelEmulationTest<HadamardQuantizeCase>;
 
 TEST_P(NVVMHadamardQuantizeKernelTest, MatchesLibrary) {
-  checkHadamardQuantizeKernel(
-      getCase(), [&](const std::string &source) { return compile(source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardQuantizeKernel(getCase(), this->compiler(), this->runner());
 }
 
 std::vector<HadamardQuantizeCase> hadamardQuantizeCases() {
