@@ -271,7 +271,8 @@ struct HadamardQuantizeOpLowering : public OpConversionPattern<HadamardOp> {
     // A bf16/f16 source of an extension is read as is.
     Value source = adaptor.getInput();
     if (auto ext = op.getInput().getDefiningOp<arith::ExtFOp>())
-      if (isa<RankedTensorType>(ext.getIn().getType()))
+      if (auto type = dyn_cast<RankedTensorType>(ext.getIn().getType());
+          type && isa<BFloat16Type, Float16Type>(type.getElementType()))
         source = remapped(ext.getIn());
     Value input =
         toKernelBuffer(rewriter, loc, flattenTensor(rewriter, loc, source));

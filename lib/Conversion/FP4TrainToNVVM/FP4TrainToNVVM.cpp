@@ -4,7 +4,8 @@
 // naming chip and format, then runs one conversion with the 1:N type
 // conversion of fp4train-expand: scaled_matmul, the quantize ops of
 // isQuantizeKernelShape and the static-shaped hadamard ops become GPU
-// kernels; the other fp4train ops (2-D-blocked quantize, dequantize,
+// kernels (a quantize of a rotation along its blocks one fused kernel); the
+// other fp4train ops (2-D-blocked quantize, dequantize,
 // pack/unpack/transpose) get fp4train-expand's exact patterns and run on the
 // host, as in fp4train-to-amdgpu.
 //

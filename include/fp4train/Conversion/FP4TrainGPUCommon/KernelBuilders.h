@@ -4,9 +4,11 @@
 // target-specific instruction at all) and the quantize kernel (the block
 // scale rules of [MX1]/[MX2]/[MX3]/[NV1] and [SR1] in the exact codecs of the
 // CPU expansion; only the final RNE encode may use a hardware conversion,
-// through TargetInfoBase::buildConvertRNE). Both produce exactly the tensors
+// through TargetInfoBase::buildConvertRNE), and their fusion for a quantize
+// of a rotation along its blocks. All produce exactly the tensors
 // of fp4train-expand's 1:N type conversion, so the rest of a module does not
-// see which ops run on the GPU. Patterns have benefit 2, over the expansion's.
+// see which ops run on the GPU. Patterns have benefit 2, over the expansion's
+// (the fused one 3, over the separate kernels').
 //
 //===----------------------------------------------------------------------===//
 
