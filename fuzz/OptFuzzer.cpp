@@ -52,6 +52,8 @@ const char *const kPipelines[] = {
     "fp4train-interchange-contractions",
     "fp4train-vectorize-contractions",
     "fp4train-quantize-pipeline{recipe=mxfp4 roles=fprop,dgrad}",
+    "fp4train-gpu-device-memory",
+    "fp4train-cuda-pipeline{recipe=nvfp4 chip=sm_100a memory=unified}",
 };
 
 } // namespace

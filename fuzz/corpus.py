@@ -22,7 +22,7 @@ import sys
 # Selector counts; they must match the tables in OptFuzzer.cpp and
 # OptionFuzzer.cpp (the fuzzers take the selector modulo the count, so a
 # mismatch only skews which pipeline a seed starts on).
-OPT_PIPELINES = 23
+OPT_PIPELINES = 25
 OPTION_TARGETS = [
     "fp4train-quantize-matmuls", "fp4train-quantize-pipeline",
     "fp4train-annotate-roles", "fp4train-expand", "fp4train-to-runtime",

@@ -314,12 +314,13 @@ def occupancy(regs, smem, threads, chip):
 
 def dynamic_shared(text):
     """Kernel module name -> the dynamic shared memory bytes its host launch
-    passes (`gpu.launch_func @m::@f ... dynamic_shared_memory_size %v`, %v an
-    llvm.mlir.constant of the same function)."""
+    passes (`gpu.launch_func [<%stream : !llvm.ptr>] @m::@f ...
+    dynamic_shared_memory_size %v`, %v an llvm.mlir.constant of the same
+    function; the stream operand is there when the launch is async)."""
     sizes = {}
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        launch = re.search(r"gpu\.launch_func\s+@(\w+)::.*dynamic_shared_memory_size\s+(%\w+)", line)
+        launch = re.search(r"gpu\.launch_func\s+(?:<[^>]*>\s+)?@(\w+)::.*dynamic_shared_memory_size\s+(%\w+)", line)
         if not launch:
             continue
         value = re.escape(launch.group(2))

@@ -203,9 +203,17 @@ static void addGPUFrontHalf(OpPassManager &pm,
 /// effects model registered with the dialects,
 /// registerGPULaunchFuncMemoryEffectsModel) and lowering of the structured
 /// host and device code to cf.
-static void addGPUBackHalfPrologue(OpPassManager &pm) {
+static void addGPUBackHalfPrologue(OpPassManager &pm, GPUMemory memory) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Device twins and copies (before linalg-to-loops: the host linalg ops
+  // state exactly what they read and write), then async gpu ops with the
+  // waits host code needs: gpu-to-llvm lowers gpu.alloc / gpu.memcpy only
+  // in their async form.
+  if (memory == GPUMemory::Device) {
+    pm.addPass(createFP4TrainGPUDeviceMemory());
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
 }
@@ -241,7 +249,7 @@ void mlir::fp4train::buildROCmKernelPipeline(
 void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
                                        const ROCmPipelineOptions &options) {
   buildROCmKernelPipeline(pm, options);
-  addGPUBackHalfPrologue(pm);
+  addGPUBackHalfPrologue(pm, options.memory);
 
   // Device code: gpu/arith/vector/memref -> LLVM.
   ConvertGpuOpsToROCDLOpsOptions gpuToROCDL;
@@ -390,7 +398,7 @@ static std::string getCUDAToolkit(StringRef option) {
 void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
                                        const CUDAPipelineOptions &options) {
   buildCUDAKernelPipeline(pm, options);
-  addGPUBackHalfPrologue(pm);
+  addGPUBackHalfPrologue(pm, options.memory);
 
   // Device code: gpu/arith/vector/memref -> LLVM + NVVM.
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());

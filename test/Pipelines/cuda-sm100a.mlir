@@ -19,9 +19,9 @@
 // kind::mxf4nvf4 block32 with UE8M0 scales, launched with 160 threads and
 // 137 KiB of dynamic shared memory.
 // MXFP4:     llvm.func @fprop
-// MXFP4:       gpu.launch_func @fprop_kernel::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_0::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 dynamic_shared_memory_size %{{.*}}
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 dynamic_shared_memory_size %{{.*}}
 // SM100:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx88">
 // SM100-SAME:  .version 8.8{{\\0A}}.target sm_100a
 // SM103:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_103a", features = "+ptx88">

@@ -14,9 +14,9 @@
 
 // With mxfp4, two RNE quantize kernels (X, W), then the GEMM.
 // MXFP4:     llvm.func @fprop
-// MXFP4:       gpu.launch_func @fprop_kernel::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_0::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
 // MXFP4:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_120a", features = "+ptx87">
 // MXFP4-SAME:  .version 8.7{{\\0A}}.target sm_120a
 // MXFP4-SAME:  cvt.rn.satfinite.e2m1x2.f32

@@ -26,9 +26,9 @@
 // With mxfp4: two software-encoded quantize kernels, then the GEMM on
 // m16n8k32 e4m3 x e4m3.
 // MXFP4:     llvm.func @fprop
-// MXFP4:       gpu.launch_func @fprop_kernel::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_0::@fprop_kernel
-// MXFP4:       gpu.launch_func @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
 // MXFP4:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx87">
 // MXFP4-SAME:  .version 8.7{{\\0A}}.target sm_90a
 // MXFP4-NOT:   cvt.rn.satfinite.e2m1x2

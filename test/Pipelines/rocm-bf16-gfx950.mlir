@@ -15,7 +15,7 @@
 // CPU-NOT:   arith.extf {{.*}}tensor
 
 // CHECK:     llvm.func @fprop
-// CHECK:       gpu.launch_func @fprop_kernel_1::@fprop_kernel
+// CHECK:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel
 // CHECK:     gpu.binary @fprop_kernel_1
 // CHECK-SAME:  [[LOOP:\.LBB[0-9]+_[0-9]+]]:{{.*}}v_mfma_scale_f32_32x32x64_f8f6f4{{.*}}s_{{c?branch[a-z_0-9]*}} [[LOOP]]{{\\0A}}
 // CHECK-SAME:  v_pk_add_f32

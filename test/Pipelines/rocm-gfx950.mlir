@@ -8,14 +8,38 @@
 // RUN: fp4-opt %fp4train_src/examples/mlp_train_step.mlir --fp4train-rocm-pipeline="recipe=mxfp4 format=isa" | FileCheck %s --check-prefix=ISA16
 // RUN: fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp4 mfma=16x16x128 format=isa" | FileCheck %s --check-prefix=ISA16L
 // RUN: fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp8 mfma=16x16x128 format=llvm weight-layout=out-in" | FileCheck %s --check-prefix=LLVM
+// RUN: fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp4 format=llvm" | FileCheck %s --check-prefix=DEVICE
+// RUN: fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp4 format=llvm memory=unified" | FileCheck %s --check-prefix=UNIFIED
+// RUN: not fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp4 memory=xnack" 2>&1 | FileCheck %s --check-prefix=BADMEMORY
 // RUN: not fp4-opt %s --fp4train-rocm-pipeline="recipe=nvfp4" 2>&1 | FileCheck %s --check-prefix=NVFP4
 // RUN: not fp4-opt %s --fp4train-rocm-pipeline="recipe=mxfp4 chip=gfx942" 2>&1 | FileCheck %s --check-prefix=GFX942
 
+// memory=device (the default): the kernels get device buffers. The input
+// and the weight are copied in, the quantized codes and scales stay on the
+// device between the quantize kernels and the GEMM, and only the result is
+// copied back; memory=unified hands the kernels the host's buffers.
+// DEVICE:      llvm.func @fprop
+// DEVICE:        llvm.call @mgpuMemAlloc
+// DEVICE:        llvm.call @mgpuMemcpy
+// DEVICE:        gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
+// DEVICE:        llvm.call @mgpuMemcpy
+// DEVICE:        gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
+// DEVICE-NOT:    llvm.call @mgpuMemcpy
+// DEVICE:        gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel
+// DEVICE:        llvm.call @mgpuMemcpy
+// DEVICE-NOT:    llvm.call @mgpuMemcpy
+// DEVICE:        llvm.call @mgpuMemFree
+// DEVICE:        llvm.return
+// UNIFIED-NOT:   mgpuMem
+// UNIFIED:       gpu.launch_func @fprop_kernel::@fprop_kernel
+// UNIFIED-NOT:   mgpuMem
+// BADMEMORY:     for the --memory option: Cannot find option named 'xnack'
+
 // 2048x2048 outputs make 256 workgroups of 128x128: 32x32x64.
 // ISA32:     llvm.func @fprop
-// ISA32:       gpu.launch_func @fprop_kernel::@fprop_kernel blocks in
-// ISA32:       gpu.launch_func @fprop_kernel_0::@fprop_kernel blocks in
-// ISA32:       gpu.launch_func @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
+// ISA32:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel blocks in
+// ISA32:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel blocks in
+// ISA32:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
 // ISA32:     gpu.binary @fprop_kernel
 // ISA32-SAME:  v_cvt_scalef32_pk_fp4_f32
 // ISA32-SAME:  .private_segment_fixed_size: 0

@@ -10,7 +10,7 @@
 
 // The mxfp4-hadamard recipe's Wgrad form: n = 32, MXFP4 RNE.
 // CHECK-LABEL: llvm.func @wgrad32
-// CHECK:         gpu.launch_func @wgrad32_kernel::@wgrad32_kernel
+// CHECK:         gpu.launch_func <%{{.*}} : !llvm.ptr> @wgrad32_kernel::@wgrad32_kernel
 // CHECK-NOT:     gpu.launch_func
 // CHECK:       gpu.binary @wgrad32_kernel
 // CHECK-SAME:    global_load_dwordx4
@@ -28,7 +28,7 @@
 // CHECK-SAME:    .vgpr_spill_count: 0
 // n = 16 < B = 32 with random signs and [SR1]: no exchange, one barrier.
 // CHECK-LABEL: llvm.func @wgrad16_sr
-// CHECK:         gpu.launch_func @wgrad16_sr_kernel::@wgrad16_sr_kernel
+// CHECK:         gpu.launch_func <%{{.*}} : !llvm.ptr> @wgrad16_sr_kernel::@wgrad16_sr_kernel
 // CHECK-NOT:     gpu.launch_func
 // CHECK:       gpu.binary @wgrad16_sr_kernel
 // CHECK-SAME:    global_load_dwordx4
@@ -42,7 +42,7 @@
 // CHECK-SAME:    .vgpr_spill_count: 0
 // n = 256, MXFP8 E4M3.
 // CHECK-LABEL: llvm.func @wgrad256_e4m3
-// CHECK:         gpu.launch_func @wgrad256_e4m3_kernel::@wgrad256_e4m3_kernel
+// CHECK:         gpu.launch_func <%{{.*}} : !llvm.ptr> @wgrad256_e4m3_kernel::@wgrad256_e4m3_kernel
 // CHECK-NOT:     gpu.launch_func
 // CHECK:       gpu.binary @wgrad256_e4m3_kernel
 // CHECK-SAME:    s_barrier

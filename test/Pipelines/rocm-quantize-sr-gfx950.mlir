@@ -18,7 +18,7 @@
 
 // CHECK:      llvm.func @quantize_sr(
 // CHECK-SAME:   %[[SEED:arg[0-9]+]]: i64) ->
-// CHECK:        gpu.launch_func @quantize_sr_kernel::@quantize_sr_kernel {{.*}}%[[SEED]] : i64
+// CHECK:        gpu.launch_func <%{{.*}} : !llvm.ptr> @quantize_sr_kernel::@quantize_sr_kernel {{.*}}%[[SEED]] : i64
 // CHECK:      gpu.binary @quantize_sr_kernel
 // CHECK:      quantize_sr_kernel:
 // CHECK-COUNT-8: global_load_dwordx4

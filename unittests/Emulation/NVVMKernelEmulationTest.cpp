@@ -113,159 +113,17 @@ std::string getParamName(
 // Quantize kernels
 //===----------------------------------------------------------------------===//
 
-enum class Amax { None, Computed, Supplied };
-
-struct QuantizeCase {
-  std::vector<int64_t> shape;
-  numerics::Format format;
-  std::string input; // f32, bf16
-  bool rceil;
-  bool specials;
-  bool stochastic = false;
-  /// NVFP4 only: how amax_tensor is obtained.
-  Amax amax = Amax::None;
-  /// NVFP4 only: 16x16 blocks over the last two dimensions.
-  bool twoD = false;
-};
-
-std::string getQuantizeTestName(const QuantizeCase &c) {
-  std::string name = std::string(numerics::getFormatName(c.format)) + "_" +
-                     c.input + "_" + join(c.shape, "x") +
-                     (c.rceil ? "_rceil" : "_floor") +
-                     (c.specials ? "_specials" : "") +
-                     (c.stochastic ? "_sr" : "") +
-                     (c.amax == Amax::Computed   ? "_amax_computed"
-                      : c.amax == Amax::Supplied ? "_amax_supplied"
-                                                 : "") +
-                     (c.twoD ? "_2d" : "");
-  return sanitizeTestName(name);
-}
-
-void PrintTo(const QuantizeCase &c, std::ostream *os) {
-  *os << getQuantizeTestName(c);
-}
-
 using NVVMQuantizeKernelTest = NVVMKernelEmulationTest<QuantizeCase>;
 
 TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
-  const QuantizeCase &c = getCase();
-  const bool nv = c.format == numerics::Format::NVFP4;
-  const int64_t blockSize = nv ? 16 : 32;
-  std::vector<int64_t> block(c.shape.size(), 1);
-  block.back() = blockSize;
-  if (c.twoD)
-    block[block.size() - 2] = blockSize;
-  const std::string tensor =
-      "tensor<" + join(c.shape, "x") + "x" + c.input + ">";
-  const std::string scaled =
-      "!fp4train.scaled<" + join(c.shape, "x") + "x" +
-      getFormatElementName(c.format) + ", block = [" + join(block, ", ") +
-      "], scale = " + (nv ? "f8E4M3FN, global>" : "f8E8M0FNU>");
-  const bool supplied = c.amax == Amax::Supplied;
-  const std::string source =
-      "func.func @main(%x: " + tensor + (c.stochastic ? ", %seed: i64" : "") +
-      (supplied ? ", %amax: f32" : "") + ") -> " + scaled + " {\n" +
-      "  %q = fp4train.quantize %x" +
-      (c.stochastic ? " rounding = stochastic" : "") +
-      (c.rceil ? " scale_mode = rceil" : "") +
-      (c.stochastic ? " seed(%seed)" : "") + (supplied ? " amax(%amax)" : "") +
-      " : " + tensor + " -> " + scaled + "\n  return %q : " + scaled +
-      "\n}\n";
-  OwningOpRef<ModuleOp> module = compile(source);
-  ASSERT_TRUE(module);
-
-  const int64_t count = product(c.shape);
-  std::vector<float> data = makeQuantizeData(count, c.input, c.specials, 7);
-  // A computed amax_tensor over Inf/NaN would make every NVFP4 block NaN;
-  // the supplied-amax cases keep them (per-block NaN/Inf handling).
-  if (c.amax == Amax::Computed)
-    for (float &x : data)
-      if (!std::isfinite(x))
-        x = -40000.0f;
-  const uint64_t seed = 0x0123456789ABCDEFull;
-  // Delayed scaling with an amax below the tensor's: the largest blocks'
-  // scales saturate at 448.
-  const float amax = 3000.0f;
-  std::vector<emulation::EmulatorArgument> arguments = {
-      emulation::EmulatorArgument::buffer(encodeInput(data, c.input))};
-  if (c.stochastic)
-    arguments.push_back(emulation::EmulatorArgument::bits(seed));
-  if (supplied)
-    arguments.push_back(
-        emulation::EmulatorArgument::bits(numerics::floatToBits(amax)));
-  emulation::EmulatorStats stats;
-  auto results = run(*module, arguments, &stats);
-  ASSERT_EQ(results.size(), nv ? 3u : 2u);
-  // NVFP4 with a computed amax: the reduction kernel, then the quantize.
-  EXPECT_EQ(stats.launches, c.amax == Amax::Computed ? 2u : 1u)
-      << "the quantize op did not become the expected kernels";
-  // Hardware conversions for RNE E2M1/E4M3 elements and E4M3 (NVFP4) scales
-  // on sm_120a, for RNE E4M3 elements only on sm_90a (no FP4 conversion);
-  // E5M2, SR and the MX scales are the integer recipes.
-  if (isSM90(getChip()))
-    EXPECT_EQ(stats.conversions > 0,
-              !c.stochastic && c.format == numerics::Format::MXFP8E4M3);
-  else if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
-    EXPECT_GT(stats.conversions, 0u);
-
-  numerics::QuantConfig config = getLibraryConfig(
-      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
-                                             : std::nullopt);
-  config.twoDimensional = c.twoD;
-  config.scaleMode =
-      c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
-  auto expected = numerics::quantize(data.data(), c.shape, config);
-  ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
-  EXPECT_EQ(compareQuantized(results, *expected, data), 0);
-}
-
-std::vector<QuantizeCase> quantizeCases() {
-  using numerics::Format;
-  std::vector<QuantizeCase> cases;
-  // 256 blocks: one full workgroup, with the special values; 10 x 960: 300
-  // blocks, a ragged second workgroup.
-  for (Format format : {Format::MXFP4, Format::MXFP8E4M3, Format::MXFP8E5M2})
-    for (bool rceil : {false, true}) {
-      cases.push_back({{64, 128}, format, "f32", rceil, true});
-      cases.push_back({{10, 960}, format, "f32", rceil, false});
-    }
-  cases.push_back({{40, 64}, Format::MXFP4, "bf16", false, true});
-  cases.push_back({{33, 32}, Format::MXFP8E4M3, "bf16", true, false});
-  cases.push_back({{40, 64}, Format::MXFP8E5M2, "bf16", false, true});
-  // [SR1]: the kernel's Philox words against the library's, same seed.
-  cases.push_back({{64, 128}, Format::MXFP4, "f32", false, true, true});
-  cases.push_back({{10, 960}, Format::MXFP4, "f32", true, false, true});
-  cases.push_back({{40, 64}, Format::MXFP4, "bf16", false, true, true});
-  // [NV1] blocks of 16: 512 blocks (two full workgroups) and 300 (ragged).
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, false,
-                   Amax::Computed});
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, false,
-                   Amax::Supplied});
-  cases.push_back({{20, 240}, Format::NVFP4, "f32", false, false, false,
-                   Amax::Computed});
-  cases.push_back({{3, 10, 160}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Supplied});
-  cases.push_back({{40, 64}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Computed});
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, true,
-                   Amax::Computed});
-  // [NV1] 16x16 blocks (the weight layout): 48 x 320 is 3 bands of 20 column
-  // blocks, a full and a ragged workgroup each; a batch dimension; SR.
-  cases.push_back({{48, 320}, Format::NVFP4, "f32", false, false, false,
-                   Amax::Computed, true});
-  cases.push_back({{32, 256}, Format::NVFP4, "f32", false, true, false,
-                   Amax::Supplied, true});
-  cases.push_back({{2, 32, 64}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Computed, true});
-  cases.push_back({{32, 64}, Format::NVFP4, "f32", false, true, true,
-                   Amax::Computed, true});
-  return cases;
+  checkQuantizeKernel(getCase(), this->compiler(), this->runner(),
+                      /*fp4Conversions=*/!isSM90(getChip()));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     NVVM, NVVMQuantizeKernelTest,
     ::testing::Combine(::testing::ValuesIn(kChips),
-                       ::testing::ValuesIn(quantizeCases())),
+                       ::testing::ValuesIn(getQuantizeCases())),
     [](const auto &info) { return getParamName(info, getQuantizeTestName); });
 
 //===----------------------------------------------------------------------===//
@@ -278,23 +136,10 @@ TEST_P(NVVMHadamardKernelTest, MatchesLibrary) {
   checkHadamardKernel(getCase(), this->compiler(), this->runner());
 }
 
-std::vector<HadamardCase> hadamardCases() {
-  return {
-      // Along the last dimension; 40 rows: workgroups the blocks do not fill.
-      {{40, 256}, 16, 1, "fixed", false},
-      {{40, 256}, 64, 1, "none", true},
-      {{40, 256}, 256, 1, "random", false},
-      {{40, 128}, 32, 1, "random", true},
-      // Strided blocks: dimension 0 and the middle of a 3-D tensor.
-      {{128, 24}, 128, 0, "fixed", true},
-      {{3, 64, 5}, 64, 1, "random", false},
-  };
-}
-
 INSTANTIATE_TEST_SUITE_P(
     NVVM, NVVMHadamardKernelTest,
     ::testing::Combine(::testing::ValuesIn(kChips),
-                       ::testing::ValuesIn(hadamardCases())),
+                       ::testing::ValuesIn(getHadamardCases())),
     [](const auto &info) { return getParamName(info, getHadamardTestName); });
 
 //===----------------------------------------------------------------------===//
@@ -348,128 +193,6 @@ INSTANTIATE_TEST_SUITE_P(
 // GEMM kernels
 //===----------------------------------------------------------------------===//
 
-/// An operand's format: mxfp4, nvfp4 (1-D blocks of 16), nvfp4-2d (16x16
-/// blocks, the weight layout), e4m3, e5m2 (MXFP8).
-struct GemmCase {
-  int64_t batch, m, n, k;
-  std::string formatA, formatB;
-  /// The result's only use is an arith.truncf to bf16 (the kernel's bf16
-  /// epilogue); compared with the library's result rounded to bf16.
-  bool bf16 = false;
-};
-
-std::string getGemmTestName(const GemmCase &c) {
-  return sanitizeTestName(std::to_string(c.batch) + "x" + std::to_string(c.m) +
-                          "x" + std::to_string(c.n) + "x" +
-                          std::to_string(c.k) + "_" + c.formatA + "_" +
-                          c.formatB + (c.bf16 ? "_bf16" : ""));
-}
-
-void PrintTo(const GemmCase &c, std::ostream *os) { *os << getGemmTestName(c); }
-
-bool isNVFP4(const std::string &format) {
-  return format.rfind("nvfp4", 0) == 0;
-}
-
-/// One operand's codes, scales and global decode scale, as the 1:N type
-/// conversion passes a !fp4train.scaled argument (codes one per byte, scale
-/// codes, then the f32 S_dec for NVFP4).
-struct GemmInput {
-  std::string format;
-  int64_t batch, rows, k;
-  std::vector<uint8_t> codes, scales;
-  float globalDecodeScale = 1.0f;
-
-  bool isNV() const { return isNVFP4(format); }
-  bool is2D() const { return format == "nvfp4-2d"; }
-  int64_t getBlockSize() const { return isNV() ? 16 : 32; }
-  int64_t getScaleRows() const { return is2D() ? rows / 16 : rows; }
-  int64_t getScaleColumns() const { return k / getBlockSize(); }
-  std::string getElement() const {
-    if (format == "e4m3")
-      return "f8E4M3FN";
-    if (format == "e5m2")
-      return "f8E5M2";
-    return "f4E2M1FN";
-  }
-
-  std::string getType() const {
-    std::string shape = (batch > 1 ? std::to_string(batch) + "x" : "") +
-                        std::to_string(rows) + "x" + std::to_string(k);
-    std::string block = std::string(batch > 1 ? "[1, " : "[") +
-                        (is2D() ? "16" : "1") + ", " +
-                        std::to_string(getBlockSize()) + "]";
-    return "!fp4train.scaled<" + shape + "x" + getElement() +
-           ", block = " + block +
-           (isNV() ? ", scale = f8E4M3FN, global>" : ", scale = f8E8M0FNU>");
-  }
-
-  void addArguments(std::vector<emulation::EmulatorArgument> &arguments) const {
-    arguments.push_back(emulation::EmulatorArgument::buffer(codes));
-    arguments.push_back(emulation::EmulatorArgument::buffer(scales));
-    if (isNV())
-      arguments.push_back(emulation::EmulatorArgument::bits(
-          numerics::floatToBits(globalDecodeScale)));
-  }
-
-  /// Batch entry `b` as a [GEMM1] operand.
-  numerics::GemmOperand getOperand(int64_t b) const {
-    numerics::GemmOperand op;
-    op.codes = codes.data() + b * rows * k;
-    op.rows = rows;
-    op.k = k;
-    op.elementType = getElementType(getElement());
-    op.scaleType =
-        isNV() ? numerics::ScaleType::E4M3FN : numerics::ScaleType::E8M0;
-    op.blockSize = getBlockSize();
-    op.scales = scales.data() + b * getScaleRows() * getScaleColumns();
-    op.scaleRowGroup = is2D() ? 16 : 1;
-    op.scaleRowStride = getScaleColumns();
-    op.globalDecodeScale = globalDecodeScale;
-    return op;
-  }
-};
-
-/// Random operand data: `exact` keeps every partial sum exact in f32 (see
-/// the file comment); UE4M3 powers of two 2^-1..2^1 are 0x30, 0x38, 0x40.
-GemmInput makeGemmInput(const std::string &format, int64_t batch,
-                        int64_t rows, int64_t k, bool exact,
-                        std::mt19937 &rng) {
-  GemmInput input{format, batch, rows, k, {}, {}};
-  input.codes = makeCodes(batch * rows * k, input.getElement(), exact, rng);
-  const int64_t scaleCount =
-      batch * input.getScaleRows() * input.getScaleColumns();
-  if (!input.isNV()) {
-    input.scales = makeScales(scaleCount, exact, rng);
-    return input;
-  }
-  std::uniform_int_distribution<int> power(0, 2), finite(0x01, 0x7E);
-  input.scales.resize(scaleCount);
-  for (uint8_t &s : input.scales)
-    s = static_cast<uint8_t>(exact ? 0x30 + 8 * power(rng) : finite(rng));
-  std::uniform_int_distribution<int> exponent(-4, 2);
-  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
-  input.globalDecodeScale =
-      std::ldexp(exact ? 1.0f : mantissa(rng), exponent(rng));
-  return input;
-}
-
-/// Scale codes over the whole finite range: E8M0 0x00..0xFE (2^-127 ..
-/// 2^127), UE4M3 every code but NaN, subnormals and the sign bit included,
-/// so that terms overflow, land among the f32 subnormals and underflow.
-void makeExtremeScales(GemmInput &input, std::mt19937 &rng) {
-  std::uniform_int_distribution<int> e8m0(0x00, 0xFE), e4m3(0x00, 0xFF);
-  for (uint8_t &s : input.scales) {
-    if (!input.isNV()) {
-      s = static_cast<uint8_t>(e8m0(rng));
-      continue;
-    }
-    do
-      s = static_cast<uint8_t>(e4m3(rng));
-    while ((s & 0x7F) == 0x7F);
-  }
-}
-
 /// Whether the chip's kernel equals [GEMM1] bit for bit on any data: sm_90a
 /// with E2M1 operands (exact block sums, one rounding per term).
 bool isBitExactOnAnyData(const std::string &chip, const GemmCase &c) {
@@ -479,66 +202,29 @@ bool isBitExactOnAnyData(const std::string &chip, const GemmCase &c) {
 
 class NVVMGemmKernelTest : public NVVMKernelEmulationTest<GemmCase> {
 protected:
-  enum class Data { Exact, FullRange, ExtremeScales };
-  void check(Data data);
-  void check(bool exact) { check(exact ? Data::Exact : Data::FullRange); }
+  void check(GemmData data);
+  void check(bool exact) {
+    check(exact ? GemmData::Exact : GemmData::FullRange);
+  }
 };
 
-void NVVMGemmKernelTest::check(Data data) {
+void NVVMGemmKernelTest::check(GemmData data) {
   const GemmCase &c = getCase();
   const bool mixed = (c.formatA.find("fp4") == std::string::npos) !=
                      (c.formatB.find("fp4") == std::string::npos);
   if (mixed && !isSM90(getChip()))
     GTEST_SKIP() << getChip() << " rejects FP4 x FP8 operands";
-  const bool exact = data == Data::Exact;
-  std::mt19937 rng(exact ? 21 : 22);
-  GemmInput a = makeGemmInput(c.formatA, c.batch, c.m, c.k, exact, rng);
-  GemmInput b = makeGemmInput(c.formatB, c.batch, c.n, c.k, exact, rng);
-  if (data == Data::ExtremeScales) {
-    makeExtremeScales(a, rng);
-    makeExtremeScales(b, rng);
-  }
-  const std::string accType =
-      "tensor<" + (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +
-      std::to_string(c.m) + "x" + std::to_string(c.n) + "xf32>";
-  std::string resultType = accType, truncation;
-  if (c.bf16) {
-    resultType = accType.substr(0, accType.size() - 4) + "bf16>";
-    truncation = "\n  %t = arith.truncf %c : " + accType + " to " + resultType;
-  }
-  const std::string source =
-      "func.func @main(%a: " + a.getType() + ", %b: " + b.getType() +
-      ", %acc: " + accType + ") -> " + resultType +
-      " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " + a.getType() +
-      ", " + b.getType() + ", " + accType + truncation + "\n  return " +
-      (c.bf16 ? "%t" : "%c") + " : " + resultType + "\n}\n";
-  OwningOpRef<ModuleOp> module = compile(source);
-  ASSERT_TRUE(module);
-
-  std::vector<float> acc(c.batch * c.m * c.n);
-  std::uniform_int_distribution<int> small(-64, 64);
-  for (float &x : acc)
-    x = exact ? small(rng) / 16.0f : std::ldexp(float(small(rng)), 20);
-  std::vector<emulation::EmulatorArgument> arguments;
-  a.addArguments(arguments);
-  b.addArguments(arguments);
-  arguments.push_back(emulation::EmulatorArgument::buffer(asBytes(acc)));
-
-  emulation::EmulatorStats stats;
-  auto results = run(*module, arguments, &stats);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(stats.launches, 1u);
-  EXPECT_GT(stats.mfmas, 0u);
-  std::vector<float> kernel = decodeGemmResult(results[0], acc.size(), c.bf16);
-
-  int bad = 0;
-  for (int64_t batch = 0; batch < c.batch; ++batch)
-    bad += compareWithGemm(a.getOperand(batch), b.getOperand(batch),
-                           acc.data() + batch * c.m * c.n,
-                           kernel.data() + batch * c.m * c.n,
-                           exact || isBitExactOnAnyData(getChip(), c), c.bf16,
-                           "batch " + std::to_string(batch));
-  EXPECT_EQ(bad, 0);
+  const bool bitForBit =
+      data == GemmData::Exact || isBitExactOnAnyData(getChip(), c);
+  EXPECT_EQ(checkGemmKernel(
+                c, data, bitForBit,
+                [&](const std::string &source) { return compile(source); },
+                [&](ModuleOp module,
+                    std::vector<emulation::EmulatorArgument> arguments,
+                    emulation::EmulatorStats *stats) {
+                  return run(module, std::move(arguments), stats);
+                }),
+            0);
 }
 
 TEST_P(NVVMGemmKernelTest, ExactDataBitForBit) { check(/*exact=*/true); }
@@ -550,7 +236,7 @@ TEST_P(NVVMGemmKernelTest, FullRangeWithinReassociationBound) {
 TEST_P(NVVMGemmKernelTest, ExtremeScalesBitForBit) {
   if (!isBitExactOnAnyData(getChip(), getCase()))
     GTEST_SKIP() << "the block sums of this chip and format are not exact";
-  check(Data::ExtremeScales);
+  check(GemmData::ExtremeScales);
 }
 
 std::vector<GemmCase> gemmCases() {

@@ -12,11 +12,14 @@
 
 #include "ReferenceValues.h"
 
+#include "fp4train/Numerics/Formats.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 using namespace fp4train::emulation::ptx;
@@ -477,6 +480,81 @@ TEST(PTXCvt, E2M1x2) {
   // `hi` (PTX operand a) goes to bits 7..4.
   EXPECT_EQ(cvtRnSatfiniteE2M1x2(bitsOf(1.0f), bitsOf(0.5f)), 0x21);
   EXPECT_EQ(cvtRnSatfiniteE2M1x2(bitsOf(-6.0f), bitsOf(3.0f)), 0xF5);
+}
+
+TEST(PTXCvt, RsE2M1x4Rounding) {
+  // |x| between neighbours n·q and (n+1)·q rounds up iff
+  // floor(F · 256) + r >= 256 (F the fraction): 1.25 (F = 1/2) up from
+  // r = 128; 0.3 (q = 0.5, F = 0.6, floor(153.6) = 153) up from r = 103.
+  const std::tuple<float, uint8_t, uint8_t> cases[] = {
+      {1.25f, 127, 0x2},  {1.25f, 128, 0x3},   {-1.25f, 128, 0xB},
+      {0.3f, 102, 0x0},   {0.3f, 103, 0x1},    {5.0f, 127, 0x6},
+      {5.0f, 128, 0x7},   {1.75f, 192, 0x4},   {3.5f, 255, 0x6},
+      {3.5f, 127, 0x5},   {2.0f, 255, 0x4},    {6.0f, 0, 0x7},
+      {7.9f, 0, 0x7},     {1e30f, 0, 0x7},     {INFINITY, 0, 0x7},
+      {-INFINITY, 0, 0xF}, {-0.0f, 255, 0x8},  {1e-40f, 255, 0x0},
+      // A fraction below 2^-8 never rounds up: the low dropped bits are
+      // truncated.
+      {0.5f + 0x1p-10f, 255, 0x1}, {0.001f, 255, 0x0},
+      {std::numeric_limits<float>::quiet_NaN(), 0, 0x7},
+      {-std::numeric_limits<float>::quiet_NaN(), 255, 0x7}};
+  for (auto [x, random, code] : cases)
+    EXPECT_EQ(cvtRsSatfiniteE2M1(bitsOf(x), random), code)
+        << x << " with random bits " << int(random);
+}
+
+TEST(PTXCvt, RsE2M1x4Placement) {
+  // d[15:12] = a, d[11:8] = b, d[7:4] = e, d[3:0] = f; a rounds with rbits
+  // 31..24, e with 23..16, b with 15..8, f with 7..0. 1.25 rounds to 1.5
+  // (code 3) iff its byte is >= 128, else to 1.0 (code 2).
+  const uint32_t x = bitsOf(1.25f);
+  EXPECT_EQ(cvtRsSatfiniteE2M1x4(x, x, x, x, 0x80000000u), 0x3222);
+  EXPECT_EQ(cvtRsSatfiniteE2M1x4(x, x, x, x, 0x00008000u), 0x2322);
+  EXPECT_EQ(cvtRsSatfiniteE2M1x4(x, x, x, x, 0x00800000u), 0x2232);
+  EXPECT_EQ(cvtRsSatfiniteE2M1x4(x, x, x, x, 0x00000080u), 0x2223);
+  EXPECT_EQ(cvtRsSatfiniteE2M1x4(bitsOf(-6.0f), bitsOf(0.5f), bitsOf(3.0f),
+                                 bitsOf(0.0f), 0xFFFFFFFFu),
+            0xF150);
+}
+
+// sr=hardware feeds each element the top byte of its [SR1] word. The
+// decisions then differ exactly where CvtRsE2M1x4.cpp says: with
+// A = floor(F · 2^22) and W = w >> 10 split into a top byte and 14 low bits,
+// where the top bytes sum to 255 and the low parts carry ([SR1] rounds up,
+// the instruction down). Everywhere else the codes are equal.
+TEST(PTXCvt, RsE2M1x4AgainstSR1) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<uint32_t> word;
+  std::uniform_int_distribution<int> binade(-12, 2);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  int differing = 0, samples = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float v = std::ldexp(mantissa(rng), binade(rng)) *
+                    (word(rng) & 1 ? -1.0f : 1.0f);
+    const uint32_t w = word(rng);
+    const uint8_t hardware = cvtRsSatfiniteE2M1(bitsOf(v), w >> 24);
+    const uint8_t library = fp4train::numerics::encodeE2M1Stochastic(v, w);
+    // The fraction between the E2M1 neighbours, as [SR1] truncates it.
+    const double a = std::fabs(double(v));
+    const double quantum = a < 1.0 ? 0.5 : std::ldexp(1.0, std::ilogb(a) - 1);
+    const double steps = a / quantum;
+    const auto frac22 = static_cast<uint32_t>(
+        std::ldexp(steps - std::floor(steps), 22));
+    const uint32_t w22 = w >> 10;
+    const bool predicted = a < 6.0 && (frac22 >> 14) + (w22 >> 14) == 255 &&
+                           (frac22 & 0x3FFF) + (w22 & 0x3FFF) >= (1u << 14);
+    ++samples;
+    if (!predicted) {
+      ASSERT_EQ(hardware, library) << v << " word " << w;
+      continue;
+    }
+    ++differing;
+    // [SR1] one step up in magnitude, same sign.
+    ASSERT_EQ(hardware + 1, library) << v << " word " << w;
+  }
+  // The window is below 2^-8 of the draws, and not empty.
+  EXPECT_GT(differing, 0);
+  EXPECT_LT(differing, samples / 256);
 }
 
 TEST(PTXCvt, E4M3x2) {

@@ -260,4 +260,54 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
   ];
 }
 
+def FP4TrainGPUDeviceMemory : Pass<"fp4train-gpu-device-memory", "ModuleOp"> {
+  let summary = "Give GPU kernels device buffers, with copies where host and device meet";
+  let description = [{
+    After bufferization and kernel outlining, every `gpu.launch_func`
+    reads and writes the host function's buffers (`memref.alloc`, function
+    arguments, `memref.get_global`), which a GPU can touch only with
+    unified memory (XNACK / HMM). This pass gives each buffer a kernel uses
+    a device twin (`gpu.alloc` of the same type) and makes every access
+    happen on the side that holds the current contents:
+
+    - a launch gets the twin (through the same view ops as its operand);
+      the host contents are copied in (`gpu.memcpy`) only when the twin is
+      stale and the host buffer holds data (a fresh `memref.alloc` that
+      no host op wrote, such as a kernel's result buffer, is not copied);
+    - buffers the kernel writes (stores through the argument in the
+      `gpu.func`, or uses the pass cannot see through) become current on
+      the device only;
+    - a host op that reads such a buffer first copies it back; a host op
+      that writes one makes the twin stale;
+    - at `memref.dealloc` of a buffer its twin is freed; at the end of the
+      block every buffer still alive (arguments, results, globals) is made
+      current on the host and the remaining twins are freed.
+
+    Ops with regions that contain launches are processed region by region,
+    with every buffer current on the host at region boundaries. The host
+    function keeps its signature: it takes and returns host buffers.
+
+    Example:
+
+    ```mlir
+    // Before
+    %out = memref.alloc() : memref<64xi8>
+    gpu.launch_func @k::@k ... args(%x : memref<64xf32>, %out : memref<64xi8>)
+    "host.use"(%out) : (memref<64xi8>) -> ()
+    // After
+    %out = memref.alloc() : memref<64xi8>
+    %x_d = gpu.alloc () : memref<64xf32>
+    gpu.memcpy %x_d, %x : memref<64xf32>, memref<64xf32>
+    %out_d = gpu.alloc () : memref<64xi8>
+    gpu.launch_func @k::@k ... args(%x_d : memref<64xf32>, %out_d : memref<64xi8>)
+    gpu.memcpy %out, %out_d : memref<64xi8>, memref<64xi8>
+    "host.use"(%out) : (memref<64xi8>) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // FP4TRAIN_CONVERSION_PASSES_TD

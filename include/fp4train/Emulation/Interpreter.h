@@ -153,6 +153,11 @@ public:
   /// A workgroup barrier (gpu.barrier): every subgroup must reach it; it
   /// separates the shared-memory accesses the race check compares.
   LogicalResult barrier();
+  /// Blocks the executing lanes until `ready()` holds, letting the other
+  /// side of an enclosing divergent branch run (InstructionSet::
+  /// runsBranchesConcurrently); false when nothing else can run (always
+  /// outside such branches), where the caller reports why it waits.
+  bool waitUntil(const std::function<bool()> &ready);
 
   /// The instruction set's state of this workgroup (null on the host or if
   /// the set keeps none).
@@ -210,6 +215,11 @@ public:
   /// What the target calls a subgroup and its shared memory in messages.
   virtual StringRef getSubgroupTerm() const { return "subgroup"; }
   virtual StringRef getSharedMemoryTerm() const { return "shared memory"; }
+  /// True when the two sides of a divergent scf.if in a kernel may wait for
+  /// each other (warp-specialized kernels that synchronize through
+  /// mbarriers): they then run as cooperative fibers that switch only at
+  /// ExecutionContext::waitUntil; false: one after the other (lockstep).
+  virtual bool runsBranchesConcurrently() const { return false; }
 
   /// True if this set executes `op` (e.g. by dialect namespace).
   virtual bool handles(Operation &op) const = 0;

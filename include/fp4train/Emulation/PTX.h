@@ -118,7 +118,8 @@ std::string mmaSyncFP8(const MmaSyncFP8Config &config,
 uint32_t prmt(uint32_t a, uint32_t b, uint32_t c);
 
 //===----------------------------------------------------------------------===//
-// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32, cvt.rp.satfinite.ue8m0x2.f32
+// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32, cvt.rs.satfinite.e2m1x4.f32,
+// cvt.rp.satfinite.ue8m0x2.f32
 //===----------------------------------------------------------------------===//
 
 /// cvt.rn.satfinite.e2m1x2.f32 d, hi, lo: the byte with `hi`'s code in bits
@@ -126,6 +127,15 @@ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c);
 uint8_t cvtRnSatfiniteE2M1x2(uint32_t hiBits, uint32_t loBits);
 /// One element of cvtRnSatfiniteE2M1x2: the 4-bit code of an f32.
 uint8_t cvtRnSatfiniteE2M1(uint32_t bits);
+
+/// cvt.rs.satfinite.e2m1x4.f32 d, {a, b, e, f}, rbits (sm_100a / sm_103a):
+/// the 16-bit result, a's code in bits 15..12 down to f's in 3..0; a rounds
+/// with rbits bits 31..24, e with 23..16, b with 15..8, f with 7..0
+/// (CvtRsE2M1x4.cpp states what the PTX ISA leaves open).
+uint16_t cvtRsSatfiniteE2M1x4(uint32_t a, uint32_t b, uint32_t e, uint32_t f,
+                              uint32_t rbits);
+/// One element of cvtRsSatfiniteE2M1x4 with its 8 random bits.
+uint8_t cvtRsSatfiniteE2M1(uint32_t bits, uint8_t random);
 
 /// cvt.rn.satfinite.e4m3x2.f32 d, hi, lo: the 16-bit result (hi's code in
 /// bits 15..8).

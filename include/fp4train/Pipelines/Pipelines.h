@@ -128,6 +128,28 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
                               CPUNumerics numerics = CPUNumerics::IR);
 
+/// Where the kernels of a GPU pipeline find their buffers.
+enum class GPUMemory {
+  /// Device buffers (gpu.alloc) with copies where host and device code
+  /// meet (fp4train-gpu-device-memory): runs on any GPU.
+  Device,
+  /// The host function's own buffers: needs unified memory (HMM; XNACK on
+  /// AMD), saves the copies.
+  Unified,
+};
+
+/// The options every GPU pipeline adds to fp4train-quantize-pipeline's.
+struct GPUPipelineOptions : public QuantizePipelineOptions {
+  Option<GPUMemory> memory{
+      *this, "memory", llvm::cl::desc("where kernels find their buffers"),
+      llvm::cl::init(GPUMemory::Device),
+      llvm::cl::values(
+          clEnumValN(GPUMemory::Device, "device",
+                     "device buffers, copies inserted where needed"),
+          clEnumValN(GPUMemory::Unified, "unified",
+                     "host buffers (unified memory, XNACK/HMM)"))};
+};
+
 /// What gpu-module-to-binary produces for the device code of
 /// fp4train-rocm-pipeline.
 enum class ROCmFormat {
@@ -140,9 +162,9 @@ enum class ROCmFormat {
 };
 
 /// Options of fp4train-rocm-pipeline: every option of
-/// fp4train-quantize-pipeline, the chip, the device code format and the
-/// scaled MFMA choice.
-struct ROCmPipelineOptions : public QuantizePipelineOptions {
+/// fp4train-quantize-pipeline, the memory model, the chip, the device code
+/// format and the scaled MFMA choice.
+struct ROCmPipelineOptions : public GPUPipelineOptions {
   Option<std::string> chip{
       *this, "chip", llvm::cl::desc("AMDGPU chip (needs gfx950)"),
       llvm::cl::init("gfx950")};
@@ -190,7 +212,7 @@ enum class CUDAFormat {
 /// Options of fp4train-cuda-pipeline: every option of
 /// fp4train-quantize-pipeline, the chip, the device code format and the
 /// CUDA toolkit that `format=bin` takes ptxas from.
-struct CUDAPipelineOptions : public QuantizePipelineOptions {
+struct CUDAPipelineOptions : public GPUPipelineOptions {
   Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc(

@@ -80,8 +80,52 @@ LogicalResult Executor::executeGPU(Operation &op, const Mask &mask) {
       .Case([&](gpu::SubgroupSizeOp) {
         return indexValue([&](unsigned) { return subgroupSize; });
       })
+      .Case([&](gpu::DynamicSharedMemoryOp dynamic) -> LogicalResult {
+        // The launch's dynamic shared memory as a memref<?xi8> (the op's
+        // only result type).
+        if (!kernel || !dynamicShared)
+          return fail(&op, "gpu.dynamic_shared_memory in a launch without "
+                           "dynamic " +
+                               instructionSet.getSharedMemoryTerm());
+        View view;
+        view.memory = dynamicShared;
+        view.elementBytes = 1;
+        view.sizes = {static_cast<int64_t>(dynamicShared->bytes.size())};
+        view.strides = {1};
+        views[dynamic.getResult()] = std::move(view);
+        return success();
+      })
       .Case([&](gpu::BarrierOp) { return barrier(&op, mask); })
       .Case([&](gpu::LaunchFuncOp launchOp) { return launch(launchOp); })
+      // Device memory (synchronous forms: what fp4train-gpu-device-memory
+      // emits; gpu-async-region runs after the form the emulator takes).
+      .Case([&](gpu::AllocOp alloc) -> LogicalResult {
+        MemRefType type = alloc.getType();
+        if (kernel || alloc.getAsyncToken() || !type.hasStaticShape() ||
+            !type.getLayout().isIdentity())
+          return fail(&op, "only synchronous host allocations of static "
+                           "identity-layout memrefs");
+        View view = allocate(type, /*shared=*/false);
+        view.memory->device = true;
+        // Fresh device memory holds garbage: a kernel that reads a buffer
+        // nothing copied in sees NaN / 0xFF codes, not the host's data.
+        std::fill(view.memory->bytes.begin(), view.memory->bytes.end(),
+                  uint8_t{0xFF});
+        views[alloc.getMemref()] = std::move(view);
+        return success();
+      })
+      .Case([&](gpu::MemcpyOp copy) -> LogicalResult {
+        if (kernel || copy.getAsyncToken())
+          return fail(&op, "only synchronous host copies");
+        return copyElements(&op, views[copy.getSrc()], views[copy.getDst()]);
+      })
+      .Case([&](gpu::DeallocOp dealloc) -> LogicalResult {
+        if (kernel || dealloc.getAsyncToken())
+          return fail(&op, "only synchronous host deallocations");
+        if (!views[dealloc.getMemref()].memory->device)
+          return fail(&op, "gpu.dealloc of host memory");
+        return success();
+      })
       .Default([&](Operation *) { return failUnsupported(&op); });
 }
 
@@ -155,9 +199,21 @@ LogicalResult Executor::executeIf(scf::IfOp op, const Mask &mask) {
       results.push_back(get(v));
     return success();
   };
-  if (failed(branch(op.getThenRegion(), thenMask, thenValues)) ||
-      failed(branch(op.getElseRegion(), elseMask, elseValues)))
+  if (kernel && instructionSet.runsBranchesConcurrently() &&
+      !op.getElseRegion().empty() && any(thenMask) && any(elseMask)) {
+    // Both sides as fibers (Fibers.h): the then side runs first, the else
+    // side when the then side waits or ends.
+    if (!fibers)
+      fibers = std::make_unique<FiberScheduler>();
+    std::vector<LogicalResult> results = fibers->spawn(
+        {[&] { return branch(op.getThenRegion(), thenMask, thenValues); },
+         [&] { return branch(op.getElseRegion(), elseMask, elseValues); }});
+    if (failed(results[0]) || failed(results[1]))
+      return failure();
+  } else if (failed(branch(op.getThenRegion(), thenMask, thenValues)) ||
+             failed(branch(op.getElseRegion(), elseMask, elseValues))) {
     return failure();
+  }
   for (auto [k, result] : llvm::enumerate(op.getResults())) {
     Lanes merged(lanes, getWidth(result.getType()));
     for (unsigned lane = 0; lane < lanes; ++lane) {

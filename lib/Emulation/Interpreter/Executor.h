@@ -9,6 +9,8 @@
 #ifndef FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
 #define FP4TRAIN_LIB_EMULATION_INTERPRETER_EXECUTOR_H
 
+#include "Fibers.h"
+
 #include "fp4train/Emulation/Interpreter.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,6 +37,9 @@ using Mask = std::vector<char>;
 struct Memory {
   std::vector<uint8_t> bytes;
   bool shared = false;
+  /// A gpu.alloc buffer: with separate memories (Executor::separateMemories)
+  /// only kernels and gpu.memcpy may touch it.
+  bool device = false;
   /// The byte address of the allocation: in the workgroup's shared window,
   /// or (global memory, once a pointer to it is taken) in the global window.
   uint64_t address = 0;
@@ -174,11 +179,21 @@ public:
   std::string &error;
   /// The host's hooks (null: none); kernels never launch.
   const EmulatorHooks *hooks = nullptr;
+  /// The host function allocates device memory (gpu.alloc): it runs as on a
+  /// GPU without unified memory, where kernels touch only device buffers
+  /// and host ops only host ones.
+  bool separateMemories = false;
   DenseMap<Value, Lanes> values;
   DenseMap<Value, View> views;
   /// The workgroup's shared allocations by address, and the instruction
   /// set's state of the workgroup.
   std::vector<std::shared_ptr<Memory>> sharedWindow;
+  /// The launch's dynamic shared memory (gpu.dynamic_shared_memory), null
+  /// when the launch has none.
+  std::shared_ptr<Memory> dynamicShared;
+  /// The workgroup's fibers (Fibers.h), made at its first divergent scf.if
+  /// on an instruction set that runs branches concurrently.
+  std::unique_ptr<FiberScheduler> fibers;
   std::unique_ptr<WorkgroupState> workgroupState;
   std::shared_ptr<GlobalWindow> globalWindow = std::make_shared<GlobalWindow>();
 
@@ -255,6 +270,10 @@ private:
   LogicalResult executeGeneric(linalg::LinalgOp op);
   LogicalResult executeFill(linalg::FillOp op);
   LogicalResult launch(gpu::LaunchFuncOp op);
+  /// Copies the elements of `from` to `to` (same shape, any strides).
+  LogicalResult copyElements(Operation *op, const View &from, const View &to);
+  /// With separate memories: fails when host op `op` touches device memory.
+  LogicalResult checkHostAccess(Operation &op);
 
   /// The iteration point of the linalg.generic being executed (host only).
   SmallVector<int64_t> linalgPoint;

@@ -12,8 +12,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
@@ -27,6 +29,10 @@ using namespace mlir::fp4train::emulation::detail;
 //===----------------------------------------------------------------------===//
 
 LogicalResult Executor::fail(Operation *op, const Twine &message) {
+  // Fibers failing after the first failure (their waits can no longer
+  // complete) keep its message.
+  if (fibers && !error.empty())
+    return failure();
   std::string location;
   llvm::raw_string_ostream os(location);
   op->getLoc().print(os);
@@ -64,7 +70,25 @@ LogicalResult Executor::run(Block &block, const Mask &mask,
   return success();
 }
 
+LogicalResult Executor::checkHostAccess(Operation &op) {
+  // Copies, frees, views and launches (checked per operand) may hold
+  // device buffers; any other host op reading or writing one would fault.
+  if (isa<gpu::MemcpyOp, gpu::DeallocOp, gpu::LaunchFuncOp, memref::DimOp,
+          ViewLikeOpInterface>(op))
+    return success();
+  for (Value operand : op.getOperands()) {
+    auto it = views.find(operand);
+    if (it != views.end() && it->second.memory && it->second.memory->device)
+      return fail(&op, "host op touches device memory (a gpu.alloc buffer): "
+                       "without unified memory it needs a gpu.memcpy to the "
+                       "host first");
+  }
+  return success();
+}
+
 LogicalResult Executor::execute(Operation &op, const Mask &mask) {
+  if (separateMemories && !kernel && failed(checkHostAccess(op)))
+    return failure();
   Dialect *dialect = op.getDialect();
   StringRef ns = dialect ? dialect->getNamespace() : "";
   // Intrinsics called by name (llvm.call_intrinsic: sm_90a's FP8 mma.sync,
@@ -136,10 +160,14 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
       op, op.getKernel());
   if (!function)
     return fail(op, "kernel not found");
-  if (op.getClusterSizeX() || op.getDynamicSharedMemorySize())
-    return fail(op, "clusters and dynamic " +
-                        instructionSet.getSharedMemoryTerm() +
-                        " are not supported");
+  if (op.getClusterSizeX())
+    return fail(op, "clusters are not supported");
+  // Dynamic shared memory: a byte buffer of the launch's size per workgroup,
+  // after the static attributions (CUDA's layout).
+  int64_t dynamicBytes = 0;
+  if (Value size = op.getDynamicSharedMemorySize()) {
+    dynamicBytes = static_cast<int64_t>(static_cast<uint32_t>(get(size).at(0)));
+  }
   gpu::KernelDim3 grid = op.getGridSizeOperandValues();
   gpu::KernelDim3 block = op.getBlockSizeOperandValues();
   auto scalar = [&](Value v) {
@@ -155,6 +183,16 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
   // The shared-memory shadow keeps a bit per subgroup.
   if ((threads + subgroupSize - 1) / subgroupSize > 64)
     return fail(op, "more than 64 subgroups in a workgroup");
+  if (separateMemories)
+    for (auto [i, operand] : llvm::enumerate(op.getKernelOperands())) {
+      auto it = views.find(operand);
+      if (it != views.end() && it->second.memory && !it->second.memory->device)
+        return fail(op, llvm::formatv("kernel operand {0} is host memory: "
+                                      "without unified memory the GPU cannot "
+                                      "touch it (fp4train-gpu-device-memory "
+                                      "gives kernels device buffers)",
+                                      i));
+    }
   ++stats.launches;
 
   LaunchInfo info;
@@ -216,6 +254,12 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
             group.sharedWindow.push_back(view.memory);
           }
           group.views[attribution] = std::move(view);
+        }
+        if (dynamicBytes) {
+          group.dynamicShared =
+              std::make_shared<Memory>(dynamicBytes, /*isShared=*/true);
+          group.dynamicShared->address = sharedEnd;
+          group.sharedWindow.push_back(group.dynamicShared);
         }
         group.workgroupState = instructionSet.createWorkgroupState();
         ++stats.workgroups;
@@ -341,6 +385,11 @@ LogicalResult ExecutionContext::fail(const Twine &message) const {
 LogicalResult ExecutionContext::barrier() {
   return executor.barrier(&op, mask);
 }
+bool ExecutionContext::waitUntil(const std::function<bool()> &ready) {
+  if (ready())
+    return true;
+  return executor.fibers && executor.fibers->waitUntil(ready);
+}
 WorkgroupState *ExecutionContext::getWorkgroupState() const {
   return executor.workgroupState.get();
 }
@@ -450,6 +499,9 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
   std::string error;
   Executor host(instructionSet, 1, stats ? *stats : localStats, error);
   host.hooks = hooks;
+  host.separateMemories =
+      function.walk([](gpu::AllocOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
   for (auto [argument, given] :
        llvm::zip(function.getArguments(), arguments)) {
     if (auto type = dyn_cast<MemRefType>(argument.getType())) {
@@ -495,6 +547,9 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
       return makeError("emulate: only memref and scalar results are "
                        "supported");
     const View &view = host.views[value];
+    if (host.separateMemories && view.memory->device)
+      return makeError("emulate: result is device memory; the caller gets "
+                       "host buffers");
     std::vector<uint8_t> bytes(view.getNumElements() * view.elementBytes);
     // Row-major copy through the view's strides.
     view.forEachElement([&](int64_t n, int64_t element) {

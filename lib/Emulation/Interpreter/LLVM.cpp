@@ -124,6 +124,11 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
                out, getElementBits(result.getType()), lanes);
         return success();
       })
+      .Case([&](LLVM::AddrSpaceCastOp) {
+        // cvta: the emulator's generic, global and shared pointers are the
+        // same addresses (the shared and global windows do not overlap).
+        return map1([](Word a) { return a; });
+      })
       .Case<LLVM::IntToPtrOp, LLVM::PtrToIntOp>([&](Operation *cast) {
         // Pointers are their addresses (64-bit words).
         const unsigned to = getElementBits(result.getType());

@@ -192,23 +192,8 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
         // Host code between kernels (a training step's results).
         if (kernel)
           return fail(&op, "memref.copy inside a kernel");
-        const View &from = views[copy.getSource()];
-        const View &to = views[copy.getTarget()];
-        if (from.sizes != to.sizes || from.elementBytes != to.elementBytes)
-          return fail(&op, "copy between views of different shapes");
-        std::vector<int64_t> sources;
-        from.forEachElement(
-            [&](int64_t, int64_t element) { sources.push_back(element); });
-        const unsigned bytes = from.elementBytes;
-        std::vector<uint8_t> staged(sources.size() * bytes);
-        for (size_t i = 0; i < sources.size(); ++i)
-          std::memcpy(staged.data() + i * bytes,
-                      from.memory->bytes.data() + sources[i] * bytes, bytes);
-        to.forEachElement([&](int64_t n, int64_t element) {
-          std::memcpy(to.memory->bytes.data() + element * bytes,
-                      staged.data() + n * bytes, bytes);
-        });
-        return success();
+        return copyElements(&op, views[copy.getSource()],
+                            views[copy.getTarget()]);
       })
       .Case([&](memref::ExtractAlignedPointerAsIndexOp extract)
                 -> LogicalResult {
@@ -242,4 +227,23 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
       .Default([&](Operation *) {
         return failUnsupported(&op);
       });
+}
+
+LogicalResult Executor::copyElements(Operation *op, const View &from,
+                                     const View &to) {
+  if (from.sizes != to.sizes || from.elementBytes != to.elementBytes)
+    return fail(op, "copy between views of different shapes");
+  std::vector<int64_t> sources;
+  from.forEachElement(
+      [&](int64_t, int64_t element) { sources.push_back(element); });
+  const unsigned bytes = from.elementBytes;
+  std::vector<uint8_t> staged(sources.size() * bytes);
+  for (size_t i = 0; i < sources.size(); ++i)
+    std::memcpy(staged.data() + i * bytes,
+                from.memory->bytes.data() + sources[i] * bytes, bytes);
+  to.forEachElement([&](int64_t n, int64_t element) {
+    std::memcpy(to.memory->bytes.data() + element * bytes,
+                staged.data() + n * bytes, bytes);
+  });
+  return success();
 }

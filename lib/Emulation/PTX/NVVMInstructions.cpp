@@ -367,8 +367,50 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
              NVVM::BlockDimYOp, NVVM::BlockDimZOp, NVVM::BlockIdXOp,
              NVVM::BlockIdYOp, NVVM::BlockIdZOp, NVVM::GridDimXOp,
              NVVM::GridDimYOp, NVVM::GridDimZOp, NVVM::LaneIdOp,
-             NVVM::WarpIdOp, NVVM::WarpSizeOp>(op);
+             NVVM::WarpIdOp, NVVM::WarpSizeOp, NVVM::SyncWarpOp>(op);
 }
+
+namespace {
+/// bar.warp.sync membermask (PTX ISA, "Parallel Synchronization and
+/// Communication Instructions: bar.warp.sync"): each
+/// thread waits until every thread of `membermask` in its warp has executed
+/// a bar.warp.sync with the same mask; a thread not in its own mask is
+/// undefined behaviour. In lockstep a warp's lanes that are not active now
+/// cannot reach it, so every lane of the mask must be active (hardware
+/// would wait forever) and the mask the same in all of them.
+LogicalResult executeSyncWarp(NVVM::SyncWarpOp sync,
+                              ExecutionContext &context) {
+  const unsigned size = context.getSubgroupSize();
+  for (unsigned warp = 0; warp < context.getNumSubgroups(); ++warp) {
+    const unsigned first = warp * size;
+    const unsigned end = std::min(context.getNumLanes(), first + size);
+    std::optional<uint32_t> mask;
+    for (unsigned lane = first; lane < end; ++lane) {
+      if (!context.isActive(lane))
+        continue;
+      const uint32_t laneMask = context.getWord(sync.getMask(), lane);
+      if (mask && *mask != laneMask)
+        return context.fail(llvm::formatv(
+            "bar.warp.sync masks differ across warp {0}", warp));
+      mask = laneMask;
+      if (!(laneMask >> (lane - first) & 1))
+        return context.fail(llvm::formatv(
+            "bar.warp.sync: lane {0} of warp {1} is not in its membermask "
+            "{2:x8}",
+            lane - first, warp, laneMask));
+    }
+    if (!mask)
+      continue;
+    for (unsigned lane = first; lane < end; ++lane)
+      if ((*mask >> (lane - first) & 1) && !context.isActive(lane))
+        return context.fail(llvm::formatv(
+            "bar.warp.sync {0:x8}: lane {1} of warp {2} does not take part "
+            "(it would wait forever)",
+            *mask, lane - first, warp));
+  }
+  return success();
+}
+} // namespace
 
 LogicalResult
 mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
@@ -391,6 +433,7 @@ mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
       .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op>(
           [&](auto convert) { return executeConvert(convert, context); })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
+      .Case([&](NVVM::SyncWarpOp sync) { return executeSyncWarp(sync, context); })
       .Case([&](NVVM::BarrierOp barrier) -> LogicalResult {
         // Any barrier id: with every thread of the CTA taking part, each
         // is a full workgroup barrier.

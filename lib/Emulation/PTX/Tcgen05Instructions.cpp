@@ -22,8 +22,11 @@
 //    tensor-memory cells they write stay "pending" until a tcgen05.commit by
 //    the issuing thread arrives on an mbarrier whose phase then completes; a
 //    tcgen05.ld of a pending cell is an error (the missing commit/wait);
-//  - the potentially blocking mbarrier.try_wait.parity fails when its phase
-//    has not completed: in lockstep nothing else could complete it;
+//  - the potentially blocking mbarrier.try_wait.parity on a phase that has
+//    not completed lets the other side of an enclosing divergent branch run
+//    (the roles of a warp-specialized kernel are fibers, Interpreter/
+//    Fibers.h) and fails when nothing else can run (a deadlock);
+//  - cp.async (non-bulk) copies when issued, zero-filling past src-size;
 //  - the non-tensor bulk copies (cp.async.bulk global -> shared with
 //    complete-tx on an mbarrier, shared -> global) copy when issued; the
 //    asynchronous proxy's shared-memory accesses (bulk copies, tensor-core
@@ -508,12 +511,20 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
                 "mbarrier.init has not initialized",
                 at));
           const uint32_t parity = context.getWord(wait.getPhase(), lane) & 1;
-          if ((*barrier)->isPhaseComplete(parity))
+          // The other roles of a warp-specialized kernel may complete it
+          // meanwhile (runsBranchesConcurrently).
+          if (context.waitUntil([&context, at, parity] {
+                FailureOr<ptx::Mbarrier *> b = getBarrier(context, at);
+                return succeeded(b) && (*b)->isPhaseComplete(parity);
+              }))
             return success();
+          barrier = getBarrier(context, at);
+          if (failed(barrier))
+            return failure();
           return context.fail(llvm::formatv(
               "thread {0} waits for phase parity {1} of the mbarrier at shared "
               "address {2}, which is in phase {3} with {4} pending arrivals "
-              "and tx-count {5}: in lockstep emulation nothing can complete "
+              "and tx-count {5}: no other thread of the workgroup can complete "
               "it (a missing arrive, commit or complete-tx)",
               lane, parity, at, (*barrier)->getPhase(),
               (*barrier)->getPending(), (*barrier)->getTxCount()));
@@ -586,10 +597,61 @@ LogicalResult executeBulkStore(NVVM::CpAsyncBulkSharedCTAToGlobalOp copy,
 }
 
 //===----------------------------------------------------------------------===//
+// cp.async (non-bulk, PTX ISA §9.7.9.25.3.1)
+//===----------------------------------------------------------------------===//
+
+/// cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: per
+/// issuing thread, the first src-size bytes (cp-size when absent) of the
+/// cp-size bytes at `src` (global) to `dst` (shared), the rest zero-filled
+/// ("the remaining bytes are zero-filled"); src-size must not exceed
+/// cp-size. The copy is a weak write of the executing thread (generic
+/// proxy), modelled as complete when issued: cp.async.commit_group /
+/// wait_group are no-ops, and a read of the destination before the
+/// wait_group that would complete it is not reported.
+LogicalResult executeCpAsync(NVVM::CpAsyncOp copy, ExecutionContext &context) {
+  const uint32_t cpSize = copy.getSize();
+  if (cpSize != 4 && cpSize != 8 && cpSize != 16)
+    return context.fail(
+        llvm::formatv("cp.async cp-size {0} is not 4, 8 or 16", cpSize));
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    const uint32_t srcSize =
+        copy.getCpSize() ? context.getWord(copy.getCpSize(), lane) : cpSize;
+    if (srcSize > cpSize)
+      return context.fail(llvm::formatv(
+          "cp.async src-size {0} exceeds cp-size {1}", srcSize, cpSize));
+    std::vector<uint8_t> bytes(cpSize, 0);
+    if (srcSize &&
+        failed(context.accessGlobal(getWord64(context, copy.getSrc(), lane),
+                                    srcSize, /*write=*/false, bytes.data())))
+      return failure();
+    return context.writeShared(getWord64(context, copy.getDst(), lane),
+                               cpSize, lane / context.getSubgroupSize(),
+                               bytes.data());
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
 //===----------------------------------------------------------------------===//
 
 constexpr StringLiteral kTcgen05Prefix = "llvm.nvvm.tcgen05.";
+/// cvt.rs.satfinite.e2m1x4.f32 as sm_103a's modules call it.
+constexpr StringLiteral kCvtRsE2M1x4 = "llvm.nvvm.f32x4.to.e2m1x4.rs.satfinite";
+
+/// cvt.rs.satfinite.e2m1x4.f32 d, {src[0..3]}, rbits (ptx::cvtRsSatfiniteE2M1x4:
+/// src[0] is the PTX operand a, whose code lands in d[15:12]).
+LogicalResult executeCvtRsE2M1x4(Value src, Value rbits, Value dst,
+                                 ExecutionContext &context) {
+  LaneValues &out = context.define(dst);
+  context.forEachActiveLane([&](unsigned lane) {
+    out.at(lane) = ptx::cvtRsSatfiniteE2M1x4(
+        context.getWord(src, lane, 0), context.getWord(src, lane, 1),
+        context.getWord(src, lane, 2), context.getWord(src, lane, 3),
+        context.getWord(rbits, lane));
+  });
+  ++context.getStats().conversions;
+  return success();
+}
 
 std::optional<std::pair<ptx::CpShape, ptx::CpMulticast>>
 parseCpShape(StringRef name) {
@@ -725,9 +787,11 @@ LogicalResult executeIntrinsic(LLVM::CallIntrinsicOp call,
 class SM100InstructionSet final : public nvvm::NVVMInstructionSet {
 public:
   using NVVMInstructionSet::NVVMInstructionSet;
+  bool runsBranchesConcurrently() const override { return true; }
   bool handles(Operation &op) const override {
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
-      return call.getIntrin().starts_with(kTcgen05Prefix);
+      return call.getIntrin().starts_with(kTcgen05Prefix) ||
+             call.getIntrin() == kCvtRsE2M1x4;
     return nvvm::isCommonNVVMOp(op) ||
            isa<NVVM::Tcgen05AllocOp, NVVM::Tcgen05DeallocOp,
                NVVM::Tcgen05RelinquishAllocPermitOp, NVVM::Tcgen05FenceOp,
@@ -741,7 +805,9 @@ public:
                NVVM::CpAsyncBulkGlobalToSharedClusterOp,
                NVVM::CpAsyncBulkSharedCTAToGlobalOp,
                NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
-               NVVM::FenceProxyOp>(op);
+               NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp,
+               NVVM::CpAsyncWaitGroupOp, NVVM::FenceProxyOp,
+               NVVM::ConvertF32x4ToF4x4Op>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -760,8 +826,21 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
     return group == NVVM::CTAGroupKind::CTA_2;
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case([&](LLVM::CallIntrinsicOp call) {
-        return executeIntrinsic(call, context);
+      .Case([&](LLVM::CallIntrinsicOp call) -> LogicalResult {
+        if (call.getIntrin() != kCvtRsE2M1x4)
+          return executeIntrinsic(call, context);
+        if (call.getArgs().size() != 2 || call.getNumResults() != 1)
+          return context.fail(llvm::formatv("intrinsic '{0}' takes a "
+                                            "vector<4xf32> and an i32",
+                                            kCvtRsE2M1x4));
+        return executeCvtRsE2M1x4(call.getArgs()[0], call.getArgs()[1],
+                                  call.getResult(0), context);
+      })
+      .Case([&](NVVM::ConvertF32x4ToF4x4Op cvt) -> LogicalResult {
+        if (cvt.getRelu() || !isa<Float4E2M1FNType>(cvt.getDstTy()))
+          return context.fail("only cvt.rs.satfinite.e2m1x4.f32 is modelled");
+        return executeCvtRsE2M1x4(cvt.getSrc(), cvt.getRbits(), cvt.getDst(),
+                                  context);
       })
       .Case([&](NVVM::Tcgen05AllocOp alloc) -> LogicalResult {
         if (failed(requireCtaGroup1(context, ctaGroup2(alloc.getGroup()))))
@@ -780,7 +859,9 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
       })
       .Case<NVVM::Tcgen05FenceOp, NVVM::Tcgen05WaitOp,
             NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
+            NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
             NVVM::FenceProxyOp>([&](Operation *) { return success(); })
+      .Case([&](NVVM::CpAsyncOp copy) { return executeCpAsync(copy, context); })
       .Case([&](NVVM::CpAsyncBulkGlobalToSharedClusterOp copy) {
         return executeBulkLoad(copy, context);
       })

@@ -1,0 +1,347 @@
+//===- SM100KernelEmulationTest.cpp - sm_100a/sm_103a kernels vs numerics -===//
+//
+// DESIGN.md §7.4 for the tcgen05 chips: the kernels buildCUDAKernelPipeline
+// (recipe none) generates for sm_100a and sm_103a (the same tcgen05 GEMM,
+// as NVVM ops on sm_100a and as llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
+// on sm_103a, NVVM.md trap 1) are executed by the emulator on that chip's
+// instruction set (the kernel's warp roles as fibers that switch at
+// mbarrier waits), whose tcgen05 / mbarrier / cp.async ops are the
+// PTX models of lib/Emulation/PTX (written independently of the lowering),
+// and compared with the numerics library on the same inputs:
+//  - GEMM kernels ([GEMM1]) on tcgen05.mma.cta_group::1 M = N = 128:
+//    kind::mxf4nvf4.block16 (NVFP4, UE4M3, 1-D and 16x16 blocks, global
+//    scales), kind::mxf4nvf4.block32 (MXFP4, UE8M0), kind::mxf8f6f4 (MXFP8
+//    E4M3 x E4M3, E4M3 x E5M2); whole tiles with K over more stages than
+//    the 4-stage ring (the mbarrier phases wrap), ragged M, N and K (a
+//    partial last stage), a batch, f32 results and the bf16 epilogue:
+//      * bit for bit on data whose every partial sum is exact in f32 (the
+//        value ranges of the sm_120a test: every E2M1 code, FP8 magnitudes
+//        in [0.5, 4), E8M0 scales 2^-1..2^1, UE4M3 scales and global
+//        scales that are powers of two), so any misplaced operand byte,
+//        swizzle chunk, scale byte, SF id or TMEM cell changes the result;
+//      * on full-range data within the reassociation bound of
+//        compareWithGemm: the kernel rounds once per MMA (K = 64: 4 NVFP4
+//        or 2 MXFP4 blocks; K = 32: 1 MXFP8 block, as the model's
+//        exact-then-round-once assumption says) plus twice in the
+//        epilogue, [GEMM1] once per block plus twice:
+//          |kernel - library| <= 2 (nb + 2) 2^-24 (g Σ_b |term_b| + |acc|)
+//                                + 2^-149,   nb = K / block size;
+//  - negative checks: the lowered module with one instruction-descriptor
+//    field (N), one shared-memory descriptor field (A's swizzle mode) or the
+//    scale layout (the TMEM column of A's scale atoms) rewritten in the IR,
+//    or without its tcgen05.commits, must not match (mismatches, or an
+//    emulator error that is not a missing op);
+//  - the quantize and Hadamard kernels, which the tcgen05 chips share with
+//    sm_120a (the same cases, bit for bit).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmulationTestUtils.h"
+
+#include "fp4train/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+using namespace ::fp4train::emulation_test;
+namespace numerics = ::fp4train::numerics;
+
+namespace {
+
+const std::vector<std::string> kChips = {"sm_100a", "sm_103a"};
+
+/// A fixture whose parameter is (chip, case).
+template <typename Case>
+class SM100KernelTest
+    : public KernelEmulationFixture,
+      public ::testing::WithParamInterface<std::tuple<std::string, Case>> {
+protected:
+  const std::string &getChip() const { return std::get<0>(this->GetParam()); }
+  const Case &getCase() const { return std::get<1>(this->GetParam()); }
+
+  /// Parses `source` and lowers it with buildCUDAKernelPipeline.
+  OwningOpRef<ModuleOp> compile(const std::string &source) {
+    CUDAPipelineOptions options;
+    options.recipe = "none";
+    options.chip = getChip();
+    return ::fp4train::emulation_test::compile(
+        context, source,
+        [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); });
+  }
+  std::vector<std::vector<uint8_t>>
+  run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+      emulation::EmulatorStats *stats) {
+    return KernelEmulationFixture::run(module, std::move(arguments),
+                                       getChip(), stats);
+  }
+  CompileFn getCompile() {
+    compileFn = [this](const std::string &source) { return compile(source); };
+    return compileFn;
+  }
+  RunFn getRun() {
+    runFn = [this](ModuleOp module,
+                   std::vector<emulation::EmulatorArgument> arguments,
+                   emulation::EmulatorStats *stats) {
+      return run(module, std::move(arguments), stats);
+    };
+    return runFn;
+  }
+
+private:
+  std::function<OwningOpRef<ModuleOp>(const std::string &)> compileFn;
+  std::function<std::vector<std::vector<uint8_t>>(
+      ModuleOp, std::vector<emulation::EmulatorArgument>,
+      emulation::EmulatorStats *)>
+      runFn;
+};
+
+template <typename Case>
+std::string
+getChipTestName(const ::testing::TestParamInfo<std::tuple<std::string, Case>>
+                    &info,
+                std::string (*getName)(const Case &)) {
+  return sanitizeTestName(std::get<0>(info.param)) + "_" +
+         getName(std::get<1>(info.param));
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize and Hadamard kernels (shared with sm_120a)
+//===----------------------------------------------------------------------===//
+
+using SM100QuantizeKernelTest = SM100KernelTest<QuantizeCase>;
+
+TEST_P(SM100QuantizeKernelTest, MatchesLibrary) {
+  checkQuantizeKernel(getCase(), getCompile(), getRun());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100QuantizeKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getQuantizeCases())),
+    [](const auto &info) {
+      return getChipTestName<QuantizeCase>(info, getQuantizeTestName);
+    });
+
+using SM100HadamardKernelTest = SM100KernelTest<HadamardCase>;
+
+TEST_P(SM100HadamardKernelTest, MatchesLibrary) {
+  checkHadamardKernel(getCase(), getCompile(), getRun());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100HadamardKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getHadamardCases())),
+    [](const auto &info) {
+      return getChipTestName<HadamardCase>(info, getHadamardTestName);
+    });
+
+//===----------------------------------------------------------------------===//
+// GEMM kernels
+//===----------------------------------------------------------------------===//
+
+using SM100GemmKernelTest = SM100KernelTest<GemmCase>;
+
+TEST_P(SM100GemmKernelTest, ExactDataBitForBit) {
+  EXPECT_EQ(checkGemmKernel(getCase(), GemmData::Exact, /*bitForBit=*/true,
+                            getCompile(), getRun()),
+            0);
+}
+
+TEST_P(SM100GemmKernelTest, FullRangeWithinReassociationBound) {
+  EXPECT_EQ(
+      checkGemmKernel(getCase(), GemmData::FullRange,
+                                /*bitForBit=*/false, getCompile(), getRun()), 0);
+}
+
+std::vector<GemmCase> getTcgen05GemmCases() {
+  // One workgroup per 128 x 128 tile; a stage is 256 E2M1 / 128 8-bit
+  // elements of K, four MMAs.
+  return {
+      // NVFP4 (kind::mxf4nvf4.block16, UE4M3 4X) with global scales: one
+      // tile over 5 stages (the 4-stage ring wraps); ragged M, N and K =
+      // 320 (a 1/4 last stage); 1-D x 16x16 (the weight layout), tiled and
+      // ragged; a batch of 2-D-blocked weights.
+      {1, 128, 128, 1280, "nvfp4", "nvfp4"},
+      {1, 130, 70, 320, "nvfp4", "nvfp4"},
+      {1, 128, 128, 256, "nvfp4", "nvfp4-2d"},
+      {1, 100, 80, 160, "nvfp4", "nvfp4-2d"},
+      {2, 40, 32, 160, "nvfp4", "nvfp4-2d"},
+      // MXFP4 (kind::mxf4nvf4.block32, UE8M0 2X, SF ids 0 and 2).
+      {1, 128, 128, 512, "mxfp4", "mxfp4"},
+      {1, 130, 70, 320, "mxfp4", "mxfp4"},
+      {2, 40, 24, 160, "mxfp4", "mxfp4"},
+      // MXFP8 (kind::mxf8f6f4, UE8M0 1X, SF ids 0..3): 5 stages; ragged.
+      {1, 128, 128, 640, "e4m3", "e4m3"},
+      {1, 130, 70, 320, "e4m3", "e5m2"},
+      {1, 100, 72, 96, "e4m3", "e4m3"},
+      // bf16 epilogue: a whole tile, ragged odd N, NVFP4 and MXFP8.
+      {1, 128, 128, 256, "mxfp4", "mxfp4", true},
+      {1, 130, 41, 192, "mxfp4", "mxfp4", true},
+      {1, 130, 80, 320, "nvfp4", "nvfp4-2d", true},
+      {1, 100, 72, 96, "e4m3", "e5m2", true},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100GemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getTcgen05GemmCases())),
+    [](const auto &info) {
+      return getChipTestName<GemmCase>(info, getGemmTestName);
+    });
+
+//===----------------------------------------------------------------------===//
+// Negative checks: a broken field in the lowered module is noticed
+//===----------------------------------------------------------------------===//
+
+/// A deliberate bug, applied to every tcgen05.mma of the lowered module
+/// (the NVVM op on sm_100a, the llvm.call_intrinsic on sm_103a; both take
+/// D, A desc, B desc, idesc, enable-input-d, scale A, scale B first).
+enum class Break {
+  /// Instruction descriptor bits 17-22 (N >> 3, PTX ISA 9.7.16.4.2 Table
+  /// 44): N = 64 instead of 128, so columns 64-127 of each tile are lost.
+  InstrDescriptorN,
+  /// Shared-memory descriptor of A bits 61-63 (PTX ISA 9.7.16.4.1 Table 40):
+  /// the 64-byte swizzle instead of the 128-byte one the tiles are stored in.
+  SmemDescriptorSwizzle,
+  /// The scale layout: A's scale factors read 4 TMEM columns further (the
+  /// next scale atom), the wrong K blocks' or B's scales.
+  ScaleColumn,
+  /// No tcgen05.commit: the epilogue waits for a phase nobody completes (a
+  /// deadlock between the fibers of the roles, not a hang).
+  MissingCommit,
+};
+
+struct BreakCase {
+  Break what;
+  GemmCase gemm;
+};
+
+std::string getBreakTestName(const BreakCase &c) {
+  const char *what = c.what == Break::InstrDescriptorN ? "idesc_n"
+                     : c.what == Break::SmemDescriptorSwizzle
+                         ? "smem_desc_swizzle"
+                     : c.what == Break::ScaleColumn ? "scale_column"
+                                                    : "missing_commit";
+  return std::string(what) + "_" + getGemmTestName(c.gemm);
+}
+
+void PrintTo(const BreakCase &c, std::ostream *os) {
+  *os << getBreakTestName(c);
+}
+
+/// Applies `what` to every tcgen05.mma of `module`; returns how many it
+/// changed.
+int breakModule(ModuleOp module, Break what) {
+  SmallVector<Operation *> mmas;
+  if (what == Break::MissingCommit) {
+    module.walk([&](Operation *op) {
+      auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+      if (isa<NVVM::Tcgen05CommitOp>(op) ||
+          (call && call.getIntrin().starts_with("llvm.nvvm.tcgen05.commit")))
+        mmas.push_back(op);
+    });
+    for (Operation *commit : mmas)
+      commit->erase();
+    return mmas.size();
+  }
+  module.walk([&](Operation *op) {
+    if (isa<NVVM::Tcgen05MMABlockScaleOp>(op))
+      mmas.push_back(op);
+    else if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+      if (call.getIntrin().starts_with("llvm.nvvm.tcgen05.mma."))
+        mmas.push_back(op);
+  });
+  for (Operation *mma : mmas) {
+    OpBuilder b(mma);
+    Location loc = mma->getLoc();
+    auto xorWith = [&](unsigned operand, uint64_t bits) {
+      Value old = mma->getOperand(operand);
+      Value mask = arith::ConstantOp::create(
+          b, loc, b.getIntegerAttr(old.getType(), bits));
+      mma->setOperand(operand, arith::XOrIOp::create(b, loc, old, mask));
+    };
+    switch (what) {
+    case Break::InstrDescriptorN:
+      xorWith(3, uint64_t{(128 >> 3) ^ (64 >> 3)} << 17);
+      break;
+    case Break::SmemDescriptorSwizzle:
+      // Layout type (bits 61-63): SWIZZLE_128B (2) becomes SWIZZLE_64B (4).
+      xorWith(1, uint64_t{0x2 ^ 0x4} << 61);
+      break;
+    case Break::MissingCommit:
+      break;
+    case Break::ScaleColumn: {
+      Value ptr = mma->getOperand(5);
+      Value address =
+          LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+      Value moved = arith::AddIOp::create(
+          b, loc, address,
+          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4)));
+      mma->setOperand(5,
+                      LLVM::IntToPtrOp::create(b, loc, ptr.getType(), moved));
+      break;
+    }
+    }
+  }
+  return mmas.size();
+}
+
+using SM100BrokenGemmKernelTest = SM100KernelTest<BreakCase>;
+
+TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
+  const BreakCase &c = getCase();
+  int broken = 0;
+  std::string error;
+  const int bad = checkGemmKernel(
+      c.gemm, GemmData::Exact, /*bitForBit=*/true, getCompile(),
+      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+          emulation::EmulatorStats *stats) {
+        auto results = emulation::emulate(module, "main", arguments,
+                                          getChip(), stats);
+        if (results)
+          return std::move(*results);
+        error = llvm::toString(results.takeError());
+        return std::vector<std::vector<uint8_t>>();
+      },
+      [&](ModuleOp module) { broken = breakModule(module, c.what); },
+      /*report=*/false);
+  ASSERT_GT(broken, 0) << "no tcgen05.mma in the lowered module";
+  RecordProperty("outcome",
+                 bad < 0 ? error : std::to_string(bad) + " mismatches");
+  // Either the emulator rejects the broken kernel or its result differs.
+  EXPECT_NE(bad, 0);
+  if (bad < 0)
+    EXPECT_FALSE(error.empty());
+  // Not an op the emulator lacks: the models saw the broken field.
+  EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
+  if (c.what == Break::MissingCommit)
+    EXPECT_NE(error.find("can complete it (a missing arrive"), std::string::npos)
+        << error;
+}
+
+std::vector<BreakCase> getBreakCases() {
+  std::vector<BreakCase> cases;
+  for (Break what : {Break::InstrDescriptorN, Break::SmemDescriptorSwizzle,
+                     Break::ScaleColumn, Break::MissingCommit})
+    for (GemmCase gemm : std::vector<GemmCase>{
+             {1, 130, 70, 320, "nvfp4", "nvfp4"},
+             {1, 128, 128, 512, "mxfp4", "mxfp4"},
+             {1, 130, 70, 320, "e4m3", "e5m2"}})
+      cases.push_back({what, gemm});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100BrokenGemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getBreakCases())),
+    [](const auto &info) {
+      return getChipTestName<BreakCase>(info, getBreakTestName);
+    });
+
+} // namespace
