@@ -53,6 +53,19 @@ protected:
     return KernelEmulationFixture::run(module, std::move(arguments), "gfx950",
                                        stats);
   }
+  /// The compile and run callbacks of the shared kernel checks.
+  auto compiler() {
+    return [this](const std::string &source) {
+      return compile(context, source);
+    };
+  }
+  auto runner() {
+    return [this](ModuleOp module,
+                  std::vector<emulation::EmulatorArgument> arguments,
+                  emulation::EmulatorStats *stats) {
+      return run(module, std::move(arguments), stats);
+    };
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -176,13 +189,7 @@ class HadamardKernelTest
       public ::testing::WithParamInterface<HadamardCase> {};
 
 TEST_P(HadamardKernelTest, MatchesLibrary) {
-  checkHadamardKernel(
-      GetParam(),
-      [&](const std::string &source) { return compile(context, source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardKernel(GetParam(), compiler(), runner());
 }
 
 std::vector<HadamardCase> hadamardCases() {
@@ -207,6 +214,45 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<HadamardCase> &info) {
       return getHadamardTestName(info.param);
     });
+
+//===----------------------------------------------------------------------===//
+// Fused Hadamard + quantize kernels
+//===----------------------------------------------------------------------===//
+
+class HadamardQuantizeKernelTest
+    : public KernelEmulationTest,
+      public ::testing::WithParamInterface<HadamardQuantizeCase> {};
+
+TEST_P(HadamardQuantizeKernelTest, MatchesLibrary) {
+  checkHadamardQuantizeKernel(GetParam(), compiler(), runner());
+}
+
+/// MX formats only: gfx950 quantizes NVFP4 on the host, so its rotation
+/// keeps the Hadamard kernel (test/Conversion/FP4TrainToAMDGPU).
+std::vector<HadamardQuantizeCase> hadamardQuantizeCases() {
+  using numerics::Format;
+  return {
+      // The mxfp4-hadamard recipe's Wgrad operands: 32-point fixed rotation
+      // along tokens, MXFP4 RNE; 40 x 256 is 2.5 workgroups.
+      {{40, 256}, 32, "fixed", Format::MXFP4},
+      {{32, 64}, 32, "fixed", Format::MXFP4},
+      // mxfp4-random-hadamard with SR (the hardware's SR conversions).
+      {{64, 128}, 32, "random", Format::MXFP4, "f32", true},
+      // n = 16 < B = 32, n = 128 (MXFP8 E4M3) and 256 (SR, inverse), bf16.
+      {{40, 64}, 16, "none", Format::MXFP4},
+      {{24, 512}, 128, "fixed", Format::MXFP8E4M3},
+      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false,
+       true},
+      {{2, 20, 64}, 64, "fixed", Format::MXFP8E4M3, "bf16"},
+      // The rotation also returned: its Hadamard kernel stays for that use.
+      {{40, 128}, 32, "fixed", Format::MXFP4, "f32", false, true, true},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gfx950, HadamardQuantizeKernelTest,
+    ::testing::ValuesIn(hadamardQuantizeCases()),
+    [](const auto &info) { return getHadamardQuantizeTestName(info.param); });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels

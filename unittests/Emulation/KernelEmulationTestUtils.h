@@ -219,6 +219,63 @@ inline int compareCodes(const std::vector<uint8_t> &kernel,
   return bad;
 }
 
+/// Counts the elements where the f32 bytes `kernel` and `library` differ
+/// in their bits, reporting the first few as "`what` I: kernel K, library L".
+inline int compareFloatBits(const std::vector<uint8_t> &kernel,
+                            const std::vector<float> &library,
+                            const char *what) {
+  EXPECT_EQ(kernel.size(), 4 * library.size()) << what;
+  if (kernel.size() != 4 * library.size())
+    return 1;
+  int bad = 0;
+  for (size_t i = 0; i < library.size(); ++i) {
+    float got;
+    std::memcpy(&got, kernel.data() + 4 * i, 4);
+    if (numerics::floatToBits(got) != numerics::floatToBits(library[i]) &&
+        bad++ < 5)
+      ADD_FAILURE() << what << " " << i << ": kernel " << got << ", library "
+                    << library[i];
+  }
+  return bad;
+}
+
+/// The library's configuration of a quantize with 1-D blocks along the last
+/// dimension (16 for NVFP4, 32 otherwise), [SR1] with `seed` when
+/// `stochastic`, and an NVFP4 amax_tensor `amax` when supplied.
+inline numerics::QuantConfig getLibraryConfig(numerics::Format format,
+                                              bool stochastic, uint64_t seed,
+                                              std::optional<float> amax) {
+  numerics::QuantConfig config;
+  config.format = format;
+  config.blockSize = format == numerics::Format::NVFP4 ? 16 : 32;
+  if (stochastic) {
+    config.rounding = numerics::Rounding::Stochastic;
+    config.seed = seed;
+  }
+  config.amax = amax;
+  return config;
+}
+
+/// Compares a quantize op's results (codes, scales[, S_dec]) with the
+/// library's `expected`, of `inputs`; returns the number of mismatches.
+inline int compareQuantized(const std::vector<std::vector<uint8_t>> &results,
+                            const numerics::QuantizedTensor &expected,
+                            const std::vector<float> &inputs) {
+  int bad = compareCodes(results[0], expected.codes, "code", &inputs);
+  bad += compareCodes(results[1], expected.scales, "scale");
+  if (expected.config.format != numerics::Format::NVFP4)
+    return bad;
+  EXPECT_EQ(results[2].size(), 4u);
+  if (results[2].size() != 4u)
+    return bad + 1;
+  uint32_t bits;
+  std::memcpy(&bits, results[2].data(), 4);
+  EXPECT_EQ(bits, numerics::floatToBits(expected.globalDecodeScale))
+      << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
+      << expected.globalDecodeScale;
+  return bad;
+}
+
 //===----------------------------------------------------------------------===//
 // Quantize kernels
 //===----------------------------------------------------------------------===//
@@ -333,31 +390,15 @@ inline void checkQuantizeKernel(const QuantizeCase &c, CompileFn compileSource,
   else if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
     EXPECT_GT(stats.conversions, 0u);
 
-  numerics::QuantConfig config;
-  config.format = c.format;
-  config.blockSize = blockSize;
+  numerics::QuantConfig config = getLibraryConfig(
+      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
+                                             : std::nullopt);
   config.twoDimensional = c.twoD;
   config.scaleMode =
       c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
-  if (c.stochastic) {
-    config.rounding = numerics::Rounding::Stochastic;
-    config.seed = seed;
-  }
-  if (supplied)
-    config.amax = amax;
   auto expected = numerics::quantize(data.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
-  int bad = compareCodes(results[0], expected->codes, "code", &data);
-  bad += compareCodes(results[1], expected->scales, "scale");
-  if (nv) {
-    ASSERT_EQ(results[2].size(), 4u);
-    uint32_t bits;
-    std::memcpy(&bits, results[2].data(), 4);
-    EXPECT_EQ(bits, numerics::floatToBits(expected->globalDecodeScale))
-        << "S_dec: kernel " << numerics::bitsToFloat(bits) << ", library "
-        << expected->globalDecodeScale;
-  }
-  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(compareQuantized(results, *expected, data), 0);
 }
 
 /// The quantize cases every NVIDIA chip runs.
@@ -432,13 +473,7 @@ inline std::string getHadamardTestName(const HadamardCase &c) {
 /// numerics::hadamardRotate (random signs: the same seed and step).
 inline void checkHadamardKernel(
     const HadamardCase &c,
-    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>
-        compileSource,
-    llvm::function_ref<std::vector<std::vector<uint8_t>>(
-        mlir::ModuleOp,
-        std::vector<mlir::fp4train::emulation::EmulatorArgument>,
-        mlir::fp4train::emulation::EmulatorStats *)>
-        run) {
+    CompileFn compileSource, RunFn run) {
   using mlir::fp4train::emulation::EmulatorArgument;
   const bool random = c.signs == "random";
   const std::string tensor = "tensor<" + join(c.shape, "x") + "xf32>";
@@ -481,16 +516,138 @@ inline void checkHadamardKernel(
   numerics::Status status =
       numerics::hadamardRotate(expected.data(), c.shape, config, c.inverse);
   ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-  ASSERT_EQ(results[0].size(), size_t(4 * count));
-  int bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    float got;
-    std::memcpy(&got, results[0].data() + 4 * i, 4);
-    if (numerics::floatToBits(got) != numerics::floatToBits(expected[i]) &&
-        bad++ < 5)
-      ADD_FAILURE() << "element " << i << ": kernel " << got << ", library "
-                    << expected[i];
+  EXPECT_EQ(compareFloatBits(results[0], expected, "element"), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Fused Hadamard + quantize kernels
+//===----------------------------------------------------------------------===//
+
+/// `%r = fp4train.hadamard %x ... along <last>` then `fp4train.quantize %r`
+/// with 1-D blocks along the last dimension (the Wgrad form of the Hadamard
+/// recipes).
+struct HadamardQuantizeCase {
+  std::vector<int64_t> shape;
+  int64_t size;
+  std::string signs; // none, fixed, random
+  numerics::Format format;
+  std::string input = "f32"; // f32, or bf16 through arith.extf
+  bool stochastic = false;
+  /// NVFP4: amax_tensor computed from the rotated tensor (else supplied).
+  bool computedAmax = true;
+  /// @main also returns the rotation (a use the fused kernel does not take).
+  bool returnRotation = false;
+  bool inverse = false;
+};
+
+inline std::string getHadamardQuantizeTestName(const HadamardQuantizeCase &c) {
+  const bool nv = c.format == numerics::Format::NVFP4;
+  return sanitizeTestName(
+      std::string(numerics::getFormatName(c.format)) + "_" + c.input + "_" +
+      join(c.shape, "x") + "_n" + std::to_string(c.size) + "_" + c.signs +
+      (c.stochastic ? "_sr" : "") +
+      (nv ? (c.computedAmax ? "_amax_computed" : "_amax_supplied") : "") +
+      (c.returnRotation ? "_rotation_used" : "") +
+      (c.inverse ? "_inverse" : ""));
+}
+
+inline void PrintTo(const HadamardQuantizeCase &c, std::ostream *os) {
+  *os << getHadamardQuantizeTestName(c);
+}
+
+/// Compiles `c` with `compileSource`, emulates it with `run` and compares
+/// the codes, scales and NVFP4 S_dec bit for bit with numerics::
+/// hadamardRotate followed by numerics::quantize on the same data (the same
+/// seeds), and the rotation itself when @main returns it. Expects one
+/// launch (the fused kernel), two for NVFP4 with a computed amax (the
+/// rotate+amax kernel first), one more for a returned rotation (the
+/// Hadamard kernel).
+inline void checkHadamardQuantizeKernel(
+    const HadamardQuantizeCase &c,
+    CompileFn compileSource, RunFn run) {
+  using mlir::fp4train::emulation::EmulatorArgument;
+  const bool nv = c.format == numerics::Format::NVFP4;
+  const bool random = c.signs == "random";
+  const bool supplied = nv && !c.computedAmax;
+  const int64_t blockSize = nv ? 16 : 32;
+  std::vector<int64_t> block(c.shape.size(), 1);
+  block.back() = blockSize;
+  const std::string shape = join(c.shape, "x");
+  const std::string tensor = "tensor<" + shape + "xf32>";
+  const std::string scaled =
+      "!fp4train.scaled<" + shape + "x" + getElementName(c.format) +
+      ", block = [" + join(block, ", ") +
+      "], scale = " + (nv ? "f8E4M3FN, global>" : "f8E8M0FNU>");
+  std::string source = "func.func @main(%x: tensor<" + shape + "x" + c.input +
+                       ">" + (random ? ", %hseed: i64, %step: i64" : "") +
+                       (c.stochastic ? ", %seed: i64" : "") +
+                       (supplied ? ", %amax: f32" : "") + ") -> (" + scaled +
+                       (c.returnRotation ? ", " + tensor : "") + ") {\n";
+  std::string rotated = "%x";
+  if (c.input != "f32") {
+    source += "  %e = arith.extf %x : tensor<" + shape + "x" + c.input +
+              "> to " + tensor + "\n";
+    rotated = "%e";
   }
+  source += "  %r = fp4train.hadamard " + rotated +
+            " with #fp4train.hadamard<" + std::to_string(c.size) + ", " +
+            c.signs + "> along " + std::to_string(c.shape.size() - 1) +
+            (random ? " seed(%hseed) step(%step)" : "") +
+            (c.inverse ? " inverse" : "") + " : " + tensor + "\n" +
+            "  %q = fp4train.quantize %r" +
+            (c.stochastic ? " rounding = stochastic seed(%seed)" : "") +
+            (supplied ? " amax(%amax)" : "") + " : " + tensor + " -> " +
+            scaled + "\n  return %q" + (c.returnRotation ? ", %r" : "") +
+            " : " + scaled + (c.returnRotation ? ", " + tensor : "") +
+            "\n}\n";
+  mlir::OwningOpRef<mlir::ModuleOp> module = compileSource(source);
+  ASSERT_TRUE(module);
+
+  const int64_t count = product(c.shape);
+  std::vector<float> data = makeQuantizeData(count, c.input, count >= 256, 11);
+  // Finite data (NaN payloads of a rotation are the hardware's; an Inf
+  // amax_tensor would make every NVFP4 block NaN), exact in bf16.
+  for (float &x : data)
+    if (!std::isfinite(x))
+      x = -32768.0f;
+  const uint64_t hadamardSeed = 0xFEEDFACE12345678ull, step = 41;
+  const uint64_t seed = 0x0123456789ABCDEFull;
+  const float amax = 3000.0f;
+  std::vector<EmulatorArgument> arguments = {
+      EmulatorArgument::buffer(encodeInput(data, c.input))};
+  if (random) {
+    arguments.push_back(EmulatorArgument::bits(hadamardSeed));
+    arguments.push_back(EmulatorArgument::bits(step));
+  }
+  if (c.stochastic)
+    arguments.push_back(EmulatorArgument::bits(seed));
+  if (supplied)
+    arguments.push_back(EmulatorArgument::bits(numerics::floatToBits(amax)));
+  mlir::fp4train::emulation::EmulatorStats stats;
+  auto results = run(*module, arguments, &stats);
+  ASSERT_EQ(results.size(), (nv ? 3u : 2u) + (c.returnRotation ? 1u : 0u));
+  EXPECT_EQ(stats.launches, 1u + (nv && c.computedAmax ? 1u : 0u) +
+                                (c.returnRotation ? 1u : 0u))
+      << "the rotation and quantize did not become the fused kernel";
+
+  numerics::HadamardConfig rotation;
+  rotation.size = c.size;
+  rotation.signs = *numerics::parseHadamardSigns(c.signs);
+  rotation.seed = hadamardSeed;
+  rotation.step = step;
+  rotation.axis = int64_t(c.shape.size()) - 1;
+  std::vector<float> expectedRotation = data;
+  numerics::Status status = numerics::hadamardRotate(
+      expectedRotation.data(), c.shape, rotation, c.inverse);
+  ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
+  numerics::QuantConfig config = getLibraryConfig(
+      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
+                                             : std::nullopt);
+  auto expected = numerics::quantize(expectedRotation.data(), c.shape, config);
+  ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
+  int bad = compareQuantized(results, *expected, expectedRotation);
+  if (c.returnRotation)
+    bad += compareFloatBits(results.back(), expectedRotation, "rotated element");
   EXPECT_EQ(bad, 0);
 }
 

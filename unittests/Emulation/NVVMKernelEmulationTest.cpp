@@ -87,6 +87,17 @@ protected:
     return KernelEmulationFixture::run(module, std::move(arguments),
                                        getChip(), stats);
   }
+  /// The compile and run callbacks of the shared kernel checks.
+  auto compiler() {
+    return [this](const std::string &source) { return compile(source); };
+  }
+  auto runner() {
+    return [this](ModuleOp module,
+                  std::vector<emulation::EmulatorArgument> arguments,
+                  emulation::EmulatorStats *stats) {
+      return run(module, std::move(arguments), stats);
+    };
+  }
 };
 
 /// gtest parameter names: chip_case.
@@ -105,13 +116,8 @@ std::string getParamName(
 using NVVMQuantizeKernelTest = NVVMKernelEmulationTest<QuantizeCase>;
 
 TEST_P(NVVMQuantizeKernelTest, MatchesLibrary) {
-  checkQuantizeKernel(
-      getCase(), [&](const std::string &source) { return compile(source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      },
-      /*fp4Conversions=*/!isSM90(getChip()));
+  checkQuantizeKernel(getCase(), this->compiler(), this->runner(),
+                      /*fp4Conversions=*/!isSM90(getChip()));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -127,12 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
 using NVVMHadamardKernelTest = NVVMKernelEmulationTest<HadamardCase>;
 
 TEST_P(NVVMHadamardKernelTest, MatchesLibrary) {
-  checkHadamardKernel(
-      getCase(), [&](const std::string &source) { return compile(source); },
-      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
-          emulation::EmulatorStats *stats) {
-        return run(module, std::move(arguments), stats);
-      });
+  checkHadamardKernel(getCase(), this->compiler(), this->runner());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -140,6 +141,53 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kChips),
                        ::testing::ValuesIn(getHadamardCases())),
     [](const auto &info) { return getParamName(info, getHadamardTestName); });
+
+//===----------------------------------------------------------------------===//
+// Fused Hadamard + quantize kernels
+//===----------------------------------------------------------------------===//
+
+using NVVMHadamardQuantizeKernelTest =
+    NVVMKernelEmulationTest<HadamardQuantizeCase>;
+
+TEST_P(NVVMHadamardQuantizeKernelTest, MatchesLibrary) {
+  checkHadamardQuantizeKernel(getCase(), this->compiler(), this->runner());
+}
+
+std::vector<HadamardQuantizeCase> hadamardQuantizeCases() {
+  using numerics::Format;
+  return {
+      // The nvfp4 recipe's Wgrad operands (tokens last after the transpose):
+      // RHT-16 with random signs, SR on dY, amax of the rotated tensor
+      // computed (rotate+amax kernel, then rotate+quantize); 40 x 240 leaves
+      // the last workgroup ragged.
+      {{32, 64}, 16, "random", Format::NVFP4, "f32", true},
+      {{40, 240}, 16, "random", Format::NVFP4, "f32", false},
+      // NVFP4 with rotations larger than its blocks, supplied amax, a batch
+      // and bf16 through arith.extf.
+      {{40, 96}, 32, "fixed", Format::NVFP4},
+      {{3, 10, 256}, 256, "fixed", Format::NVFP4, "bf16", false, false},
+      // The mxfp4-hadamard recipe's: 32-point fixed rotation, MXFP4 RNE;
+      // 40 x 256 is 2.5 workgroups.
+      {{40, 256}, 32, "fixed", Format::MXFP4},
+      {{64, 128}, 32, "random", Format::MXFP4, "f32", true},
+      // n = 16 < B = 32, n = 128 and 256 (inverse), MXFP8 E4M3, bf16.
+      {{40, 64}, 16, "none", Format::MXFP4},
+      {{24, 512}, 128, "fixed", Format::MXFP8E4M3},
+      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false,
+       true},
+      {{40, 64}, 64, "fixed", Format::MXFP4, "bf16"},
+      // The rotation also returned: its Hadamard kernel stays for that use.
+      {{40, 128}, 32, "fixed", Format::MXFP4, "f32", false, true, true},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NVVM, NVVMHadamardQuantizeKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(hadamardQuantizeCases())),
+    [](const auto &info) {
+      return getParamName(info, getHadamardQuantizeTestName);
+    });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels

@@ -32,18 +32,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "HadamardKernel.h"
 
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -51,38 +52,14 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// Threads per workgroup, and elements of a block each lane holds.
-static constexpr int64_t kThreads = 256;
-static constexpr int64_t kPerLane = 16;
-/// Shared-memory row of one lane's 16 values, padded by one f32: with an odd
-/// stride the lanes of a subgroup writing one column hit distinct banks.
-static constexpr int64_t kRowStride = kPerLane + 1;
+using namespace mlir::fp4train::hadamard_kernel;
+
 /// Largest grid dimension used for the outer and block-row counts of a
 /// strided rotation (the limit of the y and z grid dimensions of HIP and CUDA).
 static constexpr int64_t kMaxGridYZ = 65535;
 
-namespace {
-
-/// How a rotation maps onto the kernel.
-struct HadamardShape {
-  int64_t n;
-  /// The tensor as [outer, rows = D/n, n, inner].
-  int64_t outer, rows, inner;
-  int64_t numElements;
-
-  /// Lanes per block, blocks per workgroup.
-  int64_t lanesPerBlock() const { return n / kPerLane; }
-  int64_t blocksPerGroup() const { return kThreads / lanesPerBlock(); }
-  bool contiguous() const { return inner == 1; }
-  /// Blocks along the lanes of the grid: all blocks (contiguous) or the
-  /// inner positions of one (outer, row) (strided).
-  int64_t laneBlocks() const { return contiguous() ? outer * rows : inner; }
-  int64_t groupsX() const {
-    return llvm::divideCeil(laneBlocks(), blocksPerGroup());
-  }
-};
-
-std::optional<HadamardShape> getHadamardShape(HadamardOp op) {
+std::optional<HadamardShape>
+mlir::fp4train::hadamard_kernel::getHadamardShape(HadamardOp op) {
   auto type = cast<RankedTensorType>(op.getInput().getType());
   if (!type.hasStaticShape())
     return std::nullopt;
@@ -101,8 +78,6 @@ std::optional<HadamardShape> getHadamardShape(HadamardOp op) {
   return s;
 }
 
-} // namespace
-
 bool mlir::fp4train::isHadamardKernelShape(HadamardOp op) {
   std::optional<HadamardShape> s = getHadamardShape(op);
   if (!s || s->numElements == 0)
@@ -113,91 +88,79 @@ bool mlir::fp4train::isHadamardKernelShape(HadamardOp op) {
   return s->contiguous() || (s->rows <= kMaxGridYZ && s->outer <= kMaxGridYZ);
 }
 
-namespace {
+Value HadamardKernelBuilder::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
 
-class HadamardKernelBuilder {
-public:
-  HadamardKernelBuilder(OpBuilder &b, Location loc, const HadamardShape &shape,
-                        Value input, Value output, Value signs, bool inverse)
-      : b(b), loc(loc), s(shape), input(input), output(output), signs(signs),
-        inverse(inverse) {}
+Value HadamardKernelBuilder::add(Value x, Value y) {
+  if (isConstantIntValue(x, 0))
+    return y;
+  if (isConstantIntValue(y, 0))
+    return x;
+  return arith::AddIOp::create(b, loc, x, y);
+}
 
-  void build(gpu::LaunchOp launch);
+Value HadamardKernelBuilder::mul(Value x, int64_t c) {
+  if (std::optional<int64_t> v = getConstantIntValue(x))
+    return index(*v * c);
+  return c == 1 ? x : arith::MulIOp::create(b, loc, x, index(c)).getResult();
+}
 
-private:
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) {
-    if (isConstantIntValue(x, 0))
-      return y;
-    if (isConstantIntValue(y, 0))
-      return x;
-    return arith::AddIOp::create(b, loc, x, y);
-  }
-  Value mul(Value x, int64_t c) {
-    if (std::optional<int64_t> v = getConstantIntValue(x))
-      return index(*v * c);
-    return c == 1 ? x : arith::MulIOp::create(b, loc, x, index(c)).getResult();
-  }
+Value HadamardKernelBuilder::load(Value memref, Value offset) {
+  return toF32(memref::LoadOp::create(b, loc, memref, offset));
+}
 
-  /// Elements [offset, offset + count) of a 1-D f32 memref as scalars, read
-  /// with vector loads of up to 4 elements (declared naturally aligned when
-  /// `aligned`: the data buffers, whose offsets are multiples of the width).
-  SmallVector<Value> loadRun(Value memref, Value offset, int64_t count,
-                             bool aligned);
-  /// Stores `values` at [offset, ...) of the output, vectors of up to 4.
-  void storeRun(ArrayRef<Value> values, Value offset);
-  /// The element k (an index) of the lane's block in the input/output.
-  Value elementOffset(Value k);
-  /// `stages` butterfly stages on the lane's registers `x`: stage t pairs
-  /// registers r and r + (registerStride << t), the element pair
-  /// (i, i + h) of the transform's next stage h.
-  void butterflies(SmallVectorImpl<Value> &x, int64_t registerStride,
-                   int64_t stages);
-
-  OpBuilder &b;
-  Location loc;
-  const HadamardShape &s;
-  Value input, output, signs;
-  bool inverse;
-  /// Offset of element 0 of the lane's block; the block's element k lies at
-  /// base + k * inner.
-  Value base;
-};
+Value HadamardKernelBuilder::toF32(Value v) {
+  Type f32 = b.getF32Type();
+  if (getElementTypeOrSelf(v) == f32)
+    return v;
+  Type type = f32;
+  if (auto vector = dyn_cast<VectorType>(v.getType()))
+    type = vector.clone(f32);
+  return arith::ExtFOp::create(b, loc, type, v);
+}
 
 SmallVector<Value> HadamardKernelBuilder::loadRun(Value memref, Value offset,
                                                   int64_t count, bool aligned) {
   SmallVector<Value> values;
   int64_t width = std::min<int64_t>(count, 4);
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   for (int64_t i = 0; i < count; i += width) {
     Value at = i == 0 ? offset : add(offset, index(i));
     if (width == 1) {
-      values.push_back(memref::LoadOp::create(b, loc, memref, at));
+      values.push_back(load(memref, at));
       continue;
     }
-    auto type = VectorType::get({width}, b.getF32Type());
+    auto type = VectorType::get({width}, element);
     Value v = aligned ? vector::LoadOp::create(b, loc, type, memref, at,
                                                /*nontemporal=*/false,
-                                               llvm::Align(4 * width))
+                                               llvm::Align(bytes * width))
                       : vector::LoadOp::create(b, loc, type, memref, at);
+    v = toF32(v);
     for (int64_t e = 0; e < width; ++e)
       values.push_back(vector::ExtractOp::create(b, loc, v, e));
   }
   return values;
 }
 
-void HadamardKernelBuilder::storeRun(ArrayRef<Value> values, Value offset) {
+void HadamardKernelBuilder::storeRun(ArrayRef<Value> values, Value memref,
+                                     Value offset, bool aligned) {
   int64_t width = std::min<int64_t>(values.size(), 4);
   for (int64_t i = 0; i < int64_t(values.size()); i += width) {
     Value at = i == 0 ? offset : add(offset, index(i));
     if (width == 1) {
-      memref::StoreOp::create(b, loc, values[i], output, at);
+      memref::StoreOp::create(b, loc, values[i], memref, at);
       continue;
     }
     Value v = vector::FromElementsOp::create(
         b, loc, VectorType::get({width}, b.getF32Type()),
         values.slice(i, width));
-    vector::StoreOp::create(b, loc, v, output, at, /*nontemporal=*/false,
-                            llvm::Align(4 * width));
+    if (aligned)
+      vector::StoreOp::create(b, loc, v, memref, at, /*nontemporal=*/false,
+                              llvm::Align(4 * width));
+    else
+      vector::StoreOp::create(b, loc, v, memref, at);
   }
 }
 
@@ -223,7 +186,7 @@ void HadamardKernelBuilder::butterflies(SmallVectorImpl<Value> &x,
   }
 }
 
-void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
+RotatedLane HadamardKernelBuilder::rotate(gpu::LaunchOp launch) {
   const int64_t n = s.n, lanes = s.lanesPerBlock(),
                 groupBlocks = s.blocksPerGroup();
   Type f32 = b.getF32Type();
@@ -244,21 +207,23 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
     lane = ty;
     block = tx;
   }
-  // The shared-memory row of the thread with (block, lane) = (bb, ll).
+  // The shared-memory row of the thread with (block, lane) = (bb, ll): its
+  // linear thread id.
   auto rowOf = [&](Value bb, Value ll) -> Value {
     return s.contiguous() ? add(mul(bb, lanes), ll)
                           : add(mul(ll, groupBlocks), bb);
   };
+  RotatedLane result;
+  result.groupBlock = block;
 
   // The lane's block; out-of-range lanes (last workgroup) read the last
   // block, compute with everyone (they must reach the barrier) and store
   // nothing.
   Value global = add(mul(launch.getBlockIds().x, groupBlocks), block);
-  Value inRange;
   if (s.laneBlocks() % groupBlocks != 0) {
-    inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, global,
-                                    index(s.laneBlocks()));
-    global = arith::SelectOp::create(b, loc, inRange, global,
+    result.inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           global, index(s.laneBlocks()));
+    global = arith::SelectOp::create(b, loc, result.inRange, global,
                                      index(s.laneBlocks() - 1));
   }
   if (s.contiguous()) {
@@ -268,16 +233,16 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
         add(mul(launch.getBlockIds().z, s.rows), launch.getBlockIds().y);
     base = add(mul(row, n * s.inner), global);
   }
+  result.base = base;
 
   // Phase 1: elements 16 l + j.
   Value first = mul(lane, kPerLane);
-  SmallVector<Value> x;
+  SmallVector<Value> &x = result.x;
   if (s.contiguous()) {
     x = loadRun(input, add(base, first), kPerLane, /*aligned=*/true);
   } else {
     for (int64_t j = 0; j < kPerLane; ++j)
-      x.push_back(memref::LoadOp::create(b, loc, input,
-                                         elementOffset(add(first, index(j)))));
+      x.push_back(load(input, elementOffset(add(first, index(j)))));
   }
   auto multiplySigns = [&](SmallVectorImpl<Value> &values, ArrayRef<Value> sv) {
     for (size_t i = 0; i < values.size(); ++i)
@@ -289,14 +254,16 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
   butterflies(x, /*registerStride=*/1, phase1Stages);
 
   // Phase 2: register r = hi * R + lo holds element 16 hi + R l + lo.
-  int64_t run = kPerLane / lanes; // R
+  result.run = kPerLane / lanes; // R
+  int64_t run = result.run;
   // Offsets of the lane's runs: 16 hi + R l.
-  SmallVector<Value> runStarts;
+  SmallVector<Value> &runStarts = result.runStarts;
   if (lanes == 1) {
     runStarts.push_back(index(0));
   } else {
     Value lds = launch.getWorkgroupAttributions().front();
-    Value ownRow = mul(rowOf(block, lane), kRowStride);
+    result.tid = rowOf(block, lane);
+    Value ownRow = mul(result.tid, kRowStride);
     for (int64_t j = 0; j < kPerLane; ++j)
       memref::StoreOp::create(b, loc, x[j], lds, add(ownRow, index(j)));
     gpu::BarrierOp::create(b, loc);
@@ -322,17 +289,24 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
       llvm::append_range(sv, loadRun(signs, start, run, /*aligned=*/false));
     multiplySigns(x, sv);
   }
+  if (!result.tid)
+    result.tid = rowOf(block, lane);
+  return result;
+}
+
+void HadamardKernelBuilder::build(gpu::LaunchOp launch, Value output) {
+  RotatedLane lane = rotate(launch);
 
   // Stores, run by run.
   OpBuilder::InsertionGuard guard(b);
-  if (inRange) {
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  if (lane.inRange) {
+    auto ifOp = scf::IfOp::create(b, loc, lane.inRange, /*withElse=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
   }
-  for (auto [i, start] : llvm::enumerate(runStarts)) {
-    ArrayRef<Value> values = ArrayRef<Value>(x).slice(i * run, run);
+  for (auto [i, start] : llvm::enumerate(lane.runStarts)) {
+    ArrayRef<Value> values = ArrayRef<Value>(lane.x).slice(i * lane.run, lane.run);
     if (s.contiguous()) {
-      storeRun(values, add(base, start));
+      storeRun(values, output, add(base, start), /*aligned=*/true);
       continue;
     }
     for (auto [lo, v] : llvm::enumerate(values))
@@ -342,10 +316,62 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch) {
   }
 }
 
-/// The reassociation collapsing every dimension of a rank-`rank` tensor.
-SmallVector<ReassociationIndices> allDims(int64_t rank) {
-  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+Value mlir::fp4train::hadamard_kernel::getSignsBuffer(OpBuilder &b,
+                                                     Location loc,
+                                                     HadamardOp op, Value seed,
+                                                     Value step) {
+  Value signTensor = buildHadamardSigns(b, loc, op.getRotation(), seed, step);
+  return signTensor ? toKernelBuffer(b, loc, signTensor) : Value();
 }
+
+gpu::LaunchOp mlir::fp4train::hadamard_kernel::createHadamardLaunch(
+    OpBuilder &b, Location loc, const HadamardShape &shape,
+    int64_t sharedWords, TypeRange extraShared) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t lanes = shape.lanesPerBlock(), groupBlocks = shape.blocksPerGroup();
+  int64_t threadsX = lanes == 1 || !shape.contiguous() ? groupBlocks : lanes;
+  int64_t threadsY = kThreads / threadsX;
+  SmallVector<Type> lds;
+  if (sharedWords > 0)
+    lds.push_back(MemRefType::get(
+        {sharedWords}, b.getF32Type(), AffineMap(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup)));
+  llvm::append_range(lds, extraShared);
+  int64_t gridY = shape.contiguous() ? 1 : shape.rows;
+  int64_t gridZ = shape.contiguous() ? 1 : shape.outer;
+  return gpu::LaunchOp::create(
+      b, loc, c(shape.groupsX()), c(gridY), c(gridZ), c(threadsX),
+      c(threadsY), c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+      /*workgroupAttributions=*/lds);
+}
+
+Value mlir::fp4train::hadamard_kernel::buildHadamardKernel(
+    OpBuilder &b, Location loc, HadamardOp op, Value input, Value seed,
+    Value step) {
+  HadamardShape shape = *getHadamardShape(op);
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  // Flat 1-D buffers: the [outer, rows, n, inner] view is index math.
+  Value flat = toKernelBuffer(b, loc, flattenTensor(b, loc, input));
+  Value output = allocKernelBuffer(
+      b, loc, MemRefType::get({shape.numElements}, b.getF32Type()));
+  Value signs = getSignsBuffer(b, loc, op, seed, step);
+  auto launch = createHadamardLaunch(b, loc, shape, shape.exchangeWords());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    HadamardKernelBuilder(b, loc, shape, flat, signs, op.getInverse())
+        .build(launch, output);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  return unflattenTensor(b, loc, fromKernelBuffer(b, loc, output),
+                         type.getShape());
+}
+
+namespace {
 
 struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
   HadamardOpLowering(TypeConverter &converter, MLIRContext *context)
@@ -356,67 +382,12 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isHadamardKernelShape(op))
       return rewriter.notifyMatchFailure(op, "not a static-shaped rotation");
-    Location loc = op.getLoc();
-    HadamardShape shape = *getHadamardShape(op);
-    auto type = cast<RankedTensorType>(op.getInput().getType());
-    Type f32 = rewriter.getF32Type();
-
-    // Flat 1-D buffers: the [outer, rows, n, inner] view is index math.
-    Value flat = adaptor.getInput();
-    if (type.getRank() > 1)
-      flat = tensor::CollapseShapeOp::create(rewriter, loc, flat,
-                                             allDims(type.getRank()));
-    auto flatType = MemRefType::get({shape.numElements}, f32);
-    Value input = bufferization::ToBufferOp::create(
-        rewriter, loc, flatType, flat, rewriter.getUnitAttr());
-    Value output = memref::AllocOp::create(rewriter, loc, flatType,
-                                           rewriter.getI64IntegerAttr(64));
-    Value signs;
-    if (Value signTensor =
-            buildHadamardSigns(rewriter, loc, op.getRotation(),
-                               adaptor.getSeed(), adaptor.getStep()))
-      signs = bufferization::ToBufferOp::create(
-          rewriter, loc, MemRefType::get({shape.n}, f32), signTensor,
-          rewriter.getUnitAttr());
-
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
-    int64_t lanes = shape.lanesPerBlock(), groupBlocks = shape.blocksPerGroup();
-    int64_t threadsX = lanes == 1 || !shape.contiguous() ? groupBlocks : lanes;
-    int64_t threadsY = kThreads / threadsX;
-    SmallVector<Type> lds;
-    if (lanes > 1)
-      lds.push_back(MemRefType::get(
-          {kThreads * kRowStride}, f32, AffineMap(),
-          gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                     gpu::AddressSpace::Workgroup)));
-    int64_t gridY = shape.contiguous() ? 1 : shape.rows;
-    int64_t gridZ = shape.contiguous() ? 1 : shape.outer;
-    auto launch = gpu::LaunchOp::create(
-        rewriter, loc, c(shape.groupsX()), c(gridY), c(gridZ), c(threadsX),
-        c(threadsY), c(1), /*dynamicSharedMemorySize=*/nullptr,
-        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-        /*workgroupAttributions=*/lds);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(&launch.getBody().front());
-      HadamardKernelBuilder builder(rewriter, loc, shape, input, output, signs,
-                                    op.getInverse());
-      builder.build(launch);
-      gpu::TerminatorOp::create(rewriter, loc);
-    }
-
-    Value result = bufferization::ToTensorOp::create(
-        rewriter, loc, RankedTensorType::get({shape.numElements}, f32), output,
-        rewriter.getUnitAttr(), rewriter.getUnitAttr());
-    if (type.getRank() > 1)
-      result = tensor::ExpandShapeOp::create(rewriter, loc, type, result,
-                                             allDims(type.getRank()));
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, buildHadamardKernel(rewriter, op.getLoc(), op,
+                                               adaptor.getInput(),
+                                               adaptor.getSeed(),
+                                               adaptor.getStep()));
     return success();
   }
-
 };
 
 } // namespace

@@ -41,9 +41,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "QuantizeKernel.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 #include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -58,10 +59,8 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
+using namespace mlir::fp4train::quantize_kernel;
 namespace num = ::fp4train::numerics;
-
-/// Threads per workgroup (one block each).
-static constexpr int64_t kThreads = 256;
 
 /// Elements per block of the quantize ops the kernel takes.
 static int64_t getKernelBlockSize(ScaledTensorType type) {
@@ -122,22 +121,6 @@ Value slice(OpBuilder &b, Location loc, Value v, int64_t offset,
       b, loc, v, v, llvm::to_vector(llvm::seq<int64_t>(offset, offset + size)));
 }
 
-/// What the quantize kernel of one op computes.
-struct QuantizeConfig {
-  Type element;
-  int64_t blockSize, numBlocks;
-  bool nv, rceil;
-  /// [NV1] 16x16 blocks over the last two dimensions (the weight layout):
-  /// the tensor as rows x `columns`, `columnBlocks` = columns / 16 blocks
-  /// per row band of 16 rows, `rowBlocks` bands.
-  bool twoD = false;
-  int64_t columns = 0, columnBlocks = 0, rowBlocks = 0;
-  /// [SR1] seed (i64), null for RNE.
-  Value seed;
-  /// [NV1] S_enc and S_dec (f32), null for MX.
-  Value globalEncode, globalDecode;
-};
-
 /// `encode(element, index)` (an i8 code) of every element of `v` (vectors
 /// of 4 f32), as one vector<4xi8> per vector.
 SmallVector<Value>
@@ -155,54 +138,25 @@ encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v,
   return quads;
 }
 
-class QuantizeKernelBuilder {
-public:
-  QuantizeKernelBuilder(OpBuilder &b, Location loc,
-                        const TargetInfoBase &target,
-                        const QuantizeConfig &config, Value input)
-      : b(b), loc(loc), target(target), config(config), input(input) {}
-
-  /// The quantize kernel: writes `codes` and `scales`.
-  void buildQuantize(gpu::LaunchOp launch, Value codes, Value scales);
-  /// The 16x16-block quantize kernel: a workgroup of 16 x 16 lanes takes a
-  /// band of 16 rows and 16 column blocks, lane (r, c) the 16 elements of
-  /// row r in column block c; the lanes of a block combine their row amaxes
-  /// through shared memory (`shared`, 256 words).
-  void buildQuantize2D(gpu::LaunchOp launch, Value codes, Value scales);
-  /// The amax kernel: writes one magnitude word per workgroup to `partial`.
-  void buildAbsMax(gpu::LaunchOp launch, Value partial);
-
-private:
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  /// The linear block of the thread, and whether it is in range (null when
-  /// the grid has no excess threads).
-  std::pair<Value, Value> getBlock(gpu::LaunchOp launch);
-  /// The block's elements as vector<4xf32>.
-  SmallVector<Value> loadBlock(Value base);
-  /// The magnitude bits (i32) of the block's amax.
-  Value blockAbsMaxBits(ImplicitLocOpBuilder &ib, ArrayRef<Value> x);
-  void quantizeBlock(Value block, Value codes, Value scales);
-  /// Encodes the elements `x` of one block, whose amax has the magnitude
-  /// bits `amaxBits`, to `codes` at element offset `base`, and its scale
-  /// code to `scales[scaleIndex]` (only where `writeScale` holds, when
-  /// given). `linearBlock` = base / B indexes the [SR1] words.
-  void encodeBlock(ImplicitLocOpBuilder &ib, ArrayRef<Value> x, Value amaxBits,
-                   Value base, Value linearBlock, Value codes, Value scales,
-                   Value scaleIndex, Value writeScale);
-  /// [SR1] The codes of the scaled values `v`, one vector<4xi8> per
-  /// vector<4xf32>.
-  SmallVector<Value>
-  convertStochastic(ImplicitLocOpBuilder &ib, Value block,
-                    const TargetInfoBase::ScaledBlock &scaled);
-
-  OpBuilder &b;
-  Location loc;
-  const TargetInfoBase &target;
-  const QuantizeConfig &config;
-  Value input;
-};
-
 } // namespace
+
+QuantizeConfig mlir::fp4train::quantize_kernel::getQuantizeConfig(QuantizeOp op,
+                                                                 Value seed) {
+  ScaledTensorType type = op.getResult().getType();
+  QuantizeConfig config;
+  config.element = type.getElementType();
+  config.blockSize = getKernelBlockSize(type);
+  config.numBlocks = type.getNumElements() / config.blockSize;
+  config.nv = isNVFP4(type);
+  config.rceil = op.getScaleMode() == ScaleMode::rceil;
+  config.twoD = type.is2DBlocked();
+  config.columns = type.getShape().back();
+  config.columnBlocks = config.columns / config.blockSize;
+  config.rowBlocks = config.numBlocks / config.columnBlocks / 16;
+  if (op.getRounding() == RoundingMode::stochastic)
+    config.seed = seed;
+  return config;
+}
 
 std::pair<Value, Value> QuantizeKernelBuilder::getBlock(gpu::LaunchOp launch) {
   Value block = arith::AddIOp::create(
@@ -503,10 +457,16 @@ void QuantizeKernelBuilder::buildAbsMax(gpu::LaunchOp launch, Value partial) {
         });
     bits = ifOp.getResult(0);
   }
+  reduceAbsMax(bits, launch.getThreadIds().x,
+               launch.getWorkgroupAttributions().front(), partial,
+               launch.getBlockIds().x);
+}
+
+void QuantizeKernelBuilder::reduceAbsMax(Value bits, Value tid, Value shared,
+                                         Value partial, Value group) {
+  ImplicitLocOpBuilder ib(loc, b);
   // Tree reduction in shared memory: after the step of stride s, word t
   // (t < s) holds the max of words t, t + s, ... of the previous step.
-  Value shared = launch.getWorkgroupAttributions().front();
-  Value tid = launch.getThreadIds().x;
   memref::StoreOp::create(ib, bits, shared, ValueRange{tid});
   target.buildBarrier(b, loc);
   for (int64_t s = kThreads / 2; s >= 1; s /= 2) {
@@ -532,13 +492,13 @@ void QuantizeKernelBuilder::buildAbsMax(gpu::LaunchOp launch, Value partial) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value total = memref::LoadOp::create(b, loc, shared, ValueRange{index(0)});
-  memref::StoreOp::create(b, loc, total, partial,
-                          ValueRange{launch.getBlockIds().x});
+  memref::StoreOp::create(b, loc, total, partial, ValueRange{group});
 }
 
 /// [NV1] amax_tensor from the per-workgroup magnitude words: their unsigned
 /// max (exact, NaN > Inf > finite), as an f32, on the host.
-static Value reduceAbsMax(OpBuilder &b, Location loc, Value partialTensor) {
+static Value reduceAbsMaxOnHost(OpBuilder &b, Location loc,
+                                Value partialTensor) {
   MLIRContext *ctx = b.getContext();
   Value init = linalg::FillOp::create(
                    b, loc,
@@ -563,6 +523,60 @@ static Value reduceAbsMax(OpBuilder &b, Location loc, Value partialTensor) {
   return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
 }
 
+void mlir::fp4train::quantize_kernel::buildGlobalScales(
+    OpBuilder &b, Location loc, ScaledTensorType type, QuantizeConfig &config,
+    Value amax, function_ref<Value()> buildAmaxKernel) {
+  if (!config.nv)
+    return;
+  // [NV1] Global scales, on the host; without a global scale in the type
+  // the decode has no S_dec, so S_enc = S_dec = 1 (as the expansion).
+  ImplicitLocOpBuilder ib(loc, b);
+  if (!type.getHasGlobalScale()) {
+    config.globalEncode = config.globalDecode = codecs::f32Const(ib, 1.0f);
+    return;
+  }
+  if (!amax)
+    amax = reduceAbsMaxOnHost(b, loc, fromKernelBuffer(b, loc, buildAmaxKernel()));
+  std::tie(config.globalEncode, config.globalDecode) =
+      codecs::nvfp4GlobalScale(ib, amax);
+}
+
+Value mlir::fp4train::quantize_kernel::allocAbsMaxPartial(OpBuilder &b,
+                                                          Location loc,
+                                                          int64_t groups) {
+  return allocKernelBuffer(b, loc, MemRefType::get({groups}, b.getI32Type()));
+}
+
+Type mlir::fp4train::quantize_kernel::getAbsMaxSharedType(
+    OpBuilder &b, const TargetInfoBase &target) {
+  return MemRefType::get({kThreads}, b.getI32Type(), AffineMap(),
+                         target.getSharedMemorySpace(b.getContext()));
+}
+
+std::pair<Value, Value> mlir::fp4train::quantize_kernel::allocQuantizeOutputs(
+    OpBuilder &b, Location loc, ScaledTensorType type,
+    const QuantizeConfig &config) {
+  Value codes = allocKernelBuffer(
+      b, loc, MemRefType::get({type.getNumElements()}, b.getI8Type()));
+  Value scales = allocKernelBuffer(
+      b, loc,
+      MemRefType::get({config.twoD ? config.numBlocks / 16 : config.numBlocks},
+                      b.getI8Type()));
+  return {codes, scales};
+}
+
+SmallVector<Value> mlir::fp4train::quantize_kernel::getQuantizeResults(
+    OpBuilder &b, Location loc, ScaledTensorType type,
+    const QuantizeConfig &config, Value codes, Value scales) {
+  SmallVector<Value> results = {
+      unflattenTensor(b, loc, fromKernelBuffer(b, loc, codes), type.getShape()),
+      unflattenTensor(b, loc, fromKernelBuffer(b, loc, scales),
+                      type.getScalesShape())};
+  if (type.getHasGlobalScale())
+    results.push_back(config.globalDecode);
+  return results;
+}
+
 namespace {
 
 struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
@@ -580,18 +594,7 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
               "that the chip runs");
     Location loc = op.getLoc();
     ScaledTensorType type = op.getResult().getType();
-    QuantizeConfig config;
-    config.element = type.getElementType();
-    config.blockSize = getKernelBlockSize(type);
-    config.numBlocks = type.getNumElements() / config.blockSize;
-    config.nv = isNVFP4(type);
-    config.rceil = op.getScaleMode() == ScaleMode::rceil;
-    config.twoD = type.is2DBlocked();
-    config.columns = type.getShape().back();
-    config.columnBlocks = config.columns / config.blockSize;
-    config.rowBlocks = config.numBlocks / config.columnBlocks / 16;
-    if (op.getRounding() == RoundingMode::stochastic)
-      config.seed = adaptor.getSeed();
+    QuantizeConfig config = getQuantizeConfig(op, adaptor.getSeed());
 
     Value flat = flattenTensor(rewriter, loc, adaptor.getInput());
     Value input = toKernelBuffer(rewriter, loc, flat);
@@ -600,57 +603,29 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     };
     int64_t groups = llvm::divideCeil(config.numBlocks, kThreads);
 
-    // [NV1] Global scales, on the host; without a global scale in the type
-    // the decode has no S_dec, so S_enc = S_dec = 1 (as the expansion).
-    if (config.nv) {
-      ImplicitLocOpBuilder ib(loc, rewriter);
-      if (type.getHasGlobalScale()) {
-        Value amax = adaptor.getAmax();
-        if (!amax) {
-          auto partialType = MemRefType::get({groups}, rewriter.getI32Type());
-          Value partial = allocKernelBuffer(rewriter, loc, partialType);
-          auto shared = MemRefType::get(
-              {kThreads}, rewriter.getI32Type(), AffineMap(),
-              target->getSharedMemorySpace(rewriter.getContext()));
-          auto launch = gpu::LaunchOp::create(
-              rewriter, loc, c(groups), c(1), c(1), c(kThreads), c(1), c(1),
-              /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-              /*asyncDependencies=*/{}, /*workgroupAttributions=*/
-              TypeRange{shared});
-          {
-            OpBuilder::InsertionGuard guard(rewriter);
-            rewriter.setInsertionPointToStart(&launch.getBody().front());
-            QuantizeKernelBuilder(rewriter, loc, *target, config, input)
-                .buildAbsMax(launch, partial);
-            gpu::TerminatorOp::create(rewriter, loc);
-          }
-          amax = reduceAbsMax(rewriter, loc,
-                              fromKernelBuffer(rewriter, loc, partial));
-        }
-        std::tie(config.globalEncode, config.globalDecode) =
-            codecs::nvfp4GlobalScale(ib, amax);
-      } else {
-        config.globalEncode = config.globalDecode = codecs::f32Const(ib, 1.0f);
-      }
-    }
+    buildGlobalScales(rewriter, loc, type, config, adaptor.getAmax(), [&] {
+      Value partial = allocAbsMaxPartial(rewriter, loc, groups);
+      auto launch = gpu::LaunchOp::create(
+          rewriter, loc, c(groups), c(1), c(1), c(kThreads), c(1), c(1),
+          /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+          /*asyncDependencies=*/{}, /*workgroupAttributions=*/
+          TypeRange{getAbsMaxSharedType(rewriter, *target)});
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      QuantizeKernelBuilder(rewriter, loc, *target, config, input)
+          .buildAbsMax(launch, partial);
+      gpu::TerminatorOp::create(rewriter, loc);
+      return partial;
+    });
 
-    Value codes = allocKernelBuffer(
-        rewriter, loc,
-        MemRefType::get({type.getNumElements()}, rewriter.getI8Type()));
-    Value scales = allocKernelBuffer(
-        rewriter, loc,
-        MemRefType::get({config.twoD ? config.numBlocks / 16 : config.numBlocks},
-                        rewriter.getI8Type()));
+    auto [codes, scales] = allocQuantizeOutputs(rewriter, loc, type, config);
     if (config.twoD) {
-      auto shared = MemRefType::get(
-          {kThreads}, rewriter.getI32Type(), AffineMap(),
-          target->getSharedMemorySpace(rewriter.getContext()));
       auto launch = gpu::LaunchOp::create(
           rewriter, loc, c(llvm::divideCeil(config.columnBlocks, 16)),
           c(config.rowBlocks), c(1), c(kThreads), c(1), c(1),
           /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
           /*asyncDependencies=*/{}, /*workgroupAttributions=*/
-          TypeRange{shared});
+          TypeRange{getAbsMaxSharedType(rewriter, *target)});
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&launch.getBody().front());
       QuantizeKernelBuilder(rewriter, loc, *target, config, input)
@@ -666,14 +641,8 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
       gpu::TerminatorOp::create(rewriter, loc);
     }
 
-    SmallVector<Value> results = {
-        unflattenTensor(rewriter, loc, fromKernelBuffer(rewriter, loc, codes),
-                        type.getShape()),
-        unflattenTensor(rewriter, loc, fromKernelBuffer(rewriter, loc, scales),
-                        type.getScalesShape())};
-    if (type.getHasGlobalScale())
-      results.push_back(config.globalDecode);
-    rewriter.replaceOpWithMultiple(op, {results});
+    rewriter.replaceOpWithMultiple(
+        op, {getQuantizeResults(rewriter, loc, type, config, codes, scales)});
     return success();
   }
 

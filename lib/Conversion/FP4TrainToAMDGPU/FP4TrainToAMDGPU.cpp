@@ -4,7 +4,8 @@
 // naming chip and format, then runs one conversion with the 1:N type
 // conversion of fp4train-expand: scaled_matmul and the MX quantize ops (RNE,
 // or SR to E2M1) blocked along the last dimension (isQuantizeOnGPU) and the
-// static-shaped hadamard ops (isHadamardKernelShape) become GPU kernels, and the
+// static-shaped hadamard ops (isHadamardKernelShape) become GPU kernels (a
+// quantize of a rotation along its blocks one fused kernel), and the
 // other fp4train ops (other quantizes, dequantize, pack/unpack/transpose)
 // get fp4train-expand's exact patterns, i.e. they run on the host. One conversion keeps the i8 codes and scales
 // flowing between the two without casts back to the narrow float types.

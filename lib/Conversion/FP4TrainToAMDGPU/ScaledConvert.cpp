@@ -192,7 +192,9 @@ void mlir::fp4train::populateFP4TrainQuantizeToAMDGPUPatterns(
     amdgpu::Chipset chipset) {
   if (!hasScaledMFMA(chipset))
     return;
-  populateQuantizeKernelPatterns(
-      converter, patterns,
-      std::make_shared<CDNA4TargetInfo>(getChipName(chipset)));
+  auto target = std::make_shared<CDNA4TargetInfo>(getChipName(chipset));
+  populateQuantizeKernelPatterns(converter, patterns, target);
+  // The quantize of a rotation along its block dimension: one kernel, the
+  // rotated tensor never stored.
+  populateHadamardQuantizeKernelPatterns(converter, patterns, target);
 }

@@ -4,7 +4,8 @@
 // naming chip and format, then runs one conversion with the 1:N type
 // conversion of fp4train-expand: scaled_matmul, the quantize ops of
 // isQuantizeKernelShape and the static-shaped hadamard ops become GPU
-// kernels; the other fp4train ops (2-D-blocked quantize, dequantize,
+// kernels (a quantize of a rotation along its blocks one fused kernel); the
+// other fp4train ops (2-D-blocked quantize, dequantize,
 // pack/unpack/transpose) get fp4train-expand's exact patterns and run on the
 // host, as in fp4train-to-amdgpu.
 //
@@ -232,19 +233,19 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   // the integer recipe for E2M1. [SR1] stays the software recipe on
   // sm_100a/sm_103a unless sr=hardware asks for cvt.rs.satfinite.e2m1x4.f32,
   // which draws 8 random bits per element, not [SR1]'s 22 (NVVM.md trap 12,
-  // docs/nvvm.md).
-  if (chip.hasFP8WarpMMA()) {
-    populateQuantizeKernelPatterns(
-        converter, patterns, std::make_shared<SM90TargetInfo>(chip.getName()));
-    populateHadamardKernelPatterns(converter, patterns);
+  // docs/nvvm.md). The fused rotate-and-quantize kernel shares the target.
+  std::shared_ptr<const TargetInfoBase> target;
+  if (chip.hasFP8WarpMMA())
+    target = std::make_shared<SM90TargetInfo>(chip.getName());
+  else if (chip.hasWarpBlockScaledMMA() || chip.hasTcgen05BlockScaledMMA())
+    target = std::make_shared<BlackwellTargetInfo>(
+        chip.getName(),
+        /*hardwareStochasticRounding=*/sr == NVVMStochasticRounding::Hardware);
+  else
     return;
-  }
-  if (!chip.hasWarpBlockScaledMMA() && !chip.hasTcgen05BlockScaledMMA())
-    return;
-  populateQuantizeKernelPatterns(
-      converter, patterns,
-      std::make_shared<BlackwellTargetInfo>(
-          chip.getName(), /*hardwareStochasticRounding=*/
-          sr == NVVMStochasticRounding::Hardware));
+  populateQuantizeKernelPatterns(converter, patterns, target);
   populateHadamardKernelPatterns(converter, patterns);
+  // A rotation along the block dimension followed by its quantize: one
+  // kernel, the rotated tensor never stored.
+  populateHadamardQuantizeKernelPatterns(converter, patterns, target);
 }

@@ -4,9 +4,11 @@
 // target-specific instruction at all) and the quantize kernel (the block
 // scale rules of [MX1]/[MX2]/[MX3]/[NV1] and [SR1] in the exact codecs of the
 // CPU expansion; only the final RNE encode may use a hardware conversion,
-// through TargetInfoBase::buildConvertRNE). Both produce exactly the tensors
+// through TargetInfoBase::buildConvertRNE), and their fusion for a quantize
+// of a rotation along its blocks. All produce exactly the tensors
 // of fp4train-expand's 1:N type conversion, so the rest of a module does not
-// see which ops run on the GPU. Patterns have benefit 2, over the expansion's.
+// see which ops run on the GPU. Patterns have benefit 2, over the expansion's
+// (the fused one 3, over the separate kernels').
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +48,22 @@ bool isQuantizeKernelShape(QuantizeOp op);
 /// gpu.launch of a kernel with one lane per block, on `target`'s
 /// buildConvertRNE hook.
 void populateQuantizeKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    std::shared_ptr<const TargetInfoBase> target);
+
+/// The hadamard op whose rotation the fused rotate-then-quantize kernel
+/// computes for `op` (docs/amdgpu.md, "Fused Hadamard and quantize kernel"),
+/// or null: `op`'s input is a hadamard of isHadamardKernelShape along the
+/// last dimension, and `op` a quantize of isQuantizeKernelShape with 1-D
+/// blocks (along that dimension) that `target` runs.
+HadamardOp getFusedHadamard(QuantizeOp op, const TargetInfoBase &target);
+
+/// Adds the pattern (benefit 3, over the separate kernels') lowering the
+/// quantize ops of getFusedHadamard to one rotate-and-quantize kernel (two
+/// for NVFP4 with a computed amax: rotate-and-amax, rotate-and-quantize);
+/// their hadamard op is erased, or becomes the Hadamard kernel when it has
+/// other uses.
+void populateHadamardQuantizeKernelPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     std::shared_ptr<const TargetInfoBase> target);
 

@@ -71,8 +71,10 @@ bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
 /// shared quantize kernel (FP4TrainGPUCommon/KernelBuilders.h), one lane per
 /// block, its element encodes on amdgpu.packed_scaled_trunc (RNE) or
 /// rocdl.cvt.scalef32.sr.pk.fp4.f32 (SR); benefit 2, over fp4train-expand's
-/// quantize pattern.
-/// populateFP4TrainToAMDGPUConversionPatterns includes it.
+/// quantize pattern; and the fused rotate-and-quantize kernel for those
+/// quantize ops whose input is a hadamard along their blocks (benefit 3,
+/// populateHadamardQuantizeKernelPatterns).
+/// populateFP4TrainToAMDGPUConversionPatterns includes them.
 void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
                                               amdgpu::Chipset chipset);
