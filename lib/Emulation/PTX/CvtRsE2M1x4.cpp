@@ -59,12 +59,12 @@ uint8_t fp4train::emulation::ptx::cvtRsSatfiniteE2M1(uint32_t bits,
                                                      uint8_t random) {
   float value;
   std::memcpy(&value, &bits, 4);
-  if (std::isnan(value))
-    return 0x7; // positive MAX_NORM
-  const uint8_t sign = (bits >> 31) ? 0x8 : 0x0;
   const double magnitude = std::fabs(static_cast<double>(value));
-  if (magnitude >= 6.0)
-    return sign | 0x7;
+  // NaN (positive MAX_NORM) and magnitudes that saturate: no rounding
+  // choice, the codes of cvt.rn.
+  if (!(magnitude < 6.0))
+    return cvtRnSatfiniteE2M1(bits);
+  const uint8_t sign = (bits >> 31) ? 0x8 : 0x0;
   int e;
   std::frexp(magnitude, &e);
   const double quantum =
