@@ -2,9 +2,13 @@
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -28,6 +32,49 @@ Value mlir::fp4train::fromKernelBuffer(OpBuilder &b, Location loc,
       b, loc,
       memref::getTensorTypeFromMemRefType(cast<MemRefType>(buffer.getType())),
       buffer, /*restrict=*/b.getUnitAttr(), /*writable=*/b.getUnitAttr());
+}
+
+/// The scalar every element of the tensor behind kernel buffer `buffer`
+/// holds when that tensor is a linalg.fill or a splat constant (through
+/// reshapes), else null.
+static Value getSplatValue(OpBuilder &b, Location loc, Value buffer) {
+  auto toBuffer = buffer.getDefiningOp<bufferization::ToBufferOp>();
+  if (!toBuffer)
+    return Value();
+  Value tensor = toBuffer.getTensor();
+  for (;;) {
+    if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>())
+      tensor = collapse.getSrc();
+    else if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>())
+      tensor = expand.getSrc();
+    else
+      break;
+  }
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  if (auto fill = tensor.getDefiningOp<linalg::FillOp>()) {
+    Value value = fill.getInputs().front();
+    return value.getType() == element ? value : Value();
+  }
+  DenseElementsAttr constant;
+  if (matchPattern(tensor, m_Constant(&constant)) && constant.isSplat())
+    return arith::ConstantOp::create(b, loc,
+                                     constant.getSplatValue<TypedAttr>());
+  return Value();
+}
+
+Value mlir::fp4train::loadKernelBuffer(OpBuilder &b, Location loc,
+                                       Value buffer, ValueRange indices,
+                                       int64_t count, unsigned alignment) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  auto vectorType = VectorType::get({count}, element);
+  if (Value splat = getSplatValue(b, loc, buffer))
+    return count == 1 ? splat
+                      : vector::BroadcastOp::create(b, loc, vectorType, splat)
+                            .getResult();
+  if (count == 1)
+    return memref::LoadOp::create(b, loc, buffer, indices);
+  return vector::LoadOp::create(b, loc, vectorType, buffer, indices,
+                                /*nontemporal=*/false, llvm::Align(alignment));
 }
 
 /// The reassociation collapsing every dimension of a rank-`rank` tensor.

@@ -471,9 +471,8 @@ void GemmKernelBuilder::storeBF16Pair(Value row, Value col, Value rowInBounds,
         im.both(rowInBounds, n % bt.tileRows ? im.lt(col, n) : Value());
     buildIf(inBounds, [&]() {
       auto pairType = VectorType::get({2}, f32);
-      Value old = vector::LoadOp::create(b, loc, pairType, acc,
-                                         ValueRange{batch, row, col},
-                                         /*nontemporal=*/false, llvm::Align(8));
+      Value old = loadKernelBuffer(b, loc, acc, ValueRange{batch, row, col},
+                                   /*count=*/2, /*alignment=*/8);
       Value t = applyGlobalScale(vector::FromElementsOp::create(
           b, loc, pairType, ValueRange{t0, t1}));
       // [GEMM1]: C = acc + g · T, then arith.truncf's RNE.
@@ -492,8 +491,7 @@ void GemmKernelBuilder::storeBF16Pair(Value row, Value col, Value rowInBounds,
   for (int64_t e = 0; e < 2; ++e) {
     Value c = im.add(col, e), t = pair[e];
     buildIf(im.both(rowInBounds, im.lt(c, n)), [&]() {
-      Value old =
-          memref::LoadOp::create(b, loc, acc, ValueRange{batch, row, c});
+      Value old = loadKernelBuffer(b, loc, acc, ValueRange{batch, row, c});
       Value sum = arith::AddFOp::create(b, loc, old, applyGlobalScale(t));
       Value rounded = arith::TruncFOp::create(b, loc, bf16, sum);
       memref::StoreOp::create(b, loc, rounded, result,
@@ -559,8 +557,8 @@ void GemmKernelBuilder::epilogue(ValueRange accs) {
           inBounds = im.both(inBounds, im.lt(col, n));
         buildIf(inBounds, [&]() {
           // [GEMM1]: C = acc + g · T.
-          Value old = memref::LoadOp::create(b, loc, acc,
-                                             ValueRange{batch, row, col});
+          Value old =
+              loadKernelBuffer(b, loc, acc, ValueRange{batch, row, col});
           Value sum = arith::AddFOp::create(b, loc, old, applyGlobalScale(t));
           memref::StoreOp::create(b, loc, sum, result,
                                   ValueRange{batch, row, col});

@@ -61,6 +61,7 @@
 
 #include "SM100TargetInfo.h"
 
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainToNVVM/Tcgen05Descriptors.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -514,7 +515,7 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
 
 void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
                                         Value t, int64_t count) {
-  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  Type bf16 = b.getBF16Type();
   bool toBF16 = problem.isBF16Result();
   auto scaled = [&](Value x) -> Value {
     // [GEMM1]: f32(g · T), g = S_dec,a · S_dec,b from the host.
@@ -531,10 +532,9 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
     // N % count == 0 and col % count == 0: the group is wholly in or out
     // of range, and its f32 / bf16 addresses are count-element aligned.
     buildIf(b, loc, inBounds, [&]() {
-      auto type = VectorType::get({count}, f32);
-      Value old = vector::LoadOp::create(b, loc, type, problem.acc,
-                                         ValueRange{batch, row, col}, false,
-                                         llvm::Align(4 * count));
+      Value old = loadKernelBuffer(b, loc, problem.acc,
+                                   ValueRange{batch, row, col}, count,
+                                   /*alignment=*/4 * count);
       Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
       if (toBF16)
         sum = arith::TruncFOp::create(b, loc, VectorType::get({count}, bf16),
@@ -546,8 +546,8 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
     return;
   }
   buildIf(b, loc, inBounds, [&]() {
-    Value old = memref::LoadOp::create(b, loc, problem.acc,
-                                       ValueRange{batch, row, col});
+    Value old = loadKernelBuffer(b, loc, problem.acc,
+                                 ValueRange{batch, row, col});
     Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
     if (toBF16)
       sum = arith::TruncFOp::create(b, loc, bf16, sum);

@@ -160,3 +160,34 @@ func.func @nvfp4_2d(%a: !a, %w: !w, %acc: tensor<64x96xf32>) -> tensor<64x96xf32
   %c = fp4train.scaled_matmul %a, %w, %acc : !a, !w, tensor<64x96xf32>
   return %c : tensor<64x96xf32>
 }
+
+// -----
+
+!a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+
+// A zero-filled accumulator (what the quantize pipeline gives every GEMM)
+// is not read: the epilogue adds the fill value, so the kernel does not take
+// the buffer (and the device-memory pass copies nothing for it). An
+// argument accumulator is loaded.
+// CHECK-LABEL: func.func @filled_accumulator
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load %{{.*}} : memref<1x128x128xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           %[[SPLAT:.*]] = vector.broadcast %[[ZERO]] : f32 to vector<{{[0-9]+}}xf32>
+// CHECK:           arith.addf %[[SPLAT]], %{{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK:         gpu.terminator
+func.func @filled_accumulator(%a: !a, %b: !a) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<128x128xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%empty : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// CHECK-LABEL: func.func @argument_accumulator
+// CHECK:         gpu.launch
+// CHECK:           vector.load %{{.*}} : memref<1x128x128xf32>, vector<{{[0-9]+}}xf32>
+func.func @argument_accumulator(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}

@@ -24,6 +24,15 @@ Value toKernelBuffer(OpBuilder &b, Location loc, Value tensor);
 Value allocKernelBuffer(OpBuilder &b, Location loc, MemRefType type);
 /// `bufferization.to_tensor %buffer restrict writable`.
 Value fromKernelBuffer(OpBuilder &b, Location loc, Value buffer);
+/// `count` consecutive elements (a scalar for 1, else a vector, loaded with
+/// `alignment` bytes) of kernel buffer `buffer` at `indices`; when `buffer`
+/// is toKernelBuffer of a linalg.fill or a splat constant (through
+/// reshapes), the fill value instead, so that the kernel does not take the
+/// buffer at all (a zero accumulator costs no loads, and no copy to the
+/// device).
+Value loadKernelBuffer(OpBuilder &b, Location loc, Value buffer,
+                       ValueRange indices, int64_t count = 1,
+                       unsigned alignment = 0);
 
 /// `tensor` collapsed to rank 1, and back to `shape`.
 Value flattenTensor(OpBuilder &b, Location loc, Value tensor);
