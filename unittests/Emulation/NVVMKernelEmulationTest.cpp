@@ -15,6 +15,9 @@
 //    ones; special values (zero block, subnormals, ties, ±Inf, NaN, blocks
 //    floor scales clip);
 //  - Hadamard kernels bit for bit against numerics::hadamardRotate;
+//  - the transposed view of a 16x16-blocked tensor: codes and scale codes
+//    transposed byte for byte by the tiled kernel (ragged tiles, a batch),
+//    the global scale unchanged;
 //  - GEMM kernels ([GEMM1]) on mma.sync m16n8k64 (MXFP4, NVFP4 with 1-D
 //    and 16x16 blocks and global scales) and m16n8k32 (MXFP8 E4M3 x E4M3,
 //    E4M3 x E5M2): tile multiples (128x128 tiles, K steps of 128), ragged
@@ -188,6 +191,94 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) {
       return getParamName(info, getHadamardQuantizeTestName);
     });
+
+//===----------------------------------------------------------------------===//
+// Transpose kernels
+//===----------------------------------------------------------------------===//
+
+/// The shape [..., rows, columns] of a 16x16-blocked NVFP4 tensor.
+using TransposeCase = std::vector<int64_t>;
+
+std::string getTransposeTestName(const TransposeCase &shape) {
+  return join(shape, "x");
+}
+
+using NVVMTransposeKernelTest = NVVMKernelEmulationTest<TransposeCase>;
+
+/// `bytes` ([outer, rows, columns] row-major) with the last two dimensions
+/// swapped.
+std::vector<uint8_t> transposeLastTwo(const std::vector<uint8_t> &bytes,
+                                      int64_t rows, int64_t columns) {
+  std::vector<uint8_t> result(bytes.size());
+  const int64_t outer = bytes.size() / (rows * columns);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < columns; ++c)
+        result[(o * columns + c) * rows + r] =
+            bytes[(o * rows + r) * columns + c];
+  return result;
+}
+
+TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
+  std::vector<int64_t> shape = getCase();
+  const int64_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], columns = shape[rank - 1];
+  std::vector<int64_t> transposed = shape;
+  std::swap(transposed[rank - 2], transposed[rank - 1]);
+  const std::string block =
+      "[" + std::string(rank == 3 ? "1, " : "") + "16, 16]";
+  auto typeOf = [&](const std::vector<int64_t> &dims) {
+    return "!fp4train.scaled<" + join(dims, "x") + "xf4E2M1FN, block = " +
+           block + ", scale = f8E4M3FN, global>";
+  };
+  OwningOpRef<ModuleOp> module = compile(
+      "func.func @main(%w: " + typeOf(shape) + ") -> " + typeOf(transposed) +
+      " {\n  %t = fp4train.transpose %w : " + typeOf(shape) + " -> " +
+      typeOf(transposed) + "\n  return %t : " + typeOf(transposed) + "\n}\n");
+  ASSERT_TRUE(module);
+
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> code(0, 15), byte(0, 255);
+  std::vector<uint8_t> codes(product(shape)), scales(codes.size() / 256);
+  for (uint8_t &c : codes)
+    c = static_cast<uint8_t>(code(rng));
+  for (uint8_t &s : scales)
+    s = static_cast<uint8_t>(byte(rng));
+  const float globalDecodeScale = 0.375f;
+  emulation::EmulatorStats stats;
+  auto results = run(
+      *module,
+      {emulation::EmulatorArgument::buffer(codes),
+       emulation::EmulatorArgument::buffer(scales),
+       emulation::EmulatorArgument::bits(
+           numerics::floatToBits(globalDecodeScale))},
+      &stats);
+  ASSERT_EQ(results.size(), 3u);
+  // One kernel for the codes, one for the scales; nothing on the host.
+  EXPECT_EQ(stats.launches, 2u);
+  EXPECT_EQ(compareCodes(results[0], transposeLastTwo(codes, rows, columns),
+                         "code"),
+            0);
+  EXPECT_EQ(compareCodes(results[1],
+                         transposeLastTwo(scales, rows / 16, columns / 16),
+                         "scale"),
+            0);
+  ASSERT_EQ(results[2].size(), 4u);
+  uint32_t bits;
+  std::memcpy(&bits, results[2].data(), 4);
+  EXPECT_EQ(bits, numerics::floatToBits(globalDecodeScale));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NVVM, NVVMTransposeKernelTest,
+    ::testing::Combine(
+        ::testing::ValuesIn(kChips),
+        // Whole 32 x 32 tiles; ragged rows and columns (48 x 80: partial
+        // tiles on both sides) with a batch; a single block, whose scale
+        // tensor is one byte.
+        ::testing::Values(TransposeCase{64, 96}, TransposeCase{2, 48, 80},
+                          TransposeCase{16, 16})),
+    [](const auto &info) { return getParamName(info, getTransposeTestName); });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels

@@ -248,4 +248,6 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   // A rotation along the block dimension followed by its quantize: one
   // kernel, the rotated tensor never stored.
   populateHadamardQuantizeKernelPatterns(converter, patterns, target);
+  // The transposed view of NVFP4's 16x16-blocked weights (Dgrad).
+  populateTransposeKernelPatterns(converter, patterns);
 }

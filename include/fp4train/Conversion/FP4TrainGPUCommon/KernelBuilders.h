@@ -5,7 +5,8 @@
 // scale rules of [MX1]/[MX2]/[MX3]/[NV1] and [SR1] in the exact codecs of the
 // CPU expansion; only the final RNE encode may use a hardware conversion,
 // through TargetInfoBase::buildConvertRNE), and their fusion for a quantize
-// of a rotation along its blocks. All produce exactly the tensors
+// of a rotation along its blocks, and the transposed view of 16x16-blocked
+// codes and scales. All produce exactly the tensors
 // of fp4train-expand's 1:N type conversion, so the rest of a module does not
 // see which ops run on the GPU. Patterns have benefit 2, over the expansion's
 // (the fused one 3, over the separate kernels').
@@ -66,6 +67,14 @@ HadamardOp getFusedHadamard(QuantizeOp op, const TargetInfoBase &target);
 void populateHadamardQuantizeKernelPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     std::shared_ptr<const TargetInfoBase> target);
+
+/// Adds the pattern lowering fp4train.transpose (the transposed view of a
+/// 16x16-blocked tensor) of a static shape whose blocked dimensions are the
+/// last two to two shared-memory tiled transpose kernels, one for the codes
+/// and one for the scale codes (the global scale passes through), so that
+/// the quantized weight of Dgrad stays on the device.
+void populateTransposeKernelPatterns(TypeConverter &converter,
+                                     RewritePatternSet &patterns);
 
 /// The one conversion of a GPU target pass over `root`: fp4train-expand's
 /// 1:N type conversion, the target's kernel patterns (`populateKernels`,

@@ -1,0 +1,172 @@
+//===- TransposeKernel.cpp - fp4train.transpose of codes and scales -------===//
+//
+// The transposed view of a 16x16-blocked tensor ([NV1]: the weight that
+// feeds Dgrad) is a transpose of its codes and of its scale codes, byte for
+// byte; the global scale is unchanged. On the host (fp4train-expand) that is
+// two linalg.transpose ops, which under device memory would send the
+// quantized weight to the host and back every step. Here each of the two
+// byte tensors, viewed as [batch, rows, columns] with the blocked dimensions
+// last, goes through a shared-memory tiled transpose: a 256-thread
+// workgroup reads a 32 x 32 tile row by row (consecutive threads along the
+// row: coalesced), stores it into a 32 x 33 shared tile (the extra column
+// keeps the column reads of a warp on distinct banks), and after one
+// barrier writes the transposed tile row by row. Rows and columns past the
+// tensor's are skipped on both sides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+namespace {
+
+constexpr int64_t kTile = 32;
+constexpr int64_t kThreads = 256;
+constexpr int64_t kRowsPerPass = kThreads / kTile;
+
+/// True when the kernel takes `op`: two blocked dimensions that are the
+/// last two (what the type allows for 16x16 blocks), with a grid that fits
+/// a launch.
+bool isTransposeKernelShape(TransposeOp op) {
+  ScaledTensorType type = op.getInput().getType();
+  SmallVector<int64_t> dims = type.getBlockedDims();
+  const int64_t rank = type.getRank();
+  if (dims.size() != 2 || dims[0] != rank - 2 || dims[1] != rank - 1)
+    return false;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t batch = 1;
+  for (int64_t d : shape.drop_back(2))
+    batch *= d;
+  // y and z grid dimensions are limited to 65535 on both vendors.
+  return batch <= 65535 && (shape[rank - 2] + kTile - 1) / kTile <= 65535;
+}
+
+/// `tensor` ([..., rows, columns] of bytes) with its last two dimensions
+/// swapped, by the tiled kernel.
+Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  const int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  const int64_t rows = shape[rank - 2], columns = shape[rank - 1];
+  int64_t batch = 1;
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_back(2))
+    batch *= d;
+  Type element = type.getElementType();
+  Value input = toKernelBuffer(b, loc, collapseTo3D(b, loc, tensor));
+  Value output = allocKernelBuffer(
+      b, loc, MemRefType::get({batch, columns, rows}, element));
+
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto tileType = MemRefType::get(
+      {kTile, kTile + 1}, element, AffineMap(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, c((columns + kTile - 1) / kTile), c((rows + kTile - 1) / kTile),
+      c(batch), c(kThreads), c(1), c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{tileType});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value tile = launch.getWorkgroupAttributions().front();
+    Value tid = launch.getThreadIds().x;
+    Value x = arith::RemUIOp::create(b, loc, tid, c(kTile));
+    Value y = arith::DivUIOp::create(b, loc, tid, c(kTile));
+    Value batchId = launch.getBlockIds().z;
+    Value rowBase =
+        arith::MulIOp::create(b, loc, launch.getBlockIds().y, c(kTile));
+    Value columnBase =
+        arith::MulIOp::create(b, loc, launch.getBlockIds().x, c(kTile));
+    auto add = [&](Value v, Value w) {
+      return arith::AddIOp::create(b, loc, v, w).getResult();
+    };
+    // Runs `body` when row < rowLimit and column < columnLimit (checks only
+    // along dimensions the tiles do not divide).
+    auto guarded = [&](Value row, int64_t rowLimit, Value column,
+                       int64_t columnLimit, function_ref<void()> body) {
+      Value inBounds;
+      auto both = [&](Value condition) {
+        inBounds = inBounds
+                       ? arith::AndIOp::create(b, loc, inBounds, condition)
+                             .getResult()
+                       : condition;
+      };
+      if (rowLimit % kTile)
+        both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                   c(rowLimit)));
+      if (columnLimit % kTile)
+        both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                                   c(columnLimit)));
+      if (!inBounds)
+        return body();
+      auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElse=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body();
+    };
+    // Tile row r = y + 8 i, column x: input (rowBase + r, columnBase + x).
+    for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
+      Value r = add(y, c(i));
+      Value row = add(rowBase, r), column = add(columnBase, x);
+      guarded(row, rows, column, columns, [&] {
+        Value byte = memref::LoadOp::create(
+            b, loc, input, ValueRange{batchId, row, column});
+        memref::StoreOp::create(b, loc, byte, tile, ValueRange{r, x});
+      });
+    }
+    gpu::BarrierOp::create(b, loc);
+    // Output row columnBase + r (an input column), column rowBase + x (an
+    // input row): tile element (x, r).
+    for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
+      Value r = add(y, c(i));
+      Value row = add(columnBase, r), column = add(rowBase, x);
+      guarded(row, columns, column, rows, [&] {
+        Value byte = memref::LoadOp::create(b, loc, tile, ValueRange{x, r});
+        memref::StoreOp::create(b, loc, byte, output,
+                                ValueRange{batchId, row, column});
+      });
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  return expandFrom3D(b, loc, fromKernelBuffer(b, loc, output),
+                      RankedTensorType::get(shape, element));
+}
+
+struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
+  TransposeOpLowering(TypeConverter &converter, MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isTransposeKernelShape(op))
+      return rewriter.notifyMatchFailure(op, "grid past the launch limits");
+    Location loc = op.getLoc();
+    ValueRange parts = adaptor.getInput();
+    SmallVector<Value> results = {buildTransposeKernel(rewriter, loc, parts[0]),
+                                  buildTransposeKernel(rewriter, loc, parts[1])};
+    if (parts.size() == 3)
+      results.push_back(parts[2]);
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fp4train::populateTransposeKernelPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<TransposeOpLowering>(converter, patterns.getContext());
+}
