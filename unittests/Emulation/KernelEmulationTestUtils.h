@@ -38,6 +38,24 @@ namespace fp4train::emulation_test {
 
 namespace emulation = mlir::fp4train::emulation;
 
+/// Whether this binary runs under AddressSanitizer (make test-sanitize),
+/// where the emulator runs about five times slower: a few cases that only
+/// repeat, on another chip, what others check are skipped there (the
+/// normal build runs them).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FP4TRAIN_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FP4TRAIN_UNDER_ASAN 1
+#endif
+#ifdef FP4TRAIN_UNDER_ASAN
+inline constexpr bool kUnderAddressSanitizer = true;
+#else
+inline constexpr bool kUnderAddressSanitizer = false;
+#endif
+
 /// Compiles test IR (a kernel pipeline for one chip).
 using CompileFn = llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(
     const std::string &)>;

@@ -251,9 +251,13 @@ TEST_P(SM100GemmKernelTest, ExactDataBitForBit) {
 }
 
 TEST_P(SM100GemmKernelTest, FullRangeWithinReassociationBound) {
-  EXPECT_EQ(
-      checkGemmKernel(getCase(), GemmData::FullRange,
-                                /*bitForBit=*/false, getCompile(), getRun()), 0);
+  // sm_103a's kernel is sm_100a's with the intrinsics called by name, which
+  // the exact-data cases pin bit for bit; the bound is the same model's.
+  if (kUnderAddressSanitizer && getChip() == "sm_103a")
+    GTEST_SKIP() << "sm_100a runs the full-range cases under ASan";
+  EXPECT_EQ(checkGemmKernel(getCase(), GemmData::FullRange,
+                            /*bitForBit=*/false, getCompile(), getRun()),
+            0);
 }
 
 std::vector<GemmCase> getTcgen05GemmCases() {
