@@ -241,6 +241,13 @@ LogicalResult DeviceMemoryPlacer::visitLaunch(gpu::LaunchFuncOp launch) {
       launch, launch.getKernel());
   if (!kernel)
     return launch.emitOpError("kernel ") << launch.getKernel() << " not found";
+  // The copies are synchronous: they order against synchronous launches
+  // only (gpu-async-region runs after this pass).
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
+    return launch.emitOpError(
+        "is asynchronous: fp4train-gpu-device-memory places synchronous "
+        "copies around synchronous launches (run it before "
+        "gpu-async-region)");
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   SmallVector<Value> written;

@@ -34,3 +34,24 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// An asynchronous launch (after gpu-async-region): the pass's copies are
+// synchronous and would not be ordered against it.
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<16xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @async(%a: memref<16xf32>) {
+    %c1 = arith.constant 1 : index
+    %t = gpu.wait async
+    // expected-error @below {{'gpu.launch_func' op is asynchronous: fp4train-gpu-device-memory places synchronous copies around synchronous launches (run it before gpu-async-region)}}
+    %t2 = gpu.launch_func async [%t] @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
+    gpu.wait [%t2]
+    return
+  }
+}

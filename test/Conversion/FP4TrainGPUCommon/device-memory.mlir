@@ -181,3 +181,54 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A launch under scf.if and a launch in a successor block: each block
+// starts and ends with every buffer current on the host; a subview operand
+// becomes the same subview of the twin.
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @w(%a: memref<16xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<16xf32>
+      memref.store %v, %a[%c0] : memref<16xf32>
+      gpu.return
+    }
+    gpu.func @r(%a: memref<4xf32, strided<[1], offset: 4>>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<4xf32, strided<[1], offset: 4>>
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @blocks(
+  //  CHECK-SAME:     %[[A:[^:]*]]: memref<16xf32>
+  func.func @blocks(%a: memref<16xf32>, %p: i1) {
+    %c1 = arith.constant 1 : index
+    // CHECK: scf.if
+    // CHECK-NEXT: %[[AD:.*]] = gpu.alloc
+    // CHECK-NEXT: gpu.memcpy %[[AD]], %[[A]]
+    // CHECK-NEXT: gpu.launch_func @k::@w {{.*}} args(%[[AD]] : memref<16xf32>)
+    // CHECK-NEXT: gpu.memcpy %[[A]], %[[AD]]
+    // CHECK-NEXT: gpu.dealloc %[[AD]]
+    scf.if %p {
+      gpu.launch_func @k::@w blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
+    }
+    cf.br ^bb1(%a : memref<16xf32>)
+  // CHECK: ^bb1(%[[B:.*]]: memref<16xf32>):
+  ^bb1(%b: memref<16xf32>):
+    // CHECK-NEXT: %[[BD:.*]] = gpu.alloc
+    // CHECK-NEXT: gpu.memcpy %[[BD]], %[[B]]
+    // CHECK-NEXT: gpu.launch_func @k::@w {{.*}} args(%[[BD]] : memref<16xf32>)
+    gpu.launch_func @k::@w blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<16xf32>)
+    // CHECK-NEXT: %[[SV:.*]] = memref.subview %[[BD]][4] [4] [1]
+    // CHECK-NEXT: gpu.launch_func @k::@r {{.*}} args(%[[SV]] : memref<4xf32, strided<[1], offset: 4>>)
+    %sv = memref.subview %b[4] [4] [1] : memref<16xf32> to memref<4xf32, strided<[1], offset: 4>>
+    gpu.launch_func @k::@r blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%sv : memref<4xf32, strided<[1], offset: 4>>)
+    // CHECK-NEXT: gpu.memcpy %[[B]], %[[BD]]
+    // CHECK-NEXT: gpu.dealloc %[[BD]]
+    // CHECK-NEXT: return
+    return
+  }
+}
