@@ -16,13 +16,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -65,61 +64,38 @@ Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
   Value output = allocKernelBuffer(
       b, loc, MemRefType::get({batch, columns, rows}, element));
 
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
+  IndexMath im{b, loc};
   auto tileType = MemRefType::get(
       {kTile, kTile + 1}, element, AffineMap(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
   auto launch = gpu::LaunchOp::create(
-      b, loc, c((columns + kTile - 1) / kTile), c((rows + kTile - 1) / kTile),
-      c(batch), c(kThreads), c(1), c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{tileType});
+      b, loc, im.c((columns + kTile - 1) / kTile),
+      im.c((rows + kTile - 1) / kTile), im.c(batch), im.c(kThreads), im.c(1),
+      im.c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+      /*workgroupAttributions=*/{tileType});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     Value tile = launch.getWorkgroupAttributions().front();
     Value tid = launch.getThreadIds().x;
-    Value x = arith::RemUIOp::create(b, loc, tid, c(kTile));
-    Value y = arith::DivUIOp::create(b, loc, tid, c(kTile));
+    Value x = im.rem(tid, kTile), y = im.div(tid, kTile);
     Value batchId = launch.getBlockIds().z;
-    Value rowBase =
-        arith::MulIOp::create(b, loc, launch.getBlockIds().y, c(kTile));
-    Value columnBase =
-        arith::MulIOp::create(b, loc, launch.getBlockIds().x, c(kTile));
-    auto add = [&](Value v, Value w) {
-      return arith::AddIOp::create(b, loc, v, w).getResult();
-    };
-    // Runs `body` when row < rowLimit and column < columnLimit (checks only
-    // along dimensions the tiles do not divide).
-    auto guarded = [&](Value row, int64_t rowLimit, Value column,
-                       int64_t columnLimit, function_ref<void()> body) {
-      Value inBounds;
-      auto both = [&](Value condition) {
-        inBounds = inBounds
-                       ? arith::AndIOp::create(b, loc, inBounds, condition)
-                             .getResult()
-                       : condition;
-      };
-      if (rowLimit % kTile)
-        both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                   c(rowLimit)));
-      if (columnLimit % kTile)
-        both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
-                                   c(columnLimit)));
-      if (!inBounds)
-        return body();
-      auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElse=*/false);
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      body();
+    Value rowBase = im.mul(launch.getBlockIds().y, kTile);
+    Value columnBase = im.mul(launch.getBlockIds().x, kTile);
+    // row < rowLimit and column < columnLimit, checked only along
+    // dimensions the tiles do not divide (null: always true).
+    auto inBounds = [&](Value row, int64_t rowLimit, Value column,
+                        int64_t columnLimit) {
+      return im.both(rowLimit % kTile ? im.lt(row, rowLimit) : Value(),
+                     columnLimit % kTile ? im.lt(column, columnLimit)
+                                         : Value());
     };
     // Tile row r = y + 8 i, column x: input (rowBase + r, columnBase + x).
     for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
-      Value r = add(y, c(i));
-      Value row = add(rowBase, r), column = add(columnBase, x);
-      guarded(row, rows, column, columns, [&] {
+      Value r = im.add(y, i);
+      Value row = im.add(rowBase, r), column = im.add(columnBase, x);
+      buildIf(b, loc, inBounds(row, rows, column, columns), [&] {
         Value byte = memref::LoadOp::create(
             b, loc, input, ValueRange{batchId, row, column});
         memref::StoreOp::create(b, loc, byte, tile, ValueRange{r, x});
@@ -129,9 +105,9 @@ Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
     // Output row columnBase + r (an input column), column rowBase + x (an
     // input row): tile element (x, r).
     for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
-      Value r = add(y, c(i));
-      Value row = add(columnBase, r), column = add(rowBase, x);
-      guarded(row, columns, column, rows, [&] {
+      Value r = im.add(y, i);
+      Value row = im.add(columnBase, r), column = im.add(rowBase, x);
+      buildIf(b, loc, inBounds(row, columns, column, rows), [&] {
         Value byte = memref::LoadOp::create(b, loc, tile, ValueRange{x, r});
         memref::StoreOp::create(b, loc, byte, output,
                                 ValueRange{batchId, row, column});
