@@ -27,6 +27,24 @@ inline float floatOf(uint32_t u) {
   return f;
 }
 
+/// Whether cvt.rs.satfinite.e2m1x4.f32 fed the top byte of `word` rounds
+/// the scaled value `v` differently from [SR1] (docs/numerics.md §4): where
+/// the top bytes of floor(F · 2^22) and word >> 10 sum to 255 and their low
+/// 14 bits carry (F the fraction of |v| between its E2M1 neighbours; [SR1]
+/// is then one code up).
+inline bool cvtRsDiffersFromSR1(float v, uint32_t word) {
+  const double a = std::fabs(double(v));
+  if (!(a < 6.0))
+    return false;
+  const double quantum = a < 1.0 ? 0.5 : std::ldexp(1.0, std::ilogb(a) - 1);
+  const double steps = a / quantum;
+  const auto frac22 =
+      static_cast<uint32_t>(std::ldexp(steps - std::floor(steps), 22));
+  const uint32_t w22 = word >> 10;
+  return (frac22 >> 14) + (w22 >> 14) == 255 &&
+         (frac22 & 0x3FFF) + (w22 & 0x3FFF) >= (1u << 14);
+}
+
 /// E2M1: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}, bit 3 the sign.
 inline double e2m1Value(uint8_t code) {
   static const double magnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};

@@ -42,6 +42,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmulationTestUtils.h"
+#include "ReferenceValues.h"
 
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Philox.h"
@@ -150,23 +151,6 @@ INSTANTIATE_TEST_SUITE_P(
 // sr=hardware
 //===----------------------------------------------------------------------===//
 
-/// Whether cvt.rs.satfinite.e2m1x4.f32 fed the top byte of `word` rounds
-/// the scaled value `v` differently from [SR1] (docs/numerics.md §4): where
-/// the top bytes of floor(F · 2^22) and word >> 10 sum to 255 and their low
-/// 14 bits carry (F the fraction of |v| between its E2M1 neighbours).
-bool hardwareDiffersFromSR1(float v, uint32_t word) {
-  const double a = std::fabs(double(v));
-  if (!(a < 6.0))
-    return false;
-  const double quantum = a < 1.0 ? 0.5 : std::ldexp(1.0, std::ilogb(a) - 1);
-  const double steps = a / quantum;
-  const auto frac22 =
-      static_cast<uint32_t>(std::ldexp(steps - std::floor(steps), 22));
-  const uint32_t w22 = word >> 10;
-  return (frac22 >> 14) + (w22 >> 14) == 255 &&
-         (frac22 & 0x3FFF) + (w22 & 0x3FFF) >= (1u << 14);
-}
-
 class SM100HardwareSRTest : public KernelEmulationFixture,
                             public ::testing::WithParamInterface<std::string> {
 };
@@ -219,7 +203,7 @@ TEST_P(SM100HardwareSRTest, DiffersFromSR1OnlyWherePredicted) {
     const int scaleCode = expected->scales[i / 32];
     const float v = data[i] * std::ldexp(1.0f, 127 - scaleCode);
     const bool differs =
-        hardwareDiffersFromSR1(v, numerics::stochasticRoundingWord(seed, i));
+        cvtRsDiffersFromSR1(v, numerics::stochasticRoundingWord(seed, i));
     predicted += differs;
     const int want = expected->codes[i] - (differs ? 1 : 0);
     if (codes[i] != want && unexplained++ < 5)
