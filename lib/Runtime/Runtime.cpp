@@ -13,6 +13,7 @@
 #include "fp4train/Numerics/BlockGemm.h"
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/Storage.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -163,8 +164,16 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
   num::Status status = num::quantizeInto(x.data(), x.getShape(), config, quantized);
   if (!status)
     fail(entry, status.error().message);
+  // [PK1] The codes are stored packed.
+  thread_local std::vector<uint8_t> stored;
+  num::ElementType element = num::getElementType(config.format);
+  stored.resize(size_t(num::getStoredBytes(element, quantized.shape)));
+  int64_t rowLength = quantized.shape.empty() ? 1 : quantized.shape.back();
+  num::packCodes(element, quantized.codes.data(),
+                 int64_t(quantized.codes.size()) / rowLength, rowLength,
+                 stored.data());
   DenseView<int8_t> codeView(codes), scaleView(scales);
-  copyBytes(codeView, quantized.codes, entry, "codes");
+  copyBytes(codeView, stored, entry, "codes");
   copyBytes(scaleView, quantized.scales, entry, "scales");
   bool hasGlobal = config.format == num::Format::NVFP4 &&
                    !(flags & FP4TRAIN_RT_NO_GLOBAL);
@@ -181,7 +190,7 @@ void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
   DenseView<int8_t> codeView(codes), scaleView(scales);
   DenseView<float> out(result);
   num::QuantizedTensor quantized;
-  quantized.shape = codeView.getShape();
+  quantized.shape = out.getShape();
   quantized.config = checkedConfig(
       entry, quantized.shape,
       fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, 0,
@@ -191,12 +200,13 @@ void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
     auto *data = reinterpret_cast<const uint8_t *>(view.data());
     return std::vector<uint8_t>(data, data + view.size());
   };
-  quantized.codes = bytes(codeView);
+  num::ElementType element = num::getElementType(quantized.config.format);
+  if (codeView.size() != num::getStoredBytes(element, quantized.shape))
+    fail(entry, "the codes do not store a tensor of the result's shape");
+  quantized.codes = num::unpackCodes(element, bytes(codeView), quantized.shape);
   quantized.scales = bytes(scaleView);
   quantized.globalDecodeScale = globalDecode;
   std::vector<float> values = num::dequantize(quantized);
-  if (int64_t(values.size()) != out.size())
-    fail(entry, "result shape does not match the codes");
   std::memcpy(out.data(), values.data(), values.size() * sizeof(float));
   out.store();
 }
@@ -278,18 +288,30 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
       b.getShape().size() != shape.size() || c0.getShape() != shape)
     fail(entry, "operand ranks do not match the result");
   int64_t m = shape[rank - 2], n = shape[rank - 1];
-  int64_t k = a.getShape().back();
+  int64_t k = sa.getShape().empty() ? 0 : sa.getShape().back() * blockSize;
   int64_t batches = c.size() / (m * n);
 
   // One GEMM per batch; a 2-D-blocked operand's scale of (row, K block) is
   // that of its 16x16 tile (scaleRowGroup = block).
+  // [PK1] Stored E2M1 codes are unpacked to one per byte, the operand
+  // layout of blockScaledGemm (whose kernels pack panels of their own).
+  thread_local std::vector<uint8_t> unpacked[2];
   auto operand = [&](DenseView<int8_t> &codes, DenseView<int8_t> &scales,
                      int32_t format, int32_t flags, float globalDecode,
-                     int64_t rows) {
+                     int64_t rows, unsigned index) {
     num::Format f = toFormat(entry, format);
     bool twoD = flags & FP4TRAIN_RT_TWO_D;
+    num::ElementType element = num::getElementType(f);
+    int64_t total = batches * rows;
+    if (codes.size() != total * num::getStoredRowBytes(element, k))
+      fail(entry, "the codes of an operand do not store a " +
+                      std::to_string(rows) + " x " + std::to_string(k) +
+                      " matrix per batch");
+    unpacked[index].resize(size_t(total * k));
+    num::unpackCodes(element, reinterpret_cast<const uint8_t *>(codes.data()),
+                     total, k, unpacked[index].data());
     num::GemmOperand op;
-    op.codes = reinterpret_cast<const uint8_t *>(codes.data());
+    op.codes = unpacked[index].data();
     op.rows = rows;
     op.k = k;
     op.elementType = num::getElementType(f);
@@ -301,8 +323,10 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
     op.globalDecodeScale = globalDecode;
     return op;
   };
-  num::GemmOperand lhs = operand(a, sa, lhsFormat, lhsFlags, lhsGlobalDecode, m);
-  num::GemmOperand rhs = operand(b, sb, rhsFormat, rhsFlags, rhsGlobalDecode, n);
+  num::GemmOperand lhs =
+      operand(a, sa, lhsFormat, lhsFlags, lhsGlobalDecode, m, 0);
+  num::GemmOperand rhs =
+      operand(b, sb, rhsFormat, rhsFlags, rhsGlobalDecode, n, 1);
   int64_t lhsScaleBatch = sa.size() / batches, rhsScaleBatch = sb.size() / batches;
   const float *accData = c0.data();
   float *out = c.data();

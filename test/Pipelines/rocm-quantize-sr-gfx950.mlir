@@ -27,7 +27,9 @@
 // CHECK-COUNT-31: v_cvt_scalef32_sr_pk_fp4_f32 v{{[0-9]+}}, v[{{[0-9]+}}:{{[0-9]+}}], v{{[0-9]+}}, [[S]]
 // CHECK-NOT:    v_cvt_scalef32_sr_pk_fp4_f32
 // CHECK-NOT:    scratch_
-// CHECK-COUNT-2: global_store_dwordx4
+// [PK1] The block's 32 codes are stored packed: one 16-byte store.
+// CHECK:        global_store_dwordx4
+// CHECK-NOT:    global_store_dwordx4
 // CHECK:        global_store_byte
 // CHECK:        s_endpgm
 // CHECK:        .private_segment_fixed_size: 0

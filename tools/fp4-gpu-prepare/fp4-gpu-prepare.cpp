@@ -41,6 +41,7 @@
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 #include "fp4train/Numerics/Files.h"
+#include "fp4train/Numerics/Storage.h"
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
 
@@ -171,8 +172,8 @@ private:
 };
 
 /// Inputs for the function's tensor-level arguments, and the same values as
-/// the kernel-pipeline function takes them (a scaled tensor becomes codes,
-/// scales and, for NVFP4, the f32 global decode scale: the 1:N conversion of
+/// the kernel-pipeline function takes them (a scaled tensor becomes its
+/// [PK1] stored codes, scales and, for NVFP4, the f32 global decode scale: the 1:N conversion of
 /// fp4train-expand).
 struct Inputs {
   std::vector<emulation::EmulatorArgument> kernel;
@@ -234,8 +235,15 @@ Inputs makeInputs(func::FuncOp function, uint64_t seed) {
         count *= d;
       for (int64_t d : scaled.getScalesShape())
         scales *= d;
+      // [PK1] The codes as the converted function takes them: stored.
+      numerics::ElementType element =
+          isa<Float4E2M1FNType>(scaled.getElementType())
+              ? numerics::ElementType::E2M1
+              : numerics::ElementType::E4M3FN;
       inputs.kernel.push_back(emulation::EmulatorArgument::buffer(
-          randomCodes(scaled.getElementType(), count, rng)));
+          numerics::packCodes(element,
+                              randomCodes(scaled.getElementType(), count, rng),
+                              std::vector<int64_t>(scaled.getShape()))));
       // Scales around 1: E8M0 2^-8..2^8, E4M3 0.0156..1.75 (positive).
       std::vector<uint8_t> scaleCodes(scales);
       bool e8m0 = isa<Float8E8M0FNUType>(scaled.getScaleType());

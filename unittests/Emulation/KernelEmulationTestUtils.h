@@ -19,6 +19,7 @@
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Formats.h"
 #include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/Storage.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -237,6 +238,28 @@ inline int compareCodes(const std::vector<uint8_t> &kernel,
   return bad;
 }
 
+/// [PK1] A kernel's stored codes of a tensor of `shape` and element `type`,
+/// one code per byte again; a size mismatch is a failure (and gives the
+/// stored bytes unchanged, so that the comparison reports it).
+inline std::vector<uint8_t> loadStoredCodes(const std::vector<uint8_t> &stored,
+                                            numerics::ElementType type,
+                                            const std::vector<int64_t> &shape) {
+  EXPECT_EQ(int64_t(stored.size()), numerics::getStoredBytes(type, shape))
+      << "stored codes";
+  if (int64_t(stored.size()) != numerics::getStoredBytes(type, shape))
+    return stored;
+  return numerics::unpackCodes(type, stored, shape);
+}
+
+/// loadStoredCodes of a quantize kernel's codes, in `expected`'s format.
+inline std::vector<uint8_t>
+loadStoredCodes(const std::vector<uint8_t> &stored,
+                const numerics::QuantizedTensor &expected) {
+  return loadStoredCodes(stored,
+                         numerics::getElementType(expected.config.format),
+                         expected.shape);
+}
+
 /// Counts the elements where the f32 bytes `kernel` and `library` differ
 /// in their bits, reporting the first few as "`what` I: kernel K, library L".
 inline int compareFloatBits(const std::vector<uint8_t> &kernel,
@@ -279,7 +302,8 @@ inline numerics::QuantConfig getLibraryConfig(numerics::Format format,
 inline int compareQuantized(const std::vector<std::vector<uint8_t>> &results,
                             const numerics::QuantizedTensor &expected,
                             const std::vector<float> &inputs) {
-  int bad = compareCodes(results[0], expected.codes, "code", &inputs);
+  int bad = compareCodes(loadStoredCodes(results[0], expected), expected.codes,
+                         "code", &inputs);
   bad += compareCodes(results[1], expected.scales, "scale");
   if (expected.config.format != numerics::Format::NVFP4)
     return bad;
@@ -860,9 +884,10 @@ inline bool isNVFP4(const std::string &format) {
   return format.rfind("nvfp4", 0) == 0;
 }
 
-/// One operand's codes, scales and global decode scale, as the 1:N type
-/// conversion passes a !fp4train.scaled argument (codes one per byte, scale
-/// codes, then the f32 S_dec for NVFP4).
+/// One operand's codes (one per byte), scales and global decode scale; the
+/// arguments are what the 1:N type conversion passes for a !fp4train.scaled
+/// value: the [PK1] stored codes, the scale codes, then the f32 S_dec for
+/// NVFP4.
 struct GemmInput {
   std::string format;
   int64_t batch, rows, k;
@@ -894,7 +919,9 @@ struct GemmInput {
   }
 
   void addArguments(std::vector<emulation::EmulatorArgument> &arguments) const {
-    arguments.push_back(emulation::EmulatorArgument::buffer(codes));
+    arguments.push_back(emulation::EmulatorArgument::buffer(
+        numerics::packCodes(getElementType(getElement()), codes,
+                            {batch * rows, k})));
     arguments.push_back(emulation::EmulatorArgument::buffer(scales));
     if (isNV())
       arguments.push_back(emulation::EmulatorArgument::bits(

@@ -248,7 +248,8 @@ TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
   emulation::EmulatorStats stats;
   auto results = run(
       *module,
-      {emulation::EmulatorArgument::buffer(codes),
+      {emulation::EmulatorArgument::buffer(
+           numerics::packCodes(numerics::ElementType::E2M1, codes, shape)),
        emulation::EmulatorArgument::buffer(scales),
        emulation::EmulatorArgument::bits(
            numerics::floatToBits(globalDecodeScale))},
@@ -256,8 +257,10 @@ TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
   ASSERT_EQ(results.size(), 3u);
   // One kernel for the codes, one for the scales; nothing on the host.
   EXPECT_EQ(stats.launches, 2u);
-  EXPECT_EQ(compareCodes(results[0], transposeLastTwo(codes, rows, columns),
-                         "code"),
+  EXPECT_EQ(compareCodes(loadStoredCodes(results[0],
+                                         numerics::ElementType::E2M1,
+                                         transposed),
+                         transposeLastTwo(codes, rows, columns), "code"),
             0);
   EXPECT_EQ(compareCodes(results[1],
                          transposeLastTwo(scales, rows / 16, columns / 16),
@@ -345,6 +348,9 @@ std::vector<GemmCase> gemmCases() {
       {1, 128, 128, 256, "nvfp4", "nvfp4-2d"},
       {1, 100, 80, 160, "nvfp4", "nvfp4-2d"},
       {2, 40, 32, 160, "nvfp4", "nvfp4-2d"},
+      // K = 144 = 16 (mod 32): rows of 72 stored bytes, loaded 8 at a time
+      // ([PK1], getGemmChunkBytes).
+      {1, 100, 80, 144, "nvfp4", "nvfp4-2d"},
       // MXFP8 (m16n8k32 kind::mxf8f6f4, 1X UE8M0).
       {1, 128, 128, 256, "e4m3", "e4m3"},
       {1, 100, 72, 96, "e4m3", "e5m2"},

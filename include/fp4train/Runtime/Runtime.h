@@ -10,7 +10,9 @@
 // for bit because both agree with it.
 //
 // Block-scaled tensors use the layout of the expansion (FP4TrainToStandard.h):
-// element codes as an i8 tensor of the logical shape, block scale codes as an
+// element codes stored as [PK1] says (fp4train/Numerics/Storage.h: E2M1 two
+// per byte along the last dimension, FP8 one per byte), an i8 tensor of
+// shape [..., ceil(n/2)] or of the logical shape; block scale codes as an
 // i8 tensor of shape `shape / block`, and an f32 global decode scale (S_dec of
 // [NV1]) passed by value.
 //
@@ -66,8 +68,8 @@ enum Fp4trainRtSigns : int32_t {
 
 extern "C" {
 
-/// Quantizes `input` (f32, any shape and strides) into `codes` (i8, same
-/// shape) and `scales` (i8, the scale shape) with 1-D blocks of `blockSize`
+/// Quantizes `input` (f32, any shape and strides) into `codes` (i8, the
+/// [PK1] stored shape) and `scales` (i8, the scale shape) with 1-D blocks of `blockSize`
 /// along `axis`, or 16x16 tiles (FP4TRAIN_RT_TWO_D). `seed` is used with
 /// FP4TRAIN_RT_STOCHASTIC and `amax` with FP4TRAIN_RT_SUPPLIED_AMAX. Returns
 /// the global decode scale S_dec (1 for the MX formats and for NVFP4 with
@@ -80,7 +82,8 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         int64_t seed, float amax);
 
 /// Decodes `codes` and `scales` (the layout `quantize` writes) with the
-/// global decode scale `globalDecode` into `result` (f32).
+/// global decode scale `globalDecode` into `result` (f32), whose shape is
+/// the logical one.
 void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
                                          UnrankedMemRefType<int8_t> *scales,
                                          UnrankedMemRefType<float> *result,
@@ -100,7 +103,8 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
 
 /// [GEMM1] result = acc + g · lhs · rhsᵀ for lhs [batch..., M, K] and rhs
 /// [batch..., N, K], both blocked along K by `blockSize` (1-D, or 16x16 tiles
-/// with FP4TRAIN_RT_TWO_D in the operand's flags).
+/// with FP4TRAIN_RT_TWO_D in the operand's flags). K is that of the scales
+/// (their last dimension times `blockSize`).
 void _mlir_ciface_fp4train_rt_scaled_matmul(
     UnrankedMemRefType<int8_t> *lhsCodes, UnrankedMemRefType<int8_t> *lhsScales,
     UnrankedMemRefType<int8_t> *rhsCodes, UnrankedMemRefType<int8_t> *rhsScales,

@@ -24,7 +24,7 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// Codes per global load (one 16-byte vector).
+/// Codes per packE2M1Codes call (one 16-byte vector of unpacked codes).
 static constexpr int64_t kChunk = 16;
 /// Bytes of padding after each staged code row.
 static constexpr int64_t kRowPad = 16;
@@ -162,8 +162,20 @@ public:
 
 private:
   GlobalOperand &getOperand(unsigned i) { return i ? bt : a; }
+  /// Bytes and codes per global load of operand `i`, and loads per staged
+  /// row and per thread (the last rounded up: guarded loads).
+  int64_t chunkBytes(unsigned i) const {
+    return getGemmChunkBytes(tiles.elements[i], k);
+  }
+  int64_t chunkCodes(unsigned i) const {
+    return tiles.isPacked(i) ? 2 * chunkBytes(i) : chunkBytes(i);
+  }
+  int64_t chunksPerRow(unsigned i) const { return kGemmTileK / chunkCodes(i); }
+  int64_t chunksPerTile(unsigned i) const {
+    return tiles.tileRows[i] * chunksPerRow(i);
+  }
   int64_t chunksPerThread(unsigned i) const {
-    return tiles.tileRows[i] * (kGemmTileK / kChunk) / threads;
+    return llvm::divideCeil(chunksPerTile(i), threads);
   }
   Prefetch loadTile(Value kStep);
   void storeTile(Value buffer, const Prefetch &p);
@@ -245,18 +257,26 @@ void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
   });
 }
 
-Value mlir::fp4train::loadCodeChunk16(OpBuilder &b, Location loc,
-                                      const GemmGlobalOperand &op, Value batch,
-                                      Value row, Value col, Value inBounds) {
-  auto type = VectorType::get({16}, b.getI8Type());
+int64_t mlir::fp4train::getGemmChunkBytes(Type element, int64_t k) {
+  bool packed = isa<Float4E2M1FNType>(element);
+  return packed && k % 32 ? 8 : 16;
+}
+
+Value mlir::fp4train::loadCodeChunk(OpBuilder &b, Location loc,
+                                    const GemmGlobalOperand &op, Value batch,
+                                    Value row, Value col, int64_t bytes,
+                                    Value inBounds) {
+  auto type = VectorType::get({bytes}, b.getI8Type());
   return buildIf(
       b, loc, inBounds,
       [&]() -> Value {
-        // 16-byte alignment holds: one-shot bufferization allocates 64-byte
-        // aligned buffers and rows are K bytes, a multiple of 16.
+        // `bytes`-byte alignment holds: one-shot bufferization allocates
+        // 64-byte aligned buffers and rows are a multiple of `bytes` long
+        // (getGemmChunkBytes).
         return vector::LoadOp::create(b, loc, type, op.codes,
                                       ValueRange{batch, row, col},
-                                      /*nontemporal=*/false, llvm::Align(16));
+                                      /*nontemporal=*/false,
+                                      llvm::Align(bytes));
       },
       [&]() -> Value {
         return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
@@ -305,25 +325,29 @@ Value mlir::fp4train::loadScaleCodes(OpBuilder &b, Location loc,
 Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
                                        Value kStep) {
   GlobalOperand &op = getOperand(operand);
-  constexpr int64_t chunksPerRow = kGemmTileK / kChunk;
-  // Chunk c is stored to staged row c / chunksPerRow (storeTile).
-  Value tileRow = im.div(chunk, chunksPerRow);
+  const int64_t perRow = chunksPerRow(operand), codes = chunkCodes(operand);
+  // Chunk c is stored to staged row c / perRow (storeTile).
+  Value tileRow = im.div(chunk, perRow);
   if (operand == 1)
     tileRow = bRowOfStagedRow(tileRow);
   Value row = im.add(op.rowBase, tileRow);
   Value col = im.add(im.mul(kStep, kGemmTileK),
-                     im.mul(im.rem(chunk, chunksPerRow), kChunk));
-  // Bounds: K is a multiple of the block (16 or 32) and chunks are
-  // 16-aligned, so a chunk is wholly inside or wholly outside; checks are
-  // emitted only for the dimensions that are not tile multiples.
+                     im.mul(im.rem(chunk, perRow), codes));
+  // Bounds: a chunk holds whole blocks (getGemmChunkBytes), so it is wholly
+  // inside or wholly outside; checks are emitted only for the dimensions
+  // that are not tile multiples, and for a last, partial round of loads.
   Value inBounds;
+  if (chunksPerTile(operand) % threads)
+    inBounds = im.lt(chunk, chunksPerTile(operand));
   if (op.rows % op.tileRows)
-    inBounds = im.lt(row, op.rows);
+    inBounds = im.both(inBounds, im.lt(row, op.rows));
   if (k % kGemmTileK)
     inBounds = im.both(inBounds, im.lt(col, k));
-  return loadCodeChunk16(
+  // [PK1] Byte col / 2 of a row of E2M1 codes.
+  Value byteCol = im.div(col, codes / chunkBytes(operand));
+  return fp4train::loadCodeChunk(
       b, loc, GemmGlobalOperand{op.codes, op.scales, op.rows, op.blockRows},
-      batch, row, col, inBounds);
+      batch, row, byteCol, chunkBytes(operand), inBounds);
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
@@ -394,22 +418,23 @@ Value mlir::fp4train::packE2M1Codes(OpBuilder &b, Location loc, Value codes) {
 
 void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   Value memory = tiles.getMemory();
+  // The stored codes go to shared memory as they are: [PK1] is the staged
+  // rows' order.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
-    constexpr int64_t chunksPerRow = kGemmTileK / kChunk;
+    const int64_t perRow = chunksPerRow(operand), bytes = chunkBytes(operand);
     for (auto [i, chunk] : llvm::enumerate(chunks)) {
       Value index = im.add(tid, int64_t(i) * threads);
-      Value row = im.div(index, chunksPerRow);
-      Value col = im.rem(index, chunksPerRow);
-      Value value = chunk;
-      int64_t bytes = kChunk;
-      if (tiles.isPacked(operand)) {
-        value = packE2M1Codes(b, loc, chunk);
-        bytes = kChunk / 2;
-      }
+      Value row = im.div(index, perRow);
+      Value col = im.rem(index, perRow);
       Value offset = tiles.getCodesOffset(b, loc, operand, buffer, row,
                                           im.mul(col, bytes));
-      vector::StoreOp::create(b, loc, value, memory, offset, false,
-                              llvm::Align(bytes));
+      Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(operand)
+                       ? Value()
+                       : im.lt(index, chunksPerTile(operand));
+      buildIf(cond, [&]() {
+        vector::StoreOp::create(b, loc, chunk, memory, offset, false,
+                                llvm::Align(bytes));
+      });
     }
   };
   storeCodes(0, p.a);

@@ -18,8 +18,9 @@
 //    consecutive elements (word i & 3 of philox(counter = i >> 2, key =
 //    seed)), exactly the library's stochasticRoundingWord;
 //  - [MX3] a NaN/Inf block's element codes are 0;
-//  - codes are stored one per byte (the 1:N type conversion's layout), the
-//    scale code as one byte.
+//  - codes are stored as the 1:N type conversion does ([PK1]): E2M1 two per
+//    byte (the lane's block is B / 2 bytes, one store), FP8 one per byte;
+//    the scale code as one byte.
 //
 // NVFP4 with a computed amax_tensor first runs a reduction kernel: each lane
 // takes its block's amax bits, each workgroup reduces them in shared memory
@@ -44,9 +45,11 @@
 #include "QuantizeKernel.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 #include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -320,6 +323,10 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
     return vector::ShuffleOp::create(
         ib, a, b, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
   };
+  // [PK1] E2M1 codes are stored two per byte: the block's 16-code chunks
+  // are packed and its B / 2 bytes written with one store.
+  bool packed = isa<Float4E2M1FNType>(config.element);
+  Value packedBlock;
   for (int64_t chunk = 0; chunk < bs / 16; ++chunk) {
     Value chunkCodes = concat(concat(quads[4 * chunk], quads[4 * chunk + 1]),
                               concat(quads[4 * chunk + 2], quads[4 * chunk + 3]));
@@ -327,10 +334,20 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
     // element codes are defined as 0.
     if (nanBlock)
       chunkCodes = arith::SelectOp::create(ib, nanBlock, zeros, chunkCodes);
+    if (packed) {
+      Value pairs = packE2M1Codes(ib, loc, chunkCodes);
+      packedBlock = packedBlock ? concat(packedBlock, pairs) : pairs;
+      continue;
+    }
     Value offset = arith::AddIOp::create(ib, base, index(16 * chunk));
     vector::StoreOp::create(ib, chunkCodes, codes, ValueRange{offset},
                             /*nontemporal=*/false, llvm::Align(16));
   }
+  if (packed)
+    vector::StoreOp::create(
+        ib, packedBlock, codes,
+        ValueRange{arith::DivUIOp::create(ib, base, index(2))},
+        /*nontemporal=*/false, llvm::Align(bs / 2));
   if (!writeScale) {
     memref::StoreOp::create(ib, code, scales, ValueRange{scaleIndex});
     return;
@@ -556,8 +573,9 @@ Type mlir::fp4train::quantize_kernel::getAbsMaxSharedType(
 std::pair<Value, Value> mlir::fp4train::quantize_kernel::allocQuantizeOutputs(
     OpBuilder &b, Location loc, ScaledTensorType type,
     const QuantizeConfig &config) {
+  RankedTensorType stored = getStoredCodesType(type);
   Value codes = allocKernelBuffer(
-      b, loc, MemRefType::get({type.getNumElements()}, b.getI8Type()));
+      b, loc, MemRefType::get({stored.getNumElements()}, b.getI8Type()));
   Value scales = allocKernelBuffer(
       b, loc,
       MemRefType::get({config.twoD ? config.numBlocks / 16 : config.numBlocks},
@@ -569,7 +587,8 @@ SmallVector<Value> mlir::fp4train::quantize_kernel::getQuantizeResults(
     OpBuilder &b, Location loc, ScaledTensorType type,
     const QuantizeConfig &config, Value codes, Value scales) {
   SmallVector<Value> results = {
-      unflattenTensor(b, loc, fromKernelBuffer(b, loc, codes), type.getShape()),
+      unflattenTensor(b, loc, fromKernelBuffer(b, loc, codes),
+                      getStoredCodesType(type).getShape()),
       unflattenTensor(b, loc, fromKernelBuffer(b, loc, scales),
                       type.getScalesShape())};
   if (type.getHasGlobalScale())

@@ -13,6 +13,13 @@
 // barrier writes the transposed tile row by row. Rows and columns past the
 // tensor's are skipped on both sides.
 //
+// E2M1 codes are stored two per byte along the rows ([PK1]), so a byte of
+// the transposed tensor holds the codes of two input rows: the tile is read
+// as 32 rows of 16 bytes, each byte split into its two codes in the shared
+// tile, and written as 32 rows of 16 bytes, byte x of output row c joining
+// tile elements (2x, c) (low nibble) and (2x + 1, c). Rows and columns are
+// multiples of 16, so no byte is half inside the tensor.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
@@ -20,6 +27,7 @@
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -30,7 +38,6 @@ namespace {
 
 constexpr int64_t kTile = 32;
 constexpr int64_t kThreads = 256;
-constexpr int64_t kRowsPerPass = kThreads / kTile;
 
 /// True when the kernel takes `op`: two blocked dimensions that are the
 /// last two (what the type allows for 16x16 blocks), with a grid that fits
@@ -49,20 +56,24 @@ bool isTransposeKernelShape(TransposeOp op) {
   return batch <= 65535 && (shape[rank - 2] + kTile - 1) / kTile <= 65535;
 }
 
-/// `tensor` ([..., rows, columns] of bytes) with its last two dimensions
-/// swapped, by the tiled kernel.
-Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
+/// `tensor` ([..., rows, columns] of codes stored `perByte` to a byte, 1 or
+/// 2) with its last two (logical) dimensions swapped, by the tiled kernel.
+Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor,
+                           int64_t perByte) {
   auto type = cast<RankedTensorType>(tensor.getType());
   const int64_t rank = type.getRank();
   SmallVector<int64_t> shape(type.getShape());
-  const int64_t rows = shape[rank - 2], columns = shape[rank - 1];
+  const int64_t rows = shape[rank - 2], columns = shape[rank - 1] * perByte;
   int64_t batch = 1;
   for (int64_t d : ArrayRef<int64_t>(shape).drop_back(2))
     batch *= d;
   Type element = type.getElementType();
   Value input = toKernelBuffer(b, loc, collapseTo3D(b, loc, tensor));
   Value output = allocKernelBuffer(
-      b, loc, MemRefType::get({batch, columns, rows}, element));
+      b, loc, MemRefType::get({batch, columns, rows / perByte}, element));
+  // Bytes per tile row, and tile rows per pass of the workgroup.
+  const int64_t rowBytes = kTile / perByte;
+  const int64_t rowsPerPass = kThreads / rowBytes;
 
   IndexMath im{b, loc};
   auto tileType = MemRefType::get(
@@ -79,7 +90,7 @@ Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
     b.setInsertionPointToStart(&launch.getBody().front());
     Value tile = launch.getWorkgroupAttributions().front();
     Value tid = launch.getThreadIds().x;
-    Value x = im.rem(tid, kTile), y = im.div(tid, kTile);
+    Value x = im.rem(tid, rowBytes), y = im.div(tid, rowBytes);
     Value batchId = launch.getBlockIds().z;
     Value rowBase = im.mul(launch.getBlockIds().y, kTile);
     Value columnBase = im.mul(launch.getBlockIds().x, kTile);
@@ -91,31 +102,59 @@ Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor) {
                      columnLimit % kTile ? im.lt(column, columnLimit)
                                          : Value());
     };
-    // Tile row r = y + 8 i, column x: input (rowBase + r, columnBase + x).
-    for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
+    Type i8 = b.getI8Type();
+    auto byteConst = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i8, v);
+    };
+    // Tile row r = y + rowsPerPass i, byte x: input (rowBase + r,
+    // columnBase / perByte + x), tile elements perByte x ...
+    for (int64_t i = 0; i < kTile; i += rowsPerPass) {
       Value r = im.add(y, i);
-      Value row = im.add(rowBase, r), column = im.add(columnBase, x);
+      Value row = im.add(rowBase, r);
+      Value column = im.add(columnBase, im.mul(x, perByte));
       buildIf(b, loc, inBounds(row, rows, column, columns), [&] {
         Value byte = memref::LoadOp::create(
-            b, loc, input, ValueRange{batchId, row, column});
-        memref::StoreOp::create(b, loc, byte, tile, ValueRange{r, x});
+            b, loc, input,
+            ValueRange{batchId, row, im.add(im.div(columnBase, perByte), x)});
+        if (perByte == 1) {
+          memref::StoreOp::create(b, loc, byte, tile, ValueRange{r, x});
+          return;
+        }
+        Value low = arith::AndIOp::create(b, loc, byte, byteConst(0x0F));
+        Value high = arith::ShRUIOp::create(b, loc, byte, byteConst(4));
+        Value x2 = im.mul(x, 2);
+        memref::StoreOp::create(b, loc, low, tile, ValueRange{r, x2});
+        memref::StoreOp::create(b, loc, high, tile, ValueRange{r, im.add(x2, 1)});
       });
     }
     gpu::BarrierOp::create(b, loc);
-    // Output row columnBase + r (an input column), column rowBase + x (an
-    // input row): tile element (x, r).
-    for (int64_t i = 0; i < kTile; i += kRowsPerPass) {
-      Value r = im.add(y, i);
-      Value row = im.add(columnBase, r), column = im.add(rowBase, x);
-      buildIf(b, loc, inBounds(row, columns, column, rows), [&] {
-        Value byte = memref::LoadOp::create(b, loc, tile, ValueRange{x, r});
-        memref::StoreOp::create(b, loc, byte, output,
-                                ValueRange{batchId, row, column});
+    // Output row columnBase + c (an input column), byte x: input rows
+    // rowBase + perByte x ..., tile elements (perByte x ..., c).
+    for (int64_t i = 0; i < kTile; i += rowsPerPass) {
+      Value c = im.add(y, i);
+      Value row = im.add(columnBase, c);
+      Value inputRow = im.add(rowBase, im.mul(x, perByte));
+      buildIf(b, loc, inBounds(row, columns, inputRow, rows), [&] {
+        Value byte;
+        if (perByte == 1) {
+          byte = memref::LoadOp::create(b, loc, tile, ValueRange{x, c});
+        } else {
+          Value x2 = im.mul(x, 2);
+          Value low = memref::LoadOp::create(b, loc, tile, ValueRange{x2, c});
+          Value high = memref::LoadOp::create(b, loc, tile,
+                                              ValueRange{im.add(x2, 1), c});
+          byte = arith::OrIOp::create(
+              b, loc, low, arith::ShLIOp::create(b, loc, high, byteConst(4)));
+        }
+        memref::StoreOp::create(
+            b, loc, byte, output,
+            ValueRange{batchId, row, im.add(im.div(rowBase, perByte), x)});
       });
     }
     gpu::TerminatorOp::create(b, loc);
   }
-  std::swap(shape[rank - 2], shape[rank - 1]);
+  shape[rank - 2] = columns;
+  shape[rank - 1] = rows / perByte;
   return expandFrom3D(b, loc, fromKernelBuffer(b, loc, output),
                       RankedTensorType::get(shape, element));
 }
@@ -131,8 +170,13 @@ struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
       return rewriter.notifyMatchFailure(op, "grid past the launch limits");
     Location loc = op.getLoc();
     ValueRange parts = adaptor.getInput();
-    SmallVector<Value> results = {buildTransposeKernel(rewriter, loc, parts[0]),
-                                  buildTransposeKernel(rewriter, loc, parts[1])};
+    // [PK1] E2M1 codes two per byte, FP8 codes and scales one.
+    int64_t codesPerByte =
+        isa<Float4E2M1FNType>(op.getInput().getType().getElementType()) ? 2
+                                                                        : 1;
+    SmallVector<Value> results = {
+        buildTransposeKernel(rewriter, loc, parts[0], codesPerByte),
+        buildTransposeKernel(rewriter, loc, parts[1], 1)};
     if (parts.size() == 3)
       results.push_back(parts[2]);
     rewriter.replaceOpWithMultiple(op, {results});

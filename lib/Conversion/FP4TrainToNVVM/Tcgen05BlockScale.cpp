@@ -231,14 +231,15 @@ private:
         llvm::to_vector(llvm::seq<int64_t>(first, first + count)));
   }
 
-  /// 16 codes of `operand` at global (row, col), zeros out of range.
-  Value loadCodes(unsigned operand, Value row, Value col);
+  /// The `bytes` stored bytes of the 2 x `bytes` E2M1 codes of `operand`
+  /// from global (row, col) ([PK1]), zeros out of range.
+  Value loadCodes(unsigned operand, Value row, Value col, int64_t bytes);
   /// cp.async of the same 16 codes to shared byte `offset` (zero-filled out
   /// of range).
   void copyCodesAsync(unsigned operand, Value row, Value col, Value offset);
-  /// The chunk's bounds condition (null when always in range), with `row`
-  /// and `col` clamped to a valid chunk.
-  Value clampChunk(unsigned operand, Value &row, Value &col);
+  /// The bounds condition of the chunk of `codes` codes at (row, col) (null
+  /// when always in range), with `row` and `col` clamped to a valid chunk.
+  Value clampChunk(unsigned operand, Value &row, Value &col, int64_t codes);
   /// Makes the stage's shared-memory writes visible to the MMA thread.
   void publish(Value step);
   /// The scale codes of stage `step` of global row `row`.
@@ -312,9 +313,10 @@ void Tcgen05KernelBuilder::waitParity(Value barrierPtr, Value phase) {
 }
 
 Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row,
-                                       Value &col) {
+                                       Value &col, int64_t codes) {
   const GemmGlobalOperand &op = getOperand(operand);
-  // K is a multiple of the block (16 or 32): a 16-code chunk is wholly in
+  // K is a multiple of the block (16 or 32), and so of `codes` (16 FP8
+  // codes, or 16 or 32 E2M1 codes, getGemmChunkBytes): a chunk is wholly in
   // or out of range. Out-of-range chunks read a clamped, valid address and
   // become zeros without a branch: the producer's loads stay unconditional,
   // so they can all be in flight at once.
@@ -325,19 +327,23 @@ Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row,
   }
   if (problem.k % format.getStageK()) {
     inBounds = km.both(inBounds, km.lt(col, problem.k));
-    col = arith::MinUIOp::create(b, loc, col, km.c(problem.k - 16));
+    col = arith::MinUIOp::create(b, loc, col, km.c(problem.k - codes));
   }
   return inBounds;
 }
 
-Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col) {
+Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col,
+                                      int64_t bytes) {
   const GemmGlobalOperand &op = getOperand(operand);
-  auto type = VectorType::get({16}, b.getI8Type());
-  Value inBounds = clampChunk(operand, row, col);
-  // Rows are K bytes, a multiple of 16, in 64-byte aligned buffers.
+  auto type = VectorType::get({bytes}, b.getI8Type());
+  Value inBounds = clampChunk(operand, row, col, 2 * bytes);
+  // [PK1] E2M1 rows are K / 2 bytes, a multiple of `bytes`
+  // (getGemmChunkBytes), in 64-byte aligned buffers; code col is in byte
+  // col / 2.
   Value chunk = vector::LoadOp::create(b, loc, type, op.codes,
-                                       ValueRange{batch, row, col},
-                                       /*nontemporal=*/false, llvm::Align(16));
+                                       ValueRange{batch, row, km.div(col, 2)},
+                                       /*nontemporal=*/false,
+                                       llvm::Align(bytes));
   if (!inBounds)
     return chunk;
   return arith::SelectOp::create(
@@ -348,7 +354,7 @@ Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col) {
 void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
                                           Value col, Value offset) {
   const GemmGlobalOperand &op = getOperand(operand);
-  Value inBounds = clampChunk(operand, row, col);
+  Value inBounds = clampChunk(operand, row, col, 16);
   // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
   Value element =
       km.add(km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
@@ -400,13 +406,17 @@ void Tcgen05KernelBuilder::produce(Value step) {
                        offset);
         continue;
       }
-      // 32 E2M1 codes, packed into 16 bytes.
+      // 32 E2M1 codes in 16 stored bytes ([PK1] is the smem order), one
+      // load, or two of 8 bytes where rows are not 16-byte multiples.
       Value col = km.add(kBase, km.mul(chunk, 32));
-      Value lo = packE2M1Codes(b, loc, loadCodes(operand, globalRow, col));
-      Value hi =
-          packE2M1Codes(b, loc, loadCodes(operand, globalRow, km.add(col, 16)));
-      Value value = vector::ShuffleOp::create(
-          b, loc, lo, hi, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
+      int64_t bytes = getGemmChunkBytes(b.getType<Float4E2M1FNType>(),
+                                        problem.k);
+      Value value = loadCodes(operand, globalRow, col, bytes);
+      if (bytes == 8)
+        value = vector::ShuffleOp::create(
+            b, loc, value,
+            loadCodes(operand, globalRow, km.add(col, 16), bytes),
+            llvm::to_vector(llvm::seq<int64_t>(0, 16)));
       vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
                               llvm::Align(16));
     }

@@ -254,7 +254,8 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     Scalars s{rewriter, loc};
     Value input = convertElements(rewriter, loc, adaptor.getInput(),
                                   rewriter.getF32Type());
-    ResultBuffer codes(rewriter, loc, type.getShape(), rewriter.getI8Type());
+    ResultBuffer codes(rewriter, loc, getStoredCodesType(type).getShape(),
+                       rewriter.getI8Type());
     ResultBuffer scales(rewriter, loc, type.getScalesShape(),
                         rewriter.getI8Type());
     Value seed = adaptor.getSeed() ? adaptor.getSeed() : s.i64(0);

@@ -67,7 +67,7 @@ FP4TrainToStandardTypeConverter::FP4TrainToStandardTypeConverter() {
   });
   addConversion([](ScaledTensorType type, SmallVectorImpl<Type> &results) {
     Type i8 = IntegerType::get(type.getContext(), 8);
-    results.push_back(RankedTensorType::get(type.getShape(), i8));
+    results.push_back(getStoredCodesType(type));
     results.push_back(RankedTensorType::get(type.getScalesShape(), i8));
     if (type.getHasGlobalScale())
       results.push_back(Float32Type::get(type.getContext()));

@@ -1,9 +1,11 @@
 //===- LayoutOpLowering.cpp - Expand pack, unpack and transpose -----------===//
 //
 // Under the 1:N type conversion a block-scaled tensor already is its codes,
-// scales and global scale, so pack and unpack only forward values, and the
-// transposed view of a 16x16-blocked tensor is a transpose of the codes and
-// of the scales (a tile and its scale stay together, [NV1]).
+// scales and global scale, so pack and unpack forward values, converting the
+// element codes between one per element (a tensor of the element type) and
+// their [PK1] stored form; the transposed view of a 16x16-blocked tensor is
+// a transpose of the codes and of the scales (a tile and its scale stay
+// together, [NV1]), the codes unpacked around it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,9 @@ struct PackOpLowering : public OpConversionPattern<PackOp> {
     SmallVector<Value> parts;
     for (ValueRange operand : adaptor.getOperands())
       llvm::append_range(parts, operand);
+    parts[0] = buildStoreCodes(rewriter, op.getLoc(),
+                               op.getResult().getType().getElementType(),
+                               parts[0]);
     rewriter.replaceOpWithMultiple(op, {parts});
     return success();
   }
@@ -42,6 +47,10 @@ struct UnpackOpLowering : public OpConversionPattern<UnpackOp> {
     SmallVector<SmallVector<Value>> results;
     for (Value part : adaptor.getInput())
       results.push_back({part});
+    ScaledTensorType type = op.getInput().getType();
+    results[0][0] = buildLoadCodes(rewriter, op.getLoc(),
+                                   type.getElementType(), results[0][0],
+                                   type.getShape());
     rewriter.replaceOpWithMultiple(op, results);
     return success();
   }
@@ -68,7 +77,13 @@ struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
           .getResult()[0];
     };
     ValueRange parts = adaptor.getInput();
-    SmallVector<Value> results = {transpose(parts[0]), transpose(parts[1])};
+    ScaledTensorType type = op.getInput().getType();
+    Type element = type.getElementType();
+    Value codes = buildStoreCodes(
+        rewriter, loc, element,
+        transpose(buildLoadCodes(rewriter, loc, element, parts[0],
+                                 type.getShape())));
+    SmallVector<Value> results = {codes, transpose(parts[1])};
     if (parts.size() == 3)
       results.push_back(parts[2]);
     rewriter.replaceOpWithMultiple(op, {results});

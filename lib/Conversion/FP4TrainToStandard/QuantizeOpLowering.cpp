@@ -9,7 +9,8 @@
 //      operand) and the global encode/decode scales, on scalars;
 //   3. per block: the scale code and the f32 factor that maps the block into
 //      the element range ([MX1]/[MX2]/[MX3] or [NV1]);
-//   4. per element: one f32 product, then RNE-satfinite or [SR1] encoding.
+//   4. per element: one f32 product, then RNE-satfinite or [SR1] encoding;
+//      the codes are then stored as [PK1] says (E2M1 two per byte).
 //
 // fp4train.dequantize is one elementwise linalg.generic on the same view.
 //
@@ -199,7 +200,8 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
               linalg::YieldOp::create(ib, code);
             })
             .getResult(0);
-    codes = view.collapse(rewriter, loc, codes);
+    codes = buildStoreCodes(rewriter, loc, type.getElementType(),
+                            view.collapse(rewriter, loc, codes));
 
     SmallVector<Value> results = {codes, scales};
     if (type.getHasGlobalScale())
@@ -226,7 +228,10 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
     ValueRange parts = adaptor.getInput();
     Value globalDecode = type.getHasGlobalScale() ? parts[2] : Value();
 
-    Value codes = view.expand(rewriter, loc, parts[0]);
+    Value codes = view.expand(
+        rewriter, loc,
+        buildLoadCodes(rewriter, loc, type.getElementType(), parts[0],
+                       type.getShape()));
     Value init = createEmpty(rewriter, loc, view.expandedShape, resultElement);
     AffineMap elementMap = view.getElementMap(ctx);
     Value values =

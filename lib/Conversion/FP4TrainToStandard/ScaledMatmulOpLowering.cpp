@@ -60,8 +60,12 @@ struct Operand {
   const num::MiniFloatFormat *element;
   bool isNV;
 
-  Operand(ScaledTensorType type, ValueRange parts)
-      : type(type), codes(parts[0]), scales(parts[1]),
+  /// [PK1] The stored codes are read back one per element.
+  Operand(OpBuilder &b, Location loc, ScaledTensorType type, ValueRange parts)
+      : type(type),
+        codes(buildLoadCodes(b, loc, type.getElementType(), parts[0],
+                             type.getShape())),
+        scales(parts[1]),
         globalDecode(parts.size() == 3 ? parts[2] : Value()),
         element(&codecs::getMiniFloatFormat(type.getElementType())),
         isNV(isa<Float8E4M3FNType>(type.getScaleType())) {}
@@ -167,8 +171,8 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    Operand lhs(op.getLhs().getType(), adaptor.getLhs());
-    Operand rhs(op.getRhs().getType(), adaptor.getRhs());
+    Operand lhs(rewriter, loc, op.getLhs().getType(), adaptor.getLhs());
+    Operand rhs(rewriter, loc, op.getRhs().getType(), adaptor.getRhs());
     Value acc = adaptor.getAcc().front();
     auto accType = cast<RankedTensorType>(acc.getType());
     int64_t rank = accType.getRank();

@@ -18,8 +18,9 @@
 // (in its wave's group of 32) loads tile-local row 2 (p % 16) + p / 16, so
 // lane column c of N tile j reads column 2c + j. The LDS stores keep their
 // layout.
-// CHECK-COUNT-2: vector.load %{{.*}} : memref<1x256x512xi8>, vector<16xi8>
-// CHECK:         %[[P:.*]] = arith.divui %[[TID:.*]], %c8{{.*}} : index
+// A's codes: one 16-byte load (32 stored E2M1 codes, [PK1]) per thread.
+// CHECK:         vector.load %{{.*}} : memref<1x256x256xi8>, vector<16xi8>
+// CHECK:         %[[P:.*]] = arith.divui %[[TID:.*]], %c4{{.*}} : index
 // CHECK:         %[[PG:.*]] = arith.remui %[[P]], %c32{{.*}} : index
 // CHECK:         %[[G:.*]] = arith.divui %[[P]], %c32{{.*}} : index
 // CHECK:         %[[GS:.*]] = arith.muli %[[G]], %c32{{.*}} : index
@@ -29,7 +30,7 @@
 // CHECK:         %[[Q:.*]] = arith.addi %[[C2]], %[[J]] : index
 // CHECK:         %[[QG:.*]] = arith.addi %[[GS]], %[[Q]] : index
 // CHECK:         %[[ROW:.*]] = arith.addi %{{.*}}, %[[QG]] : index
-// CHECK:         vector.load %{{.*}}[%{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<1x128x512xi8>, vector<16xi8>
+// CHECK:         vector.load %{{.*}}[%{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<1x128x256xi8>, vector<16xi8>
 // B scale rows alike (thread t loads the scales of B row perm(t - 64)).
 // CHECK:         arith.subi %[[TID]], %c64{{.*}} : index
 // CHECK:         arith.divui %{{.*}}, %c16{{.*}} : index

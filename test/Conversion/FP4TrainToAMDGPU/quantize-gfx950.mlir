@@ -3,12 +3,13 @@
 
 // MXFP4, RNE, floor scales, blocks of 32 along the last dimension: a kernel
 // with one lane per block. 64x128 is 256 blocks, one workgroup of 256 lanes
-// and no bounds check. The codes and scales keep the host lowering's layout.
+// and no bounds check. The codes and scales keep the host lowering's layout
+// ([PK1]: codes two per byte).
 // CHECK-LABEL: func.func @mxfp4
-// CHECK-SAME:    (%[[X:.*]]: tensor<64x128xf32>) -> (tensor<64x128xi8>, tensor<64x4xi8>)
+// CHECK-SAME:    (%[[X:.*]]: tensor<64x128xf32>) -> (tensor<64x64xi8>, tensor<64x4xi8>)
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<64x128xf32> into tensor<8192xf32>
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<8192xf32> to memref<8192xf32>
-// CHECK:         %[[CODES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK:         %[[CODES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
 // CHECK:         %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256xi8>
 // CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
 // CHECK-NOT:       scf.if
@@ -38,16 +39,21 @@
 // CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
 // CHECK:           vector.shuffle %{{.*}}, %{{.*}} [2, 6, 3, 7] : vector<4xi8>, vector<4xi8>
 // CHECK-COUNT-12:  amdgpu.packed_scaled_trunc
-// [MX3] a NaN/Inf block's codes are 0; two 16-byte stores and the scale.
+// [MX3] a NaN/Inf block's codes are 0; [PK1] each 16 codes packed into 8
+// bytes, the block's 16 bytes one store at byte base / 2; then the scale.
 // CHECK:           %[[NONFINITE:.*]] = arith.cmpi eq, %[[CODE]], %c-1_i8 : i8
 // CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<8192xi8>, vector<16xi8>
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
 // CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<8192xi8>, vector<16xi8>
+// CHECK:           %[[HALF:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
+// CHECK:           %[[BLOCK:.*]] = vector.shuffle %{{.*}}, %[[HALF]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
+// CHECK:           %[[BYTE:.*]] = arith.divui %{{.*}}, %c2
+// CHECK:           vector.store %[[BLOCK]], %[[CODES]][%[[BYTE]]] {alignment = 16 : i64} : memref<4096xi8>, vector<16xi8>
+// CHECK-NOT:       vector.store
 // CHECK:           memref.store %[[CODE]], %[[SCALES]][%{{.*}}] : memref<256xi8>
 // CHECK:           gpu.terminator
-// CHECK:         %[[TC:.*]] = bufferization.to_tensor %[[CODES]] restrict writable : memref<8192xi8> to tensor<8192xi8>
-// CHECK:         %[[C2:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1]] output_shape [64, 128] : tensor<8192xi8> into tensor<64x128xi8>
+// CHECK:         %[[TC:.*]] = bufferization.to_tensor %[[CODES]] restrict writable : memref<4096xi8> to tensor<4096xi8>
+// CHECK:         %[[C2:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1]] output_shape [64, 64] : tensor<4096xi8> into tensor<64x64xi8>
 // CHECK:         %[[TS:.*]] = bufferization.to_tensor %[[SCALES]] restrict writable : memref<256xi8> to tensor<256xi8>
 // CHECK:         %[[S2:.*]] = tensor.expand_shape %[[TS]] {{\[}}[0, 1]] output_shape [64, 4] : tensor<256xi8> into tensor<64x4xi8>
 // CHECK:         return %[[C2]], %[[S2]]
@@ -118,7 +124,7 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 // converted into byte k (`old` is 0 and unused) and keeps the low nibble for
 // even k, the high nibble for odd k.
 // CHECK-LABEL: func.func @mxfp4_sr
-// CHECK-SAME:    (%[[X:.*]]: tensor<40x64xbf16>, %[[SEED:.*]]: i64) -> (tensor<40x64xi8>, tensor<40x2xi8>)
+// CHECK-SAME:    (%[[X:.*]]: tensor<40x64xbf16>, %[[SEED:.*]]: i64) -> (tensor<40x32xi8>, tensor<40x2xi8>)
 // CHECK:         gpu.launch
 // CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[BLOCK:.*]], %c80
 // CHECK:           scf.if %[[IN]] {
@@ -153,8 +159,8 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 // CHECK-COUNT-28:    rocdl.cvt.scalef32.sr.pk.fp4.f32
 // CHECK-NOT:         rocdl.cvt.scalef32.sr.pk.fp4.f32
 // CHECK:             arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:             vector.store %{{.*}} : memref<2560xi8>, vector<16xi8>
-// CHECK:             vector.store %{{.*}} : memref<2560xi8>, vector<16xi8>
+// CHECK:             vector.store %{{.*}} : memref<1280xi8>, vector<16xi8>
+// CHECK-NOT:         vector.store
 // CHECK:             memref.store %[[CODE]], %{{.*}} : memref<80xi8>
 func.func @mxfp4_sr(%x: tensor<40x64xbf16>, %seed: i64)
     -> !fp4train.scaled<40x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {

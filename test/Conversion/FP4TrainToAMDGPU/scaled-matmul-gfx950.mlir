@@ -7,23 +7,24 @@
 // A small MXFP4 GEMM: the auto rule picks 16x16x128 on 64x64 tiles, a 2x4x1
 // grid of 256 threads. Tile multiples: no bounds checks.
 // CHECK-LABEL: func.func @mxfp4
-// CHECK-SAME:    (%[[A:.*]]: tensor<256x512xi8>, %[[SA:.*]]: tensor<256x16xi8>, %[[B:.*]]: tensor<128x512xi8>, %[[SB:.*]]: tensor<128x16xi8>, %[[ACC:.*]]: tensor<256x128xf32>)
-// CHECK-DAG:   %[[AE:.*]] = tensor.expand_shape %[[A]] {{\[}}[0, 1], [2]] output_shape [1, 256, 512]
-// CHECK-DAG:   bufferization.to_buffer %[[AE]] read_only : tensor<1x256x512xi8> to memref<1x256x512xi8>
+// CHECK-SAME:    (%[[A:.*]]: tensor<256x256xi8>, %[[SA:.*]]: tensor<256x16xi8>, %[[B:.*]]: tensor<128x256xi8>, %[[SB:.*]]: tensor<128x16xi8>, %[[ACC:.*]]: tensor<256x128xf32>)
+// CHECK-DAG:   %[[AE:.*]] = tensor.expand_shape %[[A]] {{\[}}[0, 1], [2]] output_shape [1, 256, 256]
+// CHECK-DAG:   bufferization.to_buffer %[[AE]] read_only : tensor<1x256x256xi8> to memref<1x256x256xi8>
 // CHECK-DAG:   bufferization.to_buffer %{{.*}} read_only : tensor<1x128x16xi8> to memref<1x128x16xi8>
 // CHECK-DAG:   bufferization.to_buffer %{{.*}} read_only : tensor<1x256x128xf32> to memref<1x256x128xf32>
 // CHECK:       %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x256x128xf32>
 // CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c2, %{{.*}} = %c4, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
 // CHECK-SAME:    workgroup(%[[LDS:.*]] : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>)
-// Prologue: 16-byte global loads of codes, packed two E2M1 per byte into LDS.
-// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x512xi8>, vector<16xi8>
+// Prologue: 16-byte global loads of codes, stored two E2M1 per byte
+// ([PK1]), and stored into LDS as they are: no repacking.
+// CHECK:         %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
 // CHECK:         vector.load %{{.*}} {alignment = 4 : i64} : memref<1x256x16xi8>, vector<4xi8>
-// CHECK:         vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
-// CHECK:         vector.store %{{.*}}, %[[LDS]][%{{.*}}] {alignment = 8 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK-NOT:     vector.shuffle
+// CHECK:         vector.store %[[CHUNK]], %[[LDS]][%{{.*}}] {alignment = 16 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:         gpu.barrier
 // Double-buffered K loop: prefetch, compute, stage into the other buffer.
 // CHECK:         %{{.*}}:4 = scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
-// CHECK:           vector.load %{{.*}} : memref<1x256x512xi8>, vector<16xi8>
+// CHECK:           vector.load %{{.*}} : memref<1x256x256xi8>, vector<16xi8>
 // CHECK:           vector.load %[[LDS]][%{{.*}}] {alignment = 16 : i64} : {{.*}}, vector<16xi8>
 // CHECK:           vector.bitcast %{{.*}} : vector<16xi8> to vector<32xf4E2M1FN>
 // CHECK:           memref.load %[[LDS]]
@@ -63,7 +64,7 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}})
 // CHECK:         arith.cmpi ult, %{{.*}}, %c200
 // CHECK:         scf.if %{{.*}} -> (vector<16xi8>)
-// CHECK:           vector.load {{.*}} : memref<1x200x320xi8>, vector<16xi8>
+// CHECK:           vector.load {{.*}} : memref<1x200x160xi8>, vector<16xi8>
 // CHECK:         } else {
 // CHECK:           arith.constant dense<0> : vector<16xi8>
 // CHECK:         memref.load {{.*}} : memref<1x200x10xi8>

@@ -28,14 +28,14 @@
 // CHECK:         gpu.terminator
 // CHECK:         %[[P:.*]] = bufferization.to_tensor %[[PARTIAL]]
 // CHECK:         linalg.generic {{.*}} ins(%[[P]] : tensor<1xi32>)
-// CHECK:         %[[CODES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2048xi8>
+// CHECK:         %[[CODES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
 // CHECK:         %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) {
 // CHECK-COUNT-4:   vector.load %[[IN]][%{{.*}}] {alignment = 16 : i64} : memref<2048xf32>, vector<4xf32>
 // CHECK-NOT:       gpu.barrier
 // CHECK:           arith.trunci %[[SEED]] : i64 to i32
 // CHECK-NOT:       gpu.barrier
-// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 16 : i64} : memref<2048xi8>, vector<16xi8>
+// CHECK:           vector.store %{{.*}}, %[[CODES]][%{{.*}}] {alignment = 8 : i64} : memref<1024xi8>, vector<8xi8>
 // CHECK:           memref.store %{{.*}}, %[[SCALES]][%{{.*}}] : memref<128xi8>
 // CHECK:         gpu.terminator
 // CHECK-NOT:     gpu.launch

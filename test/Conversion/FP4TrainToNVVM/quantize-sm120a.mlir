@@ -16,7 +16,7 @@
 // CHECK:           nvvm.convert.f32x2.to.f4x2 %[[X1]], %{{.*}} : i8(f4E2M1FN)
 // CHECK-COUNT-15:  nvvm.convert.f32x2.to.f4x2
 // CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<2048xi8>, vector<16xi8>
+// CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<1024xi8>, vector<16xi8>
 // CHECK:           memref.store %{{.*}} : memref<64xi8>
 func.func @mxfp4(%x: tensor<16x128xf32>)
     -> !fp4train.scaled<16x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
@@ -57,7 +57,7 @@ func.func @mxfp8(%x: tensor<4x64xbf16>)
 // CHECK:       gpu.launch
 // CHECK-COUNT-8: nvvm.convert.f32x2.to.f4x2
 // CHECK-NOT:   nvvm.convert
-// CHECK:       return %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x256xi8>, tensor<32x16xi8>, f32
+// CHECK:       return %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x128xi8>, tensor<32x16xi8>, f32
 func.func @nvfp4(%x: tensor<32x256xf32>)
     -> !fp4train.scaled<32x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global> {
   %q = fp4train.quantize %x : tensor<32x256xf32>

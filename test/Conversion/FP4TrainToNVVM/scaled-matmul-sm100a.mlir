@@ -24,15 +24,16 @@
 // SM103-NEXT:    llvm.call_intrinsic "llvm.nvvm.tcgen05.relinq.alloc.permit.cg1"()
 // CHECK:         gpu.barrier
 // CHECK:         %[[TMEM:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
-// Producers: wait for the stage, stage 16 chunks of packed codes per
-// thread (two 16-code loads each) and 4 scale words per operand.
+// Producers: wait for the stage, stage 16 chunks of codes per thread (one
+// 16-byte load of 32 stored E2M1 codes each, [PK1] is the smem order) and
+// 4 scale words per operand.
 // CHECK:         scf.if %{{.*}} {
 // CHECK:           scf.for %[[STEP:.*]] = %c0{{.*}} to %c2{{.*}} step %c1
 // CHECK:             nvvm.mbarrier.try_wait.parity
 // CHECK:             arith.xori
-// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x512xi8>, vector<16xi8>
-// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
-// CHECK:             vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:             %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
+// CHECK-NOT:         vector.shuffle
+// CHECK:             vector.store %[[CHUNK]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
 // CHECK-COUNT-4:     vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>

@@ -10,8 +10,10 @@
 // CHECK-LABEL: func.func @mxfp4
 // CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
 // CHECK-SAME:    workgroup(%[[SMEM:.*]] : memref<43008xi8, #gpu.address_space<workgroup>>)
-// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x512xi8>, vector<16xi8>
-// CHECK:         vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
+// The stored codes ([PK1]) go to shared memory unchanged.
+// CHECK:         %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
+// CHECK-NOT:     vector.shuffle
+// CHECK:         vector.store %[[CHUNK]], %[[SMEM]]
 // CHECK:         gpu.barrier
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>
 // CHECK:           vector.load %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<43008xi8, #gpu.address_space<workgroup>>, vector<4xi8>
@@ -41,7 +43,7 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 !a = !fp4train.scaled<100x160xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 !b = !fp4train.scaled<128x160xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
 // CHECK-LABEL: func.func @nvfp4
-// CHECK-SAME:    (%{{.*}}: tensor<100x160xi8>, %{{.*}}: tensor<100x10xi8>, %[[GA:.*]]: f32, %{{.*}}: tensor<128x160xi8>, %{{.*}}: tensor<8x10xi8>, %[[GB:.*]]: f32,
+// CHECK-SAME:    (%{{.*}}: tensor<100x80xi8>, %{{.*}}: tensor<100x10xi8>, %[[GA:.*]]: f32, %{{.*}}: tensor<128x80xi8>, %{{.*}}: tensor<8x10xi8>, %[[GB:.*]]: f32,
 // CHECK:       %[[G:.*]] = arith.mulf %[[GA]], %[[GB]] : f32
 // CHECK:       gpu.launch
 // CHECK:         arith.divui %{{.*}}, %c16

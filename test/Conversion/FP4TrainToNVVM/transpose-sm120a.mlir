@@ -10,19 +10,29 @@
 !w = !fp4train.scaled<2x48x80xf4E2M1FN, block = [1, 16, 16], scale = f8E4M3FN, global>
 !wt = !fp4train.scaled<2x80x48xf4E2M1FN, block = [1, 16, 16], scale = f8E4M3FN, global>
 
-// 48 x 80 codes: a 3 x 2 x 2 grid of 32 x 32 tiles, with bounds checks along
-// both (ragged) dimensions; the 3 x 5 scales: one tile per batch entry.
+// 48 x 80 codes, stored two per byte ([PK1]) as 48 x 40 bytes: a 3 x 2 x 2
+// grid of 32 x 32-code tiles, with bounds checks along both (ragged)
+// dimensions. Each of the two passes per side moves one byte per thread:
+// a stored byte read splits into its two codes in the tile, and a byte
+// written joins the codes of two input rows, low nibble first. The 3 x 5
+// scales: one tile per batch entry, one byte per element.
 // CHECK-LABEL: func.func @weights
-//  CHECK-SAME:     (%[[CODES:.*]]: tensor<2x48x80xi8>, %[[SCALES:.*]]: tensor<2x3x5xi8>, %[[G:.*]]: f32)
+//  CHECK-SAME:     (%[[CODES:.*]]: tensor<2x48x40xi8>, %[[SCALES:.*]]: tensor<2x3x5xi8>, %[[G:.*]]: f32)
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[CODES]] read_only
-// CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x80x48xi8>
+// CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x80x24xi8>
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c3{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c2{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[TILE:.*]] : memref<32x33xi8, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-4:   memref.load %[[IN]]
+// CHECK-COUNT-2:   memref.load %[[IN]]
 // CHECK:           gpu.barrier
-// CHECK-COUNT-4:   memref.store %{{.*}}, %[[OUT]]
+// CHECK:           %[[LO:.*]] = memref.load %[[TILE]]
+// CHECK:           %[[HI:.*]] = memref.load %[[TILE]]
+// CHECK:           %[[SH:.*]] = arith.shli %[[HI]]
+// CHECK:           %[[BYTE:.*]] = arith.ori %[[LO]], %[[SH]]
+// CHECK:           memref.store %[[BYTE]], %[[OUT]]
+// CHECK:           memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT:       memref.store %{{.*}}, %[[OUT]]
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}})
 // CHECK-NOT:     linalg.transpose
-// CHECK:         return %{{.*}}, %{{.*}}, %[[G]] : tensor<2x80x48xi8>, tensor<2x5x3xi8>, f32
+// CHECK:         return %{{.*}}, %{{.*}}, %[[G]] : tensor<2x80x24xi8>, tensor<2x5x3xi8>, f32
 func.func @weights(%w: !w) -> !wt {
   %t = fp4train.transpose %w : !w -> !wt
   return %t : !wt
@@ -36,7 +46,7 @@ func.func @weights(%w: !w) -> !wt {
 // linalg.transpose.
 // CHECK-LABEL: func.func @huge_batch
 // CHECK-NOT:     gpu.launch
-// CHECK:         linalg.transpose
+// CHECK:         linalg.transpose {{.*}} : tensor<65536x16x16xi8>
 // CHECK:         linalg.transpose
 func.func @huge_batch(%x: !x) -> !x {
   %t = fp4train.transpose %x : !x -> !x

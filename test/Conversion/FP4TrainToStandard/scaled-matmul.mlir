@@ -32,7 +32,7 @@ func.func @e5m2(%a: !fp4train.scaled<2x64xf8E5M2, block = [1, 32], scale = f8E8M
 // A 16x16-blocked NVFP4 weight: its [N/16, K/16] scales are repeated per
 // row; the global decode scales multiply T once.
 // CHECK-LABEL: func.func @nvfp4_2d
-// CHECK-SAME: %[[GA:[^:]*]]: f32, %{{.*}}: tensor<32x64xi8>, %{{.*}}: tensor<2x4xi8>, %[[GB:[^:]*]]: f32
+// CHECK-SAME: %[[GA:[^:]*]]: f32, %{{.*}}: tensor<32x32xi8>, %{{.*}}: tensor<2x4xi8>, %[[GB:[^:]*]]: f32
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x4xi8>) outs(%{{.*}} : tensor<2x16x4xi8>)
 // CHECK: tensor.collapse_shape {{.*}} into tensor<32x4xi8>
 // CHECK: arith.mulf %[[GA]], %[[GB]] : f32

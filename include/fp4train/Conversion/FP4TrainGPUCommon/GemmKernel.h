@@ -10,8 +10,8 @@
 //  - K advances kGemmTileK = 128 elements per step (4 MX blocks of 32 or 8
 //    NVFP4 blocks of 16). Each step's A and B^T tiles (codes and block
 //    scales) are loaded from global memory once per workgroup (16-byte
-//    vectors, coalesced along K), E2M1 codes packed two per byte on the way,
-//    and stored to shared memory; two buffers alternate, so the loads of
+//    vectors, coalesced along K; E2M1 codes arrive two per byte, [PK1], the
+//    order the staged rows keep), and stored to shared memory; two buffers alternate, so the loads of
 //    step t + 1 are in flight while step t computes, one barrier per step;
 //  - the target's BlockScaledMMATargetInfo loads its fragments from the
 //    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
@@ -130,7 +130,8 @@ public:
 /// One GEMM operand in global memory, as a kernel reads it: A (lhs rows x
 /// K) or B^T (rhs rows x K).
 struct GemmGlobalOperand {
-  /// memref<batch x rows x K x i8>, one code per byte.
+  /// memref<batch x rows x stored K bytes x i8>: [PK1], E2M1 two codes per
+  /// byte, FP8 one.
   Value codes;
   /// memref<batch x rows / blockRows x K / blockSize x i8>.
   Value scales;
@@ -191,11 +192,19 @@ Value buildIf(OpBuilder &b, Location loc, Value cond,
 void buildIf(OpBuilder &b, Location loc, Value cond,
              function_ref<void()> thenFn);
 
-/// The 16 codes (vector<16xi8>) at (batch, row, col) of `op`, zeros when
-/// `inBounds` (may be null) is false. K is a multiple of the block (16 or
-/// 32) and `col` of 16, so a chunk is wholly inside or outside the shape.
-Value loadCodeChunk16(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
-                      Value batch, Value row, Value col, Value inBounds);
+/// The `bytes` stored code bytes (vector<bytes x i8>, 8 or 16) at (batch,
+/// row, byte `col`) of `op`, zeros when `inBounds` (may be null) is false.
+/// The caller picks chunks that are wholly inside or outside the shape and
+/// `bytes`-aligned (getGemmChunkBytes).
+Value loadCodeChunk(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
+                    Value batch, Value row, Value col, int64_t bytes,
+                    Value inBounds);
+
+/// Bytes per global load of a row of `k` codes of `element`, stored as
+/// [PK1] says: 16, or 8 for E2M1 rows of K = 16 (mod 32) (NVFP4), whose
+/// K / 2 bytes are a multiple of 8 only. Either way a chunk holds whole
+/// blocks and starts at a multiple of its size in 64-byte aligned buffers.
+int64_t getGemmChunkBytes(Type element, int64_t k);
 
 /// The scale codes of blocks [firstBlock, firstBlock + count) of global
 /// row `row` of `op` (vector<count x i8>; batch entry `batch`), code 0 when
