@@ -151,10 +151,11 @@ def tcgen05_report(name, ptx, regs, smem):
     flop = 2 * 128 * 128 * k_stage
     rate = params["fp4"] if fp4 else params["fp8"]
     mma_clocks = flop / rate
-    # The producers read one byte per code from global memory (codes are
-    # i8 tensors; E2M1 is packed to nibbles on the way) and write the
-    # stage; the MMAs (A, B) and tcgen05.cp (scales) read it back once.
-    global_bytes = 2 * 128 * k_stage + 2 * 128 * (k_stage // (16 if block == "block16" else 32))
+    # The producers read the stored codes from global memory (E2M1 two per
+    # byte, [PK1]; 8-bit codes one per byte) and write the stage; the MMAs
+    # (A, B) and tcgen05.cp (scales) read it back once.
+    code_bytes = k_stage // 2 if fp4 else k_stage
+    global_bytes = 2 * 128 * code_bytes + 2 * 128 * (k_stage // (16 if block == "block16" else 32))
     shared_bytes = 2 * stage_bytes
     print()
     print("tcgen05 kernel %s: kind::%s.%s, 128 x 128 tile, %d stages of K %d" % (

@@ -422,7 +422,8 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   // rows' order.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
     const int64_t perRow = chunksPerRow(operand), bytes = chunkBytes(operand);
-    for (auto [i, chunk] : llvm::enumerate(chunks)) {
+    for (auto [i, staged] : llvm::enumerate(chunks)) {
+      Value chunk = staged;
       Value index = im.add(tid, int64_t(i) * threads);
       Value row = im.div(index, perRow);
       Value col = im.rem(index, perRow);
@@ -443,8 +444,11 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   // t, t + threads, ...
   int64_t perStep = tiles.getBlocksPerStep();
   int64_t scaleRows = a.tileRows + bt.tileRows;
+  SmallVector<int64_t> order = mma.getStagedScaleOrder(perStep);
   for (size_t i = 0; i < p.scales.size(); ++i) {
     Value scales = p.scales[i];
+    if (!order.empty())
+      scales = vector::ShuffleOp::create(b, loc, scales, scales, order);
     int64_t first = int64_t(i) * threads;
     Value r = im.add(tid, first);
     Value cond = first + threads <= scaleRows ? Value() : im.lt(r, scaleRows);

@@ -49,6 +49,10 @@ public:
                                                  Value lane,
                                                  int64_t index) const override;
   bool hasAdjacentColumnPairs() const override { return false; }
+  /// 32x32x64: lane L reads blocks L / 32 and L / 32 + 2 of a step, staged
+  /// as [0, 2, 1, 3] so that they are one 16-bit load (ScaledMfma.cpp).
+  SmallVector<int64_t>
+  getStagedScaleOrder(int64_t blocksPerStep) const override;
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;

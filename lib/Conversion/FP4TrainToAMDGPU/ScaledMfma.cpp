@@ -79,26 +79,63 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         b, loc, VectorType::get({kBlock}, tiles.getElementType(operand)),
         raw);
   };
-  auto scale = [&](unsigned operand, Value row, Value block) -> Value {
-    Value code = memref::LoadOp::create(
-        b, loc, memory,
-        tiles.getScaleOffset(b, loc, operand, buffer, row, block));
-    return arith::BitcastOp::create(b, loc, b.getType<Float8E8M0FNUType>(),
-                                    code);
+  // The scale operands of a lane: its blocks of the K step's MMAs. One
+  // step (16x16x128): block L / 16, one byte. Two steps (32x32x64): blocks
+  // L / 32 and L / 32 + 2, staged next to each other (getStagedScaleOrder),
+  // so one 16-bit load gives both; the instruction picks byte `step` of
+  // the scale VGPR (opsel, uniform). Either way the operand is a
+  // vector<4 x f8E8M0FNU> VGPR with the lane's codes in its low bytes.
+  int64_t steps = kGemmTileK / getK();
+  auto scales = [&](unsigned operand, Value row) -> Value {
+    Value first = steps == 1 ? laneBlock
+                             : arith::MulIOp::create(b, loc, laneBlock,
+                                                     indexConst(b, loc, 2));
+    Value offset = tiles.getScaleOffset(b, loc, operand, buffer, row, first);
+    Value codes;
+    if (steps == 1) {
+      codes = memref::LoadOp::create(b, loc, memory, offset);
+    } else {
+      Value pair = vector::LoadOp::create(
+          b, loc, VectorType::get({2}, b.getI8Type()), memory, offset,
+          /*nontemporal=*/false, llvm::Align(2));
+      codes = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(
+              b, loc, VectorType::get({1}, b.getI16Type()), pair),
+          0);
+    }
+    // Zero-extended, as ds_read_u8 / ds_read_u16 load it.
+    Value word = arith::ExtUIOp::create(b, loc, b.getI32Type(), codes);
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, b.getType<Float8E8M0FNUType>()),
+        vector::BroadcastOp::create(
+            b, loc, VectorType::get({1}, b.getI32Type()), word));
   };
 
   int64_t blocksPerMMA = getK() / kBlock;
-  for (int64_t step = 0; step < kGemmTileK / getK(); ++step) {
+  SmallVector<Value> aScale, bScale;
+  for (int64_t i = 0; i < tiling.repM; ++i)
+    aScale.push_back(scales(
+        0, arith::AddIOp::create(b, loc, rowA,
+                                 arith::AddIOp::create(
+                                     b, loc, laneRow,
+                                     indexConst(b, loc, i * getM())))));
+  for (int64_t j = 0; j < tiling.repN; ++j)
+    bScale.push_back(scales(
+        1, arith::AddIOp::create(b, loc, rowB,
+                                 arith::AddIOp::create(
+                                     b, loc, laneRow,
+                                     indexConst(b, loc, j * getN())))));
+  for (int64_t step = 0; step < steps; ++step) {
     Value block = arith::AddIOp::create(
         b, loc, laneBlock, indexConst(b, loc, step * blocksPerMMA));
-    SmallVector<Value> aFrag, aScale, bFrag, bScale;
+    SmallVector<Value> aFrag, bFrag;
     for (int64_t i = 0; i < tiling.repM; ++i) {
       Value row = arith::AddIOp::create(
           b, loc, rowA,
           arith::AddIOp::create(b, loc, laneRow,
                                 indexConst(b, loc, i * getM())));
       aFrag.push_back(fragment(0, row, block));
-      aScale.push_back(scale(0, row, block));
     }
     for (int64_t j = 0; j < tiling.repN; ++j) {
       Value row = arith::AddIOp::create(
@@ -106,12 +143,7 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
           arith::AddIOp::create(b, loc, laneRow,
                                 indexConst(b, loc, j * getN())));
       bFrag.push_back(fragment(1, row, block));
-      bScale.push_back(scale(1, row, block));
     }
-    // The scale operands are one E8M0 byte per lane: amdgpu.scaled_mfma puts
-    // it in byte 0 of the scale VGPR (opsel 0). Lane-dependent blocks rule
-    // out packing four scales per VGPR and selecting with opsel, which is
-    // uniform.
     for (int64_t i = 0; i < tiling.repM; ++i)
       for (int64_t j = 0; j < tiling.repN; ++j) {
         Value &d = accs[i * tiling.repN + j];
@@ -119,7 +151,14 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
             b, loc, d.getType(), b.getI32IntegerAttr(getM()),
             b.getI32IntegerAttr(getN()), b.getI32IntegerAttr(getK()),
             aFrag[i], bFrag[j], d, aScale[i], bScale[j],
-            b.getI32IntegerAttr(0), b.getI32IntegerAttr(0));
+            b.getI32IntegerAttr(step), b.getI32IntegerAttr(step));
       }
   }
+}
+
+SmallVector<int64_t>
+ScaledMfmaTargetInfo::getStagedScaleOrder(int64_t blocksPerStep) const {
+  if (!is32() || blocksPerStep != 4)
+    return {};
+  return {0, 2, 1, 3};
 }

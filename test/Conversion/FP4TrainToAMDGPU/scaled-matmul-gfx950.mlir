@@ -25,11 +25,14 @@
 // Double-buffered K loop: prefetch, compute, stage into the other buffer.
 // CHECK:         %{{.*}}:4 = scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK:           vector.load %{{.*}} : memref<1x256x256xi8>, vector<16xi8>
+// The lane's scale (block L / 16), zero-extended into its scale VGPR, then
+// its fragments.
+// CHECK:           memref.load %[[LDS]]
+// CHECK:           arith.extui %{{.*}} : i8 to i32
+// CHECK:           vector.bitcast %{{.*}} : vector<1xi32> to vector<4xf8E8M0FNU>
 // CHECK:           vector.load %[[LDS]][%{{.*}}] {alignment = 16 : i64} : {{.*}}, vector<16xi8>
 // CHECK:           vector.bitcast %{{.*}} : vector<16xi8> to vector<32xf4E2M1FN>
-// CHECK:           memref.load %[[LDS]]
-// CHECK:           arith.bitcast %{{.*}} : i8 to f8E8M0FNU
-// CHECK:           amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %{{.*}}) + %{{.*}} : f8E8M0FNU, vector<32xf4E2M1FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<4xf32>
+// CHECK:           amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %{{.*}}) + %{{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf32>
 // CHECK:           gpu.barrier
 // CHECK:           scf.yield
 // Last step peeled, then the epilogue C = acc + T.
@@ -45,8 +48,15 @@
 
 // M32-LABEL: func.func @mxfp4
 // M32:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads
+// A staged scale row holds blocks [0, 2, 1, 3] of its K step.
+// M32:         vector.shuffle %{{.*}}, %{{.*}} [0, 2, 1, 3] : vector<4xi8>, vector<4xi8>
 // M32:         scf.for
-// M32-COUNT-8:   amdgpu.scaled_mfma 32x32x64 {{.*}} : f8E8M0FNU, vector<32xf4E2M1FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<16xf32>
+// A lane's two blocks of a K step (L / 32 and L / 32 + 2) are staged next to
+// each other, one 16-bit load per row; MFMA k of the step picks byte k.
+// M32:           vector.load %{{.*}} {alignment = 2 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<2xi8>
+// M32:           vector.bitcast %{{.*}} : vector<2xi8> to vector<1xi16>
+// M32-COUNT-4:   amdgpu.scaled_mfma 32x32x64 (%{{.*}}[0] * {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<16xf32>
+// M32-COUNT-4:   amdgpu.scaled_mfma 32x32x64 (%{{.*}}[1] * {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<16xf32>
 // M32:           scf.yield
 func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<256x128xf32>
@@ -72,7 +82,7 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 // CHECK:         scf.for
 // CHECK:           vector.load %{{.*}} {alignment = 16 : i64} : {{.*}}, vector<32xi8>
 // CHECK:           vector.bitcast %{{.*}} : vector<32xi8> to vector<32xf8E4M3FN>
-// CHECK:           amdgpu.scaled_mfma 16x16x128 {{.*}} : f8E8M0FNU, vector<32xf4E2M1FN>, f8E8M0FNU, vector<32xf8E4M3FN>, vector<4xf32>
+// CHECK:           amdgpu.scaled_mfma 16x16x128 {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf8E4M3FN>, vector<4xf32>
 // CHECK:         scf.if
 // CHECK:           memref.store
 func.func @ragged(%a: !a, %b: !b, %acc: tensor<200x96xf32>) -> tensor<200x96xf32> {
@@ -88,7 +98,7 @@ func.func @ragged(%a: !a, %b: !b, %acc: tensor<200x96xf32>) -> tensor<200x96xf32
 // CHECK-LABEL: func.func @batched
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : tensor<2x3x64x128xi8> into tensor<6x64x128xi8>
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c6{{.*}})
-// CHECK:           amdgpu.scaled_mfma 16x16x128 {{.*}} : f8E8M0FNU, vector<32xf8E5M2>, f8E8M0FNU, vector<32xf8E4M3FN>, vector<4xf32>
+// CHECK:           amdgpu.scaled_mfma 16x16x128 {{.*}} : vector<4xf8E8M0FNU>, vector<32xf8E5M2>, vector<4xf8E8M0FNU>, vector<32xf8E4M3FN>, vector<4xf32>
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 64, 64] : tensor<6x64x64xf32> into tensor<2x3x64x64xf32>
 func.func @batched(%a: !a, %b: !b, %acc: tensor<2x3x64x64xf32>) -> tensor<2x3x64x64xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<2x3x64x64xf32>

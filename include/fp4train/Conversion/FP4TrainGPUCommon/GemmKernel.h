@@ -117,6 +117,13 @@ public:
   /// otherwise the skeleton pairs the same value of N tiles j and j + 1 by
   /// permuting the staged B^T rows.
   virtual bool hasAdjacentColumnPairs() const = 0;
+  /// The order of a staged row's scale codes: staged byte i holds the
+  /// scale of the step's block getStagedScaleOrder()[i] (empty: block
+  /// order), so that a target can read each lane's scales of a step with
+  /// one load.
+  virtual SmallVector<int64_t> getStagedScaleOrder(int64_t blocksPerStep) const {
+    return {};
+  }
 
   /// Emits the MMAs of one staged K step for the subgroup of `lane` whose
   /// instruction tile (i, j) starts at tile row `rowA + i * M` of A and
