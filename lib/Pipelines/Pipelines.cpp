@@ -237,6 +237,7 @@ void mlir::fp4train::buildROCmKernelPipeline(
   FP4TrainToAMDGPUOptions amdgpu;
   amdgpu.chip = options.chip;
   amdgpu.mfma = options.mfma;
+  amdgpu.tile = options.tile;
   addGPUFrontHalf(pm, options, createFP4TrainToAMDGPU(amdgpu));
 
   // Device code: amdgpu -> rocdl; the rest of the kernel stays on

@@ -32,13 +32,17 @@ namespace numerics = ::fp4train::numerics;
 
 namespace {
 
-/// Parses `source` and lowers it with buildROCmKernelPipeline for gfx950.
+/// Parses `source` and lowers it with buildROCmKernelPipeline for gfx950;
+/// `mfma` is the option's value, or "FORM/TILE" to force the tile too.
 OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &source,
                               const std::string &mfma = "auto") {
   ROCmPipelineOptions options;
   options.recipe = "none";
   options.chip = "gfx950";
-  options.mfma = mfma;
+  size_t slash = mfma.find('/');
+  options.mfma = mfma.substr(0, slash);
+  if (slash != std::string::npos)
+    options.tile = mfma.substr(slash + 1);
   return ::fp4train::emulation_test::compile(
       context, source,
       [&](OpPassManager &pm) { buildROCmKernelPipeline(pm, options); });
@@ -370,6 +374,10 @@ std::vector<GemmCase> gemmCases() {
       {1, 100, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128"},
       {1, 130, 40, 192, "f8E5M2", "f4E2M1FN", "32x32x64"},
       {1, 48, 80, 96, "f8E4M3FN", "f8E5M2", "16x16x128"},
+      // 16x16x128 on 128x128 tiles (4x4 instructions per wave): a tile
+      // multiple, ragged M, N and K.
+      {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128/128"},
+      {1, 130, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128/128"},
       // A batch.
       {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto"},
       // bf16 epilogue: tile multiples, ragged M and even N (32-bit pair
@@ -378,6 +386,7 @@ std::vector<GemmCase> gemmCases() {
       {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "32x32x64", true},
       {1, 100, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128", true},
       {1, 130, 41, 192, "f8E5M2", "f4E2M1FN", "32x32x64", true},
+      {1, 130, 41, 192, "f4E2M1FN", "f4E2M1FN", "16x16x128/128", true},
       {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto", true},
   };
 }

@@ -117,8 +117,8 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
     The kernel reads and writes buffers made with `bufferization.to_buffer`
     / `memref.alloc` + `bufferization.to_tensor restrict writable`, so the
     module stays on tensors and one-shot bufferization applies unchanged.
-    Types follow the 1:N conversion of `fp4train-expand` (i8 codes, i8 scale
-    codes), through function signatures too. Static-shaped `hadamard` ops
+    Types follow the 1:N conversion of `fp4train-expand` (i8 codes, E2M1 two
+    per byte [PK1], i8 scale codes), through function signatures too. Static-shaped `hadamard` ops
     become kernels too (a fast Walsh-Hadamard transform bit-identical to the
     library's [H1] order), and so do MX quantize ops blocked along the last
     dimension. The fp4train ops without a GPU lowering yet (other quantize
@@ -157,7 +157,10 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
            "AMDGPU chip to generate code for (needs gfx950)">,
     Option<"mfma", "mfma", "std::string", /*default=*/"\"auto\"",
            "scaled MFMA form: auto (docs/amdgpu.md rule), 32x32x64 or "
-           "16x16x128">
+           "16x16x128">,
+    Option<"tile", "tile", "std::string", /*default=*/"\"auto\"",
+           "GEMM workgroup tile: auto (docs/amdgpu.md rule), 64 (64x64, "
+           "16x16x128 only) or 128 (128x128)">
   ];
   let dependentDialects = [
     "::mlir::amdgpu::AMDGPUDialect",

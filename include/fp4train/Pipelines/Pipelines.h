@@ -179,6 +179,10 @@ struct ROCmPipelineOptions : public GPUPipelineOptions {
       *this, "mfma",
       llvm::cl::desc("scaled MFMA form: auto, 32x32x64 or 16x16x128"),
       llvm::cl::init("auto")};
+  Option<std::string> tile{
+      *this, "tile",
+      llvm::cl::desc("GEMM workgroup tile: auto, 64 (16x16x128 only) or 128"),
+      llvm::cl::init("auto")};
 };
 
 /// The quantize pipeline, then fp4train-to-amdgpu (scaled_matmul as gfx950

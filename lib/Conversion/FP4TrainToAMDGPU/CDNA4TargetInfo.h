@@ -32,18 +32,22 @@ private:
 };
 
 /// v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 on 64-lane waves, emitted as
-/// amdgpu.scaled_mfma, in a 2x2 grid of waves with 2x2 instruction tiles
-/// each (128x128 or 64x64 workgroup tiles).
+/// amdgpu.scaled_mfma, in a 2x2 grid of waves with config.tile / 2 / M
+/// instruction tiles per wave and dimension (128x128 or 64x64 workgroup
+/// tiles).
 class ScaledMfmaTargetInfo : public BlockScaledMMATargetInfo {
 public:
-  ScaledMfmaTargetInfo(const CDNA4TargetInfo &target, ScaledMFMAKind kind)
-      : target(target), kind(kind) {}
+  ScaledMfmaTargetInfo(const CDNA4TargetInfo &target, ScaledMFMAConfig config)
+      : target(target), kind(config.kind),
+        repeats(config.tile / 2 / (is32() ? 32 : 16)) {}
 
   const TargetInfoBase &getTarget() const override { return target; }
   int64_t getM() const override { return is32() ? 32 : 16; }
   int64_t getN() const override { return getM(); }
   int64_t getK() const override { return is32() ? 64 : 128; }
-  GemmTiling getTiling() const override { return {2, 2, 2, 2}; }
+  GemmTiling getTiling() const override {
+    return {2, 2, repeats, repeats};
+  }
   int64_t getAccumulatorLength() const override { return is32() ? 16 : 4; }
   std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
                                                  Value lane,
@@ -61,6 +65,7 @@ private:
   bool is32() const { return kind == ScaledMFMAKind::M32N32K64; }
   const CDNA4TargetInfo &target;
   ScaledMFMAKind kind;
+  int64_t repeats;
 };
 
 } // namespace mlir::fp4train

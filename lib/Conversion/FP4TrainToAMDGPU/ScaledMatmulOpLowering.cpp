@@ -2,8 +2,8 @@
 //
 // fp4train.scaled_matmul with MX operands becomes the shared GEMM skeleton's
 // kernel (FP4TrainGPUCommon/GemmKernel.h) on amdgpu.scaled_mfma: 256
-// threads = 4 waves in a 2x2 grid, each owning 2x2 MFMA tiles, so a
-// workgroup computes 128x128 (32x32x64) or 64x64 (16x16x128) of C
+// threads = 4 waves in a 2x2 grid, each owning 2x2 (32x32x64) or 2x2 / 4x4
+// (16x16x128) MFMA tiles, so a workgroup computes 128x128 or 64x64 of C
 // (docs/amdgpu.md has the picture). Each lane reads its operand fragment
 // (one 32-element block: 16 bytes of FP4 or 32 bytes of FP8) and that
 // block's scale byte from LDS (ScaledMfma.cpp). With the bf16 epilogue, B^T
@@ -34,23 +34,38 @@ bool mlir::fp4train::hasScaledMFMA(const amdgpu::Chipset &chipset) {
   return chipset.majorVersion == 9 && chipset >= amdgpu::Chipset(9, 5, 0);
 }
 
-ScaledMFMAKind mlir::fp4train::selectScaledMFMAKind(int64_t batch, int64_t m,
-                                                    int64_t n) {
+ScaledMFMAConfig
+mlir::fp4train::selectScaledMFMAConfig(const ScaledMFMAOptions &options,
+                                       int64_t batch, int64_t m, int64_t n) {
   // Compute units of an MI355X: below one 128x128 workgroup per CU, the
   // 4x finer 64x64 grid of the 16x16x128 form keeps more CUs busy and wastes
-  // less on partial edge tiles.
+  // less on partial edge tiles. Above, 128x128 tiles give each wave 4x more
+  // MFMAs per K step to hide the staging behind (docs/amdgpu.md).
   constexpr int64_t kComputeUnits = 256;
   int64_t tiles128 = batch * llvm::divideCeil(m, 128) * llvm::divideCeil(n, 128);
-  return tiles128 >= kComputeUnits ? ScaledMFMAKind::M32N32K64
-                                   : ScaledMFMAKind::M16N16K128;
+  bool large = tiles128 >= kComputeUnits;
+  ScaledMFMAConfig config;
+  if (options.kind)
+    config.kind = *options.kind;
+  else if (options.tile)
+    config.kind = *options.tile == 64 || !large ? ScaledMFMAKind::M16N16K128
+                                               : ScaledMFMAKind::M32N32K64;
+  else
+    config.kind = large ? ScaledMFMAKind::M32N32K64
+                        : ScaledMFMAKind::M16N16K128;
+  if (options.tile)
+    config.tile = *options.tile;
+  else
+    config.tile =
+        config.kind == ScaledMFMAKind::M32N32K64 || large ? 128 : 64;
+  return config;
 }
 
 namespace {
 
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
-                         amdgpu::Chipset chipset,
-                         std::optional<ScaledMFMAKind> mfma)
+                         amdgpu::Chipset chipset, ScaledMFMAOptions mfma)
       : OpConversionPattern(converter, context, /*benefit=*/2),
         chipset(chipset), mfma(mfma) {}
 
@@ -70,26 +85,24 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     int64_t batch = 1;
     for (int64_t d : shape.drop_back(2))
       batch *= d;
-    ScaledMFMAKind kind =
-        mfma ? *mfma
-             : selectScaledMFMAKind(batch, shape[shape.size() - 2],
-                                    shape.back());
+    ScaledMFMAConfig config = selectScaledMFMAConfig(
+        mfma, batch, shape[shape.size() - 2], shape.back());
     CDNA4TargetInfo target(getChipName(chipset));
-    ScaledMfmaTargetInfo mfmaInfo(target, kind);
+    ScaledMfmaTargetInfo mfmaInfo(target, config);
     return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
                                      adaptor.getAcc().front(), mfmaInfo,
                                      rewriter);
   }
 
   amdgpu::Chipset chipset;
-  std::optional<ScaledMFMAKind> mfma;
+  ScaledMFMAOptions mfma;
 };
 
 } // namespace
 
 void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset, std::optional<ScaledMFMAKind> mfma) {
+    amdgpu::Chipset chipset, ScaledMFMAOptions mfma) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
                                        chipset, mfma);
   populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, chipset);
@@ -101,7 +114,7 @@ LogicalResult
 mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
                                            const amdgpu::Chipset &chipset,
                                            StringRef chipName,
-                                           std::optional<ScaledMFMAKind> mfma) {
+                                           ScaledMFMAOptions mfma) {
   bool ok = true;
   CDNA4TargetInfo target(chipName);
   root->walk([&](ScaledMatmulOp op) {
@@ -128,9 +141,8 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
     for (int64_t d : shape.drop_back(2))
       batch *= d;
     ScaledMfmaTargetInfo mfmaInfo(
-        target, mfma ? *mfma
-                     : selectScaledMFMAKind(batch, shape[shape.size() - 2],
-                                            shape.back()));
+        target, selectScaledMFMAConfig(mfma, batch, shape[shape.size() - 2],
+                                       shape.back()));
     ok &= succeeded(checkScaledMatmulKernelGrid(op, mfmaInfo));
   });
   return success(ok);

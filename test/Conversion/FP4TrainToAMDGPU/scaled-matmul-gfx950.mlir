@@ -1,5 +1,7 @@
 // RUN: fp4-opt %s --fp4train-to-amdgpu --split-input-file | FileCheck %s
 // RUN: fp4-opt %s --fp4train-to-amdgpu="mfma=32x32x64" --split-input-file | FileCheck %s --check-prefix=M32
+// RUN: fp4-opt %s --fp4train-to-amdgpu="mfma=16x16x128 tile=128" --split-input-file | FileCheck %s --check-prefix=T128
+// RUN: fp4-opt %s --fp4train-to-amdgpu="tile=128" --split-input-file | FileCheck %s --check-prefix=T128
 
 !a = !fp4train.scaled<256x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 !b = !fp4train.scaled<128x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
@@ -58,6 +60,15 @@
 // M32-COUNT-4:   amdgpu.scaled_mfma 32x32x64 (%{{.*}}[0] * {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<16xf32>
 // M32-COUNT-4:   amdgpu.scaled_mfma 32x32x64 (%{{.*}}[1] * {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<16xf32>
 // M32:           scf.yield
+// 16x16x128 on 128x128 tiles (forced, or chosen by tile=128 for a GEMM below
+// one 128x128 tile per compute unit): a 1x2 grid, 4x4 instructions per wave
+// and K step, each lane's scale one byte per row.
+// T128-LABEL: func.func @mxfp4
+// T128:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads
+// T128:         scf.for
+// T128-COUNT-8:   memref.load %{{.*}} : memref<43008xi8, #gpu.address_space<workgroup>>
+// T128-COUNT-16:  amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * {{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf32>
+// T128:           scf.yield
 func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<256x128xf32>
   return %c : tensor<256x128xf32>

@@ -26,8 +26,22 @@ class QuantizeOp;
 enum class ScaledMFMAKind {
   /// v_mfma_scale_f32_32x32x64_f8f6f4: 128x128 workgroup tiles.
   M32N32K64,
-  /// v_mfma_scale_f32_16x16x128_f8f6f4: 64x64 workgroup tiles.
+  /// v_mfma_scale_f32_16x16x128_f8f6f4: 64x64 or 128x128 workgroup tiles.
   M16N16K128,
+};
+
+/// A GEMM kernel's instruction and square workgroup tile (64 or 128): 4
+/// waves in a 2x2 grid, each with (tile / 2 / M)^2 instructions.
+struct ScaledMFMAConfig {
+  ScaledMFMAKind kind;
+  int64_t tile;
+};
+
+/// What the pass options force (the `mfma` and `tile` options); unset
+/// fields follow selectScaledMFMAConfig's rule.
+struct ScaledMFMAOptions {
+  std::optional<ScaledMFMAKind> kind;
+  std::optional<int64_t> tile;
 };
 
 /// Returns true when `chipset` has the block-scaled f8f6f4 MFMA and the
@@ -37,10 +51,14 @@ bool hasScaledMFMA(const amdgpu::Chipset &chipset);
 /// The chip's name, "gfx950", for diagnostics.
 std::string getChipName(const amdgpu::Chipset &chipset);
 
-/// The documented choice (docs/amdgpu.md) of the `auto` mode: 32x32x64 on
-/// 128x128 tiles when that grid alone has at least one workgroup per compute
-/// unit of an MI355X (256), 16x16x128 on 64x64 tiles otherwise.
-ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
+/// The documented choice (docs/amdgpu.md) of the `auto` modes: a GEMM is
+/// large when its 128x128 grid alone has at least one workgroup per compute
+/// unit of an MI355X (256). Large: 128x128 tiles, on 32x32x64 unless
+/// 16x16x128 is forced; small: 16x16x128 on 64x64 tiles (4x finer), unless
+/// 32x32x64 or tile 128 is forced. A forced tile of 64 implies 16x16x128
+/// (the pass rejects it with 32x32x64).
+ScaledMFMAConfig selectScaledMFMAConfig(const ScaledMFMAOptions &options,
+                                        int64_t batch, int64_t m, int64_t n);
 
 /// Adds the patterns lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
 /// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, the
@@ -48,15 +66,15 @@ ScaledMFMAKind selectScaledMFMAKind(int64_t batch, int64_t m, int64_t n);
 /// of isHadamardKernelShape (FP4TrainGPUCommon/KernelBuilders.h) to the
 /// shared Hadamard kernel.
 /// `converter` is the 1:N type conversion of fp4train-expand
-/// (FP4TrainToStandardTypeConverter). `mfma` forces one instruction; by
-/// default selectScaledMFMAKind decides per op. The pattern has benefit 2, so
+/// (FP4TrainToStandardTypeConverter). `mfma` forces an instruction and/or
+/// tile; selectScaledMFMAConfig decides the rest per op. The pattern has benefit 2, so
 /// it wins over fp4train-expand's scaled_matmul pattern when both are
 /// populated (as the pass does, for the ops without a GPU lowering). Ops the
 /// chip cannot run are left alone: run checkFP4TrainAMDGPUSupport first for
 /// the diagnostics.
 void populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset, std::optional<ScaledMFMAKind> mfma = {});
+    amdgpu::Chipset chipset, ScaledMFMAOptions mfma = {});
 
 /// The rule for quantize kernels: true when `op` quantizes to an MX format
 /// (f4E2M1FN, f8E4M3FN or f8E5M2 elements, E8M0 scales, no global scale)
@@ -83,12 +101,12 @@ void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
 /// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `chipset`
 /// (any chip without scaled MFMA; NVFP4 operands, whose E4M3 block scales
 /// gfx950 cannot consume; grids past the launch limits). `chipName` is the
-/// user's spelling of the chip, `mfma` the forced instruction, as for the
-/// patterns.
+/// user's spelling of the chip, `mfma` the forced instruction and tile, as
+/// for the patterns.
 LogicalResult
 checkFP4TrainAMDGPUSupport(Operation *root, const amdgpu::Chipset &chipset,
                            StringRef chipName,
-                           std::optional<ScaledMFMAKind> mfma = {});
+                           ScaledMFMAOptions mfma = {});
 
 /// Declares the memory effects of gpu.launch_func (reads and writes of its
 /// memref operands, and of unknown memory), which upstream leaves undeclared.
