@@ -125,9 +125,11 @@ Value slice(OpBuilder &b, Location loc, Value v, int64_t offset,
 }
 
 /// `encode(element, index)` (an i8 code) of every element of `v` (vectors
-/// of 4 f32), as one vector<4xi8> per vector.
+/// of 4 f32), per vector in the hooks' form (TargetInfoBase::
+/// buildConvertRNE): E2M1 (`packed`) one vector<2xi8> of [PK1] bytes, FP8
+/// one vector<4xi8>.
 SmallVector<Value>
-encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v,
+encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v, bool packed,
                  function_ref<Value(Value, int64_t)> encode) {
   SmallVector<Value> quads;
   for (auto [w, quad] : llvm::enumerate(v)) {
@@ -135,8 +137,11 @@ encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v,
     for (int64_t k = 0; k < 4; ++k)
       codes.push_back(
           encode(vector::ExtractOp::create(ib, quad, k), 4 * int64_t(w) + k));
-    quads.push_back(vector::FromElementsOp::create(
-        ib, VectorType::get({4}, ib.getI8Type()), codes));
+    quads.push_back(packed ? TargetInfoBase::packStoredE2M1Quad(ib, codes)
+                           : vector::FromElementsOp::create(
+                                 ib, VectorType::get({4}, ib.getI8Type()),
+                                 codes)
+                                 .getResult());
   }
   return quads;
 }
@@ -257,7 +262,7 @@ QuantizeKernelBuilder::convertStochastic(
     }
     quads.push_back(
         encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, quad),
-                         [&](Value x, int64_t i) {
+                         /*packed=*/true, [&](Value x, int64_t i) {
                            return codecs::encodeE2M1Stochastic(ib, x, words[i]);
                          })
             .front());
@@ -307,36 +312,38 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
     quads = std::move(*hw);
   } else {
     quads = encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, scaled),
+                             isa<Float4E2M1FNType>(config.element),
                              [&](Value x, int64_t) {
       return codecs::encodeRNESat(ib, x, format);
     });
   }
 
-  auto i8x16 = VectorType::get({16}, i8);
   Value nanBlock;
   if (!config.nv)
     nanBlock = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, code,
                                      arith::ConstantIntOp::create(ib, i8, -1));
-  Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(i8x16));
   auto concat = [&](Value a, Value b) {
     int64_t n = cast<VectorType>(a.getType()).getNumElements();
     return vector::ShuffleOp::create(
         ib, a, b, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
   };
-  // [PK1] E2M1 codes are stored two per byte: the block's 16-code chunks
-  // are packed and its B / 2 bytes written with one store.
+  // The quads in stored form ([PK1]: E2M1 2 bytes, FP8 4 bytes each), four
+  // per 16-byte (FP8) or 8-byte (E2M1) chunk; an E2M1 block's B / 2 bytes
+  // are written with one store.
   bool packed = isa<Float4E2M1FNType>(config.element);
+  int64_t chunkBytes = packed ? 8 : 16;
+  auto chunkType = VectorType::get({chunkBytes}, i8);
+  Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(chunkType));
   Value packedBlock;
   for (int64_t chunk = 0; chunk < bs / 16; ++chunk) {
     Value chunkCodes = concat(concat(quads[4 * chunk], quads[4 * chunk + 1]),
                               concat(quads[4 * chunk + 2], quads[4 * chunk + 3]));
     // [MX3] A NaN-scaled block decodes to NaN through its scale; its
-    // element codes are defined as 0.
+    // element codes are defined as 0 (a zero byte is two zero codes).
     if (nanBlock)
       chunkCodes = arith::SelectOp::create(ib, nanBlock, zeros, chunkCodes);
     if (packed) {
-      Value pairs = packE2M1Codes(ib, loc, chunkCodes);
-      packedBlock = packedBlock ? concat(packedBlock, pairs) : pairs;
+      packedBlock = packedBlock ? concat(packedBlock, chunkCodes) : chunkCodes;
       continue;
     }
     Value offset = arith::AddIOp::create(ib, base, index(16 * chunk));

@@ -90,8 +90,8 @@ private:
   /// The block's elements as vector<4xf32>.
   SmallVector<Value> loadBlock(Value base);
   void quantizeBlock(Value block, Value codes, Value scales);
-  /// [SR1] The codes of the scaled values `v`, one vector<4xi8> per
-  /// vector<4xf32>.
+  /// [SR1] The codes of the scaled values `v`, one vector<2xi8> of [PK1]
+  /// bytes per vector<4xf32>.
   SmallVector<Value>
   convertStochastic(ImplicitLocOpBuilder &ib, Value block,
                     const TargetInfoBase::ScaledBlock &scaled);

@@ -32,6 +32,17 @@ Value TargetInfoBase::getSubgroupId(OpBuilder &b, Location loc,
       b, loc, tid, arith::ConstantIndexOp::create(b, loc, getSubgroupSize()));
 }
 
+Value TargetInfoBase::packStoredE2M1Quad(ImplicitLocOpBuilder &b,
+                                         ArrayRef<Value> codes) {
+  Type i8 = b.getI8Type();
+  Value four = arith::ConstantIntOp::create(b, i8, 4);
+  SmallVector<Value, 2> bytes;
+  for (int64_t j = 0; j < 2; ++j)
+    bytes.push_back(arith::OrIOp::create(
+        b, codes[2 * j], arith::ShLIOp::create(b, codes[2 * j + 1], four)));
+  return vector::FromElementsOp::create(b, VectorType::get({2}, i8), bytes);
+}
+
 std::optional<SmallVector<Value>>
 TargetInfoBase::buildConvertRNE(ImplicitLocOpBuilder &, Type,
                                 const ScaledBlock &) const {

@@ -93,38 +93,24 @@ CDNA4TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                                  const ScaledBlock &block) const {
   if (!block.mxScaleCode)
     return std::nullopt;
-  Type i32 = b.getI32Type();
   auto i8x4 = VectorType::get({4}, b.getI8Type());
-  auto i32x1 = VectorType::get({1}, i32);
   auto [scale, x] = getScaledOperands(b, element, block);
 
   SmallVector<Value> quads;
   if (isa<Float4E2M1FNType>(element)) {
     // Eight elements (two input vectors) per packed register: byte p holds
-    // element 2p in its low nibble and 2p + 1 in its high one. Split even
-    // and odd codes on 32-bit words, then permute bytes.
+    // element 2p in its low nibble and 2p + 1 in its high one, which is the
+    // [PK1] stored order: bytes 0-1 and 2-3 are the two quads as they are.
     auto packedType = VectorType::get({8}, element);
-    Value lowNibbles = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(i32x1, APInt(32, 0x0F0F0F0Fu)));
-    Value four =
-        arith::ConstantOp::create(b, DenseElementsAttr::get(i32x1, APInt(32, 4)));
     for (size_t w = 0; w + 1 < x.size(); w += 2) {
       Value packed;
       for (int64_t p = 0; p < 4; ++p)
         packed = amdgpu::PackedScaledTruncOp::create(
             b, packedType, slice(b, x[w + p / 2], 2 * (p % 2), 2), scale, p,
             packed);
-      Value word = vector::BitCastOp::create(b, i32x1, packed);
-      Value even = vector::BitCastOp::create(
-          b, i8x4, arith::AndIOp::create(b, word, lowNibbles));
-      Value odd = vector::BitCastOp::create(
-          b, i8x4,
-          arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, four),
-                                lowNibbles));
-      quads.push_back(
-          vector::ShuffleOp::create(b, even, odd, ArrayRef<int64_t>{0, 4, 1, 5}));
-      quads.push_back(
-          vector::ShuffleOp::create(b, even, odd, ArrayRef<int64_t>{2, 6, 3, 7}));
+      Value bytes = vector::BitCastOp::create(b, i8x4, packed);
+      quads.push_back(slice(b, bytes, 0, 2));
+      quads.push_back(slice(b, bytes, 2, 2));
     }
     return quads;
   }
@@ -164,19 +150,26 @@ CDNA4TargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
     // bytes the instruction does not write are whatever the allocated
     // register held. Each result is therefore masked to its own nibble
     // instead of chaining `old` through the four instructions.
+    // Element k's nibble is at bit 8k (even k) or 8k + 4 (odd k) of its
+    // result, and goes to bit 4k of the quad's [PK1] half-word: a right
+    // shift by 4k (0, 4 ... 12 bits) for k = 0, 1, 2, 3 after the odd
+    // elements' high-nibble offset, i.e. by 0, 8, 8, 16.
+    constexpr unsigned kShift[4] = {0, 8, 8, 16};
     Value word;
     for (int64_t k = 0; k < 4; ++k) {
       Value converted = ROCDL::CvtScaleF32SrPkFp4F32Op::create(
           b, i32, zero, slice(b, x, k & ~int64_t(1), 2), words[4 * w + k],
           scale, uint32_t(k));
-      if (k % 2)
-        converted = arith::ShRUIOp::create(b, converted, c32(4));
-      Value code = arith::AndIOp::create(b, converted, c32(0xFu << (8 * k)));
+      if (kShift[k])
+        converted = arith::ShRUIOp::create(b, converted, c32(kShift[k]));
+      Value code = arith::AndIOp::create(b, converted, c32(0xFu << (4 * k)));
       word = word ? arith::OrIOp::create(b, word, code).getResult() : code;
     }
+    Value half = arith::TruncIOp::create(b, b.getI16Type(), word);
     quads.push_back(vector::BitCastOp::create(
-        b, VectorType::get({4}, b.getI8Type()),
-        vector::FromElementsOp::create(b, VectorType::get({1}, i32), word)));
+        b, VectorType::get({2}, b.getI8Type()),
+        vector::FromElementsOp::create(
+            b, VectorType::get({1}, b.getI16Type()), half)));
   }
   return quads;
 }

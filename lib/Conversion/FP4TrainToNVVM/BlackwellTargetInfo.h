@@ -29,8 +29,9 @@ private:
 };
 
 /// The codes of cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 on the scaled inputs
-/// x * factor of `block` (`element` f4E2M1FN or f8E4M3FN), one vector<4xi8>
-/// per input vector, as TargetInfoBase::buildConvertRNE returns them.
+/// x * factor of `block` (`element` f4E2M1FN or f8E4M3FN) in the form
+/// TargetInfoBase::buildConvertRNE returns them: per input vector two
+/// e2m1x2 bytes ([PK1] as they come) or four E4M3 codes.
 SmallVector<Value>
 buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
                          const TargetInfoBase::ScaledBlock &block);

@@ -169,13 +169,11 @@ mlir::fp4train::buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
       Value lo = vector::ExtractOp::create(b, quad, p);
       Value hi = vector::ExtractOp::create(b, quad, p + 1);
       if (fp4) {
-        Value pair = NVVM::ConvertF32x2ToF4x2Op::create(
+        // cvt d, hi, lo: lo's code in the low nibble, hi's in the high one,
+        // the [PK1] byte of the pair.
+        codes.push_back(NVVM::ConvertF32x2ToF4x2Op::create(
             b, i8, hi, lo, /*relu=*/b.getBoolAttr(false),
-            TypeAttr::get(element));
-        codes.push_back(arith::AndIOp::create(
-            b, pair, arith::ConstantIntOp::create(b, i8, 0xF)));
-        codes.push_back(arith::ShRUIOp::create(
-            b, pair, arith::ConstantIntOp::create(b, i8, 4)));
+            TypeAttr::get(element)));
       } else {
         Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
             b, i16, hi, lo, NVVM::FPRoundingMode::RN,
@@ -187,8 +185,8 @@ mlir::fp4train::buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
                                    arith::ConstantIntOp::create(b, i16, 8))));
       }
     }
-    quads.push_back(
-        vector::FromElementsOp::create(b, VectorType::get({4}, i8), codes));
+    quads.push_back(vector::FromElementsOp::create(
+        b, VectorType::get({int64_t(codes.size())}, i8), codes));
   }
   return quads;
 }
@@ -246,6 +244,7 @@ BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
                   b, i16, quad, rbits, /*relu=*/b.getBoolAttr(false),
                   TypeAttr::get(b.getType<Float4E2M1FNType>()))
                   .getResult();
+    // Element k is in d[15 - 4k : 12 - 4k]; [PK1] wants it at bit 4k.
     SmallVector<Value, 4> codes;
     for (int64_t k = 0; k < 4; ++k) {
       Value shifted = arith::ShRUIOp::create(
@@ -255,8 +254,7 @@ BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
           arith::AndIOp::create(b, shifted,
                                 arith::ConstantIntOp::create(b, i16, 0xF))));
     }
-    quads.push_back(
-        vector::FromElementsOp::create(b, VectorType::get({4}, i8), codes));
+    quads.push_back(packStoredE2M1Quad(b, codes));
   }
   return quads;
 }

@@ -30,22 +30,20 @@
 // CHECK:           arith.addi %{{.*}}, %c20971520_i32 : i32
 // CHECK:           arith.minnumf %{{.*}} fastmath<nnan> : vector<4xf32>
 // CHECK:           arith.maxnumf %{{.*}} fastmath<nnan> : vector<4xf32>
-// Four pairs per 32-bit word of packed E2M1, then one code per byte.
+// Four pairs per 32-bit word of packed E2M1: already the [PK1] bytes.
 // CHECK:           %[[P0:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into undef[0], %[[SCALE]] : vector<2xf32> to vector<8xf4E2M1FN>
 // CHECK:           %[[P1:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P0]][1], %[[SCALE]]
 // CHECK:           %[[P2:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P1]][2], %[[SCALE]]
 // CHECK:           %[[P3:.*]] = amdgpu.packed_scaled_trunc %{{.*}} into %[[P2]][3], %[[SCALE]]
-// CHECK:           vector.bitcast %[[P3]] : vector<8xf4E2M1FN> to vector<1xi32>
-// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
-// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [2, 6, 3, 7] : vector<4xi8>, vector<4xi8>
+// CHECK:           %[[W:.*]] = vector.bitcast %[[P3]] : vector<8xf4E2M1FN> to vector<4xi8>
+// CHECK:           vector.shuffle %[[W]], %[[W]] [0, 1] : vector<4xi8>, vector<4xi8>
+// CHECK:           vector.shuffle %[[W]], %[[W]] [2, 3] : vector<4xi8>, vector<4xi8>
 // CHECK-COUNT-12:  amdgpu.packed_scaled_trunc
-// [MX3] a NaN/Inf block's codes are 0; [PK1] each 16 codes packed into 8
-// bytes, the block's 16 bytes one store at byte base / 2; then the scale.
+// [MX3] a NaN/Inf block's codes are 0 (zero bytes); the block's 16 [PK1]
+// bytes are one store at byte base / 2; then the scale.
 // CHECK:           %[[NONFINITE:.*]] = arith.cmpi eq, %[[CODE]], %c-1_i8 : i8
-// CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
-// CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<16xi8>
-// CHECK:           %[[HALF:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xi8>, vector<16xi8>
+// CHECK:           arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<8xi8>
+// CHECK:           %[[HALF:.*]] = arith.select %[[NONFINITE]], %{{.*}}, %{{.*}} : vector<8xi8>
 // CHECK:           %[[BLOCK:.*]] = vector.shuffle %{{.*}}, %[[HALF]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi8>, vector<8xi8>
 // CHECK:           %[[BYTE:.*]] = arith.divui %{{.*}}, %c2
 // CHECK:           vector.store %[[BLOCK]], %[[CODES]][%[[BYTE]]] {alignment = 16 : i64} : memref<4096xi8>, vector<16xi8>
@@ -144,21 +142,25 @@ func.func @mxfp8_e5m2(%x: tensor<64xf32>)
 // CHECK-NOT:         amdgpu.packed_scaled_trunc
 // CHECK:             %[[PAIR01:.*]] = vector.shuffle %[[Q0:.*]], %[[Q0]] [0, 1] : vector<4xf32>, vector<4xf32>
 // CHECK:             %[[R0:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %[[PAIR01]], %{{.*}}, %[[SCALE]] -> %[[ZERO:.*]][0] : i32
+// Element k's nibble (bit 8k, or 8k + 4 for odd k) moves to bit 4k of the
+// quad's [PK1] half-word.
 // CHECK:             arith.andi %[[R0]], %c15_i32
 // CHECK:             %[[R1:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %{{.*}}, %{{.*}}, %[[SCALE]] -> %[[ZERO]][1] : i32
-// CHECK:             %[[H1:.*]] = arith.shrui %[[R1]], %c4_i32
-// CHECK:             arith.andi %[[H1]], %c3840_i32
+// CHECK:             %[[H1:.*]] = arith.shrui %[[R1]], %c8_i32
+// CHECK:             arith.andi %[[H1]], %c240_i32
 // CHECK:             %[[PAIR23:.*]] = vector.shuffle %[[Q0]], %[[Q0]] [2, 3] : vector<4xf32>, vector<4xf32>
 // CHECK:             %[[R2:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %[[PAIR23]], %{{.*}}, %[[SCALE]] -> %[[ZERO]][2] : i32
-// CHECK:             arith.andi %[[R2]], %c983040_i32
+// CHECK:             %[[H2:.*]] = arith.shrui %[[R2]], %c8_i32
+// CHECK:             arith.andi %[[H2]], %c3840_i32
 // CHECK:             %[[R3:.*]] = rocdl.cvt.scalef32.sr.pk.fp4.f32 %{{.*}}, %{{.*}}, %[[SCALE]] -> %[[ZERO]][3] : i32
-// CHECK:             %[[H3:.*]] = arith.shrui %[[R3]], %c4_i32
-// CHECK:             arith.andi %[[H3]], %c251658240_i32
+// CHECK:             %[[H3:.*]] = arith.shrui %[[R3]], %c16_i32
+// CHECK:             arith.andi %[[H3]], %c61440_i32
+// CHECK:             arith.trunci %{{.*}} : i32 to i16
 // The next 4 elements: counter 8 * block + 1.
 // CHECK:             arith.addi %[[CTR0]], %c1_i32 : i32
 // CHECK-COUNT-28:    rocdl.cvt.scalef32.sr.pk.fp4.f32
 // CHECK-NOT:         rocdl.cvt.scalef32.sr.pk.fp4.f32
-// CHECK:             arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8>
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi8>
 // CHECK:             vector.store %{{.*}} : memref<1280xi8>, vector<16xi8>
 // CHECK-NOT:         vector.store
 // CHECK:             memref.store %[[CODE]], %{{.*}} : memref<80xi8>

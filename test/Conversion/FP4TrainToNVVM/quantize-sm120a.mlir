@@ -15,7 +15,8 @@
 // CHECK:           %[[X1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
 // CHECK:           nvvm.convert.f32x2.to.f4x2 %[[X1]], %{{.*}} : i8(f4E2M1FN)
 // CHECK-COUNT-15:  nvvm.convert.f32x2.to.f4x2
-// CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8>
+// The e2m1x2 bytes are the [PK1] pairs as they come.
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi8>
 // CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<1024xi8>, vector<16xi8>
 // CHECK:           memref.store %{{.*}} : memref<64xi8>
 func.func @mxfp4(%x: tensor<16x128xf32>)

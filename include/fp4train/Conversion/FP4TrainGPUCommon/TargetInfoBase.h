@@ -56,11 +56,17 @@ public:
   /// The scaled-convert hook of the quantize kernels: the element codes of
   /// the block, those of the library's `encodeRNESat(x * factor)` (one f32
   /// product, then RNE with saturation to the finite range; NaN only occurs
-  /// in [MX3] blocks, whose codes the kernel replaces). The result holds one
-  /// vector<4xi8> per input vector, one code per byte in the low bits.
+  /// in [MX3] blocks, whose codes the kernel replaces). The result holds,
+  /// per input vector, its four codes as the kernel stores them ([PK1]):
+  /// FP8 one vector<4xi8>, one code per byte; E2M1 one vector<2xi8>, element
+  /// 2j in the low nibble of byte j (packStoredE2M1Quad's layout), so that a
+  /// conversion that produces packed nibbles hands them over as they are.
   /// Return std::nullopt to let the builder use the exact integer recipe in
   /// software; a target returns hardware conversions only where they
   /// compute the same bits.
+  /// The E2M1 quad codes c0..c3 (i8, bits 3..0) as a vector<2xi8> of [PK1]
+  /// bytes: c0 | c1 << 4, c2 | c3 << 4.
+  static Value packStoredE2M1Quad(ImplicitLocOpBuilder &b, ArrayRef<Value> codes);
   virtual std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const;
