@@ -112,38 +112,33 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
             b, loc, VectorType::get({1}, b.getI32Type()), word));
   };
 
+  // The tile rows of the lane's instruction tiles: base + L % M + r * M.
+  auto laneRows = [&](Value base, int64_t reps) {
+    SmallVector<Value> rows;
+    for (int64_t r = 0; r < reps; ++r)
+      rows.push_back(arith::AddIOp::create(
+          b, loc, base,
+          arith::AddIOp::create(b, loc, laneRow,
+                                indexConst(b, loc, r * getM()))));
+    return rows;
+  };
+  SmallVector<Value> rowsA = laneRows(rowA, tiling.repM);
+  SmallVector<Value> rowsB = laneRows(rowB, tiling.repN);
+
   int64_t blocksPerMMA = getK() / kBlock;
   SmallVector<Value> aScale, bScale;
-  for (int64_t i = 0; i < tiling.repM; ++i)
-    aScale.push_back(scales(
-        0, arith::AddIOp::create(b, loc, rowA,
-                                 arith::AddIOp::create(
-                                     b, loc, laneRow,
-                                     indexConst(b, loc, i * getM())))));
-  for (int64_t j = 0; j < tiling.repN; ++j)
-    bScale.push_back(scales(
-        1, arith::AddIOp::create(b, loc, rowB,
-                                 arith::AddIOp::create(
-                                     b, loc, laneRow,
-                                     indexConst(b, loc, j * getN())))));
+  for (Value row : rowsA)
+    aScale.push_back(scales(0, row));
+  for (Value row : rowsB)
+    bScale.push_back(scales(1, row));
   for (int64_t step = 0; step < steps; ++step) {
     Value block = arith::AddIOp::create(
         b, loc, laneBlock, indexConst(b, loc, step * blocksPerMMA));
     SmallVector<Value> aFrag, bFrag;
-    for (int64_t i = 0; i < tiling.repM; ++i) {
-      Value row = arith::AddIOp::create(
-          b, loc, rowA,
-          arith::AddIOp::create(b, loc, laneRow,
-                                indexConst(b, loc, i * getM())));
+    for (Value row : rowsA)
       aFrag.push_back(fragment(0, row, block));
-    }
-    for (int64_t j = 0; j < tiling.repN; ++j) {
-      Value row = arith::AddIOp::create(
-          b, loc, rowB,
-          arith::AddIOp::create(b, loc, laneRow,
-                                indexConst(b, loc, j * getN())));
+    for (Value row : rowsB)
       bFrag.push_back(fragment(1, row, block));
-    }
     for (int64_t i = 0; i < tiling.repM; ++i)
       for (int64_t j = 0; j < tiling.repN; ++j) {
         Value &d = accs[i * tiling.repN + j];
