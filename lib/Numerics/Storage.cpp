@@ -52,8 +52,12 @@ void unpackCodes(ElementType type, const uint8_t *stored, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t *in = stored + r * rowBytes;
     uint8_t *out = codes + r * rowLength;
-    for (int64_t i = 0; i < rowLength; ++i)
-      out[i] = (in[i / 2] >> (4 * (i % 2))) & 0x0F;
+    for (int64_t j = 0; j < rowLength / 2; ++j) {
+      out[2 * j] = in[j] & 0x0F;
+      out[2 * j + 1] = in[j] >> 4;
+    }
+    if (rowLength % 2)
+      out[rowLength - 1] = in[rowBytes - 1] & 0x0F;
   }
 }
 
