@@ -24,8 +24,6 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// Codes per packE2M1Codes call (one 16-byte vector of unpacked codes).
-static constexpr int64_t kChunk = 16;
 /// Bytes of padding after each staged code row.
 static constexpr int64_t kRowPad = 16;
 
@@ -393,27 +391,6 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
           loadB));
   }
   return p;
-}
-
-/// Packs 16 E2M1 codes (one per byte, bits 3..0) into 8 bytes, element 2i in
-/// the low nibble of byte i: the in-register order of a vector of f4E2M1FN.
-/// Works on 32-bit words, four codes c0..c3 each: t = w | w >> 4 holds
-/// c0 | c1 << 4 in byte 0 and c2 | c3 << 4 in byte 2, and bytes 0 and 2 of
-/// two words make one output word (one byte permute). The codes need no
-/// masking: the type conversion guarantees bits 7..4 are zero.
-Value mlir::fp4train::packE2M1Codes(OpBuilder &b, Location loc, Value codes) {
-  auto words = VectorType::get({kChunk / 4}, b.getI32Type());
-  Value w = vector::BitCastOp::create(b, loc, words, codes);
-  Value four = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(words, b.getI32IntegerAttr(4)));
-  Value t = arith::OrIOp::create(b, loc, w,
-                                 arith::ShRUIOp::create(b, loc, w, four));
-  auto tBytes = VectorType::get({kChunk}, b.getI8Type());
-  Value tb = vector::BitCastOp::create(b, loc, tBytes, t);
-  SmallVector<int64_t> even;
-  for (int64_t i = 0; i < kChunk / 2; ++i)
-    even.push_back(2 * i);
-  return vector::ShuffleOp::create(b, loc, tb, tb, even);
 }
 
 void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {

@@ -45,7 +45,6 @@
 #include "QuantizeKernel.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 #include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"

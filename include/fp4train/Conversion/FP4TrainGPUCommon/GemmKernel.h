@@ -222,11 +222,6 @@ Value loadScaleCodes(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
                      Value batch, Value row, Value rowInBounds,
                      Value firstBlock, int64_t count, int64_t kBlocks);
 
-/// Packs 16 E2M1 codes (vector<16xi8>, one per byte in bits 3..0) into 8
-/// bytes, element 2i in the low nibble of byte i: the in-register and
-/// in-memory order of a vector of f4E2M1FN.
-Value packE2M1Codes(OpBuilder &b, Location loc, Value codes);
-
 /// Emits an error on `op` naming `chip` when a kernel with tileM x tileN
 /// tiles needs more workgroups than a launch can take: 2^31 - 1 in x, 65535
 /// in y and z (HIP and CUDA alike).
