@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 #include "fp4train/Emulation/GPUEmulator.h"
@@ -236,14 +237,12 @@ Inputs makeInputs(func::FuncOp function, uint64_t seed) {
       for (int64_t d : scaled.getScalesShape())
         scales *= d;
       // [PK1] The codes as the converted function takes them: stored.
-      numerics::ElementType element =
-          isa<Float4E2M1FNType>(scaled.getElementType())
-              ? numerics::ElementType::E2M1
-              : numerics::ElementType::E4M3FN;
-      inputs.kernel.push_back(emulation::EmulatorArgument::buffer(
-          numerics::packCodes(element,
-                              randomCodes(scaled.getElementType(), count, rng),
-                              std::vector<int64_t>(scaled.getShape()))));
+      std::vector<uint8_t> codes =
+          randomCodes(scaled.getElementType(), count, rng);
+      if (isPackedStorage(scaled.getElementType()))
+        codes = numerics::packCodes(numerics::ElementType::E2M1, codes,
+                                    std::vector<int64_t>(scaled.getShape()));
+      inputs.kernel.push_back(emulation::EmulatorArgument::buffer(codes));
       // Scales around 1: E8M0 2^-8..2^8, E4M3 0.0156..1.75 (positive).
       std::vector<uint8_t> scaleCodes(scales);
       bool e8m0 = isa<Float8E8M0FNUType>(scaled.getScaleType());

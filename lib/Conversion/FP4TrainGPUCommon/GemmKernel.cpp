@@ -12,6 +12,7 @@
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,7 +35,7 @@ bool GemmProblem::isBF16Result() const {
 }
 
 bool StagedTiles::isPacked(unsigned operand) const {
-  return isa<Float4E2M1FNType>(elements[operand]);
+  return isPackedStorage(elements[operand]);
 }
 
 int64_t StagedTiles::getRowCodeBytes(unsigned operand) const {
@@ -256,8 +257,7 @@ void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
 }
 
 int64_t mlir::fp4train::getGemmChunkBytes(Type element, int64_t k) {
-  bool packed = isa<Float4E2M1FNType>(element);
-  return packed && k % 32 ? 8 : 16;
+  return isPackedStorage(element) && k % 32 ? 8 : 16;
 }
 
 Value mlir::fp4train::loadCodeChunk(OpBuilder &b, Location loc,

@@ -311,7 +311,7 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
     quads = std::move(*hw);
   } else {
     quads = encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, scaled),
-                             isa<Float4E2M1FNType>(config.element),
+                             isPackedStorage(config.element),
                              [&](Value x, int64_t) {
       return codecs::encodeRNESat(ib, x, format);
     });
@@ -329,7 +329,7 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
   // The quads in stored form ([PK1]: E2M1 2 bytes, FP8 4 bytes each), four
   // per 16-byte (FP8) or 8-byte (E2M1) chunk; an E2M1 block's B / 2 bytes
   // are written with one store.
-  bool packed = isa<Float4E2M1FNType>(config.element);
+  bool packed = isPackedStorage(config.element);
   int64_t chunkBytes = packed ? 8 : 16;
   auto chunkType = VectorType::get({chunkBytes}, i8);
   Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(chunkType));

@@ -25,6 +25,7 @@
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -172,8 +173,7 @@ struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
     ValueRange parts = adaptor.getInput();
     // [PK1] E2M1 codes two per byte, FP8 codes and scales one.
     int64_t codesPerByte =
-        isa<Float4E2M1FNType>(op.getInput().getType().getElementType()) ? 2
-                                                                        : 1;
+        isPackedStorage(op.getInput().getType().getElementType()) ? 2 : 1;
     SmallVector<Value> results = {
         buildTransposeKernel(rewriter, loc, parts[0], codesPerByte),
         buildTransposeKernel(rewriter, loc, parts[1], 1)};

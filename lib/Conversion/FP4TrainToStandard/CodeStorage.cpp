@@ -21,8 +21,7 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// [PK1] Whether `element`'s codes are stored two per byte.
-static bool isPackedStorage(Type element) {
+bool mlir::fp4train::isPackedStorage(Type element) {
   return isa<Float4E2M1FNType>(element);
 }
 

@@ -31,6 +31,11 @@ public:
   FP4TrainToStandardTypeConverter();
 };
 
+/// [PK1] Whether codes of `element` are stored two per byte (f4E2M1FN):
+/// the MLIR side of numerics::isPackedStorage, for every lowering and
+/// kernel builder that lays codes out.
+bool isPackedStorage(Type element);
+
 /// [PK1] The stored element codes of `type` (fp4train/Numerics/Storage.h):
 /// `tensor<... x ceil(n/2) x i8>` for E2M1 codes two per byte (element 2j
 /// in the low nibble of byte j of its row), `tensor<shape x i8>` for FP8.
