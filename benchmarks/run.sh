@@ -12,7 +12,7 @@
 #    (benchmarks/gfx950_report.sh: from its assembly, no GPU needed);
 #  - the static sm_120a report of the 4096^3 NVFP4 GEMM kernel
 #    (benchmarks/sm120a_report.sh: from its PTX and ptxas -v), on sm_120a
-#    and on sm_90a;
+#    and on sm_90a, and the 4096^3 MXFP4 one on sm_90a;
 #  - the static sm_100a report of the tcgen05 NVFP4 GEMM kernels, 4096^3
 #    and 8192 x 8192 x 4096 (benchmarks/sm100a_report.sh).
 #
@@ -158,4 +158,5 @@ fi
 bash "$(dirname "${BASH_SOURCE[0]}")/gfx950_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a
+bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a mxfp4
 bash "$(dirname "${BASH_SOURCE[0]}")/sm100a_report.sh" "$build"

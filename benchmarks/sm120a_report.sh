@@ -4,24 +4,40 @@
 # (chip sm_120a, or CHIP: sm_90a) to PTX, assembles it with ptxas -v when
 # the CUDA toolkit is there (registers, spills, shared memory, occupancy),
 # and prints the main loop's PTX statements per warp and iteration against
-# the tensor-core rate (scripts/ptx_report.py --loop).
+# the tensor-core rate (scripts/ptx_report.py --loop). With FORMAT mxfp4 it
+# reports the 4096^3 MXFP4 GEMM of benchmarks/gfx950_gemm_4096.mlir (@gemm)
+# instead: on sm_90a, the loop ptx_report.py picks is the shorter of the
+# two a K step chooses between, the fused E8M0 scaling that real scales
+# take (docs/nvvm.md).
 #
-#   benchmarks/sm120a_report.sh BUILD_DIR [CHIP]
+#   benchmarks/sm120a_report.sh BUILD_DIR [CHIP [FORMAT]]
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/report_setup.sh"
 chip=${2:-sm_120a}
+format=${3:-nvfp4}
 
-"$fp4opt" "$root/benchmarks/sm120a_gemm_4096.mlir" -o "$out/gemm.mlir" \
+case $format in
+  nvfp4) input=$root/benchmarks/sm120a_gemm_4096.mlir; block=16 ;;
+  mxfp4) input=$root/benchmarks/gfx950_gemm_4096.mlir; block=32 ;;
+  *) echo "sm120a_report.sh: FORMAT must be nvfp4 or mxfp4, not '$format'" >&2
+     exit 1 ;;
+esac
+# Only @gemm: the MXFP4 file also holds the 8192 and bf16 variants.
+"$fp4opt" "$input" -o "$out/gemm.mlir" \
+  --symbol-privatize="exclude=gemm" --symbol-dce \
   --fp4train-cuda-pipeline="recipe=none chip=$chip format=isa"
 
 if [[ $chip == sm_120a ]]; then
   mma="mma.sync m16n8k64 kind::mxf4nvf4 (K steps of 128 per loop iteration)"
-else
+elif [[ $block == 16 ]]; then
   mma="E2M1 widened to E4M3, mma.sync m16n8k16 e4m3 per 16-element block and" \
+  mma="$mma f32 scaling (one block per loop iteration)"
+else
+  mma="E2M1 widened to E4M3, mma.sync m16n8k32 e4m3 per 32-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"
 fi
 echo
-echo "Static $chip report: 4096x4096x4096 NVFP4 GEMM, $mma, 128x128 workgroup" \
-  "tiles; from the PTX, no GPU"
+echo "Static $chip report: 4096x4096x4096 ${format^^} GEMM, $mma, 128x128" \
+  "workgroup tiles; from the PTX, no GPU"
 /usr/bin/python3 "$root/scripts/ptx_report.py" --loop gemm_kernel "$out/gemm.mlir" "$out/ptx"

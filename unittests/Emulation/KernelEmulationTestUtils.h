@@ -986,6 +986,37 @@ inline void makeExtremeScales(GemmInput &input, std::mt19937 &rng) {
   }
 }
 
+/// FullRange scales with about one E8M0 code in 64 replaced by one of
+/// 0x00..0x35 or 0xBA..0xFE (2^-127..2^-74, 2^59..2^127: outside the window
+/// in which the sm_90a kernels fuse the E8M0 scaling into one fma, for
+/// every element type), so that in one kernel some warps' K steps take the
+/// fused scaling and others the exact one (UE4M3: a random finite code).
+inline void makeMixedScales(GemmInput &input, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> pick(0, 63), outside(0, 0x35 + 0x45),
+      e4m3(0x00, 0x7E);
+  for (uint8_t &s : input.scales) {
+    if (pick(rng))
+      continue;
+    if (input.isNV()) {
+      s = static_cast<uint8_t>(e4m3(rng));
+      continue;
+    }
+    const int code = outside(rng);
+    s = static_cast<uint8_t>(code <= 0x35 ? code : 0xBA + code - 0x36);
+  }
+}
+
+/// Scale codes at the edges of that window for E2M1 x E2M1 (54 and 185:
+/// terms down to 2^-148, among the f32 subnormals, and up to 1152 · 2^116,
+/// accumulators overflowing to Inf); UE4M3 its smallest (2^-9) and largest
+/// (448) codes.
+inline void makeWindowEdgeScales(GemmInput &input, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> pick(0, 1);
+  for (uint8_t &s : input.scales)
+    s = static_cast<uint8_t>(input.isNV() ? (pick(rng) ? 0x01 : 0x7E)
+                                          : (pick(rng) ? 54 : 185));
+}
+
 /// The operand data checkGemmKernel draws.
 enum class GemmData {
   /// Every partial sum exact in f32 (makeGemmInput's `exact`).
@@ -995,6 +1026,10 @@ enum class GemmData {
   FullRange,
   /// FullRange elements with makeExtremeScales.
   ExtremeScales,
+  /// FullRange elements with makeMixedScales.
+  MixedScales,
+  /// FullRange elements with makeWindowEdgeScales.
+  WindowEdgeScales,
 };
 
 /// Compiles an fp4train.scaled_matmul of `c` with `compileSource`, applies
@@ -1015,6 +1050,12 @@ inline int checkGemmKernel(const GemmCase &c, GemmData data, bool bitForBit,
   if (data == GemmData::ExtremeScales) {
     makeExtremeScales(a, rng);
     makeExtremeScales(b, rng);
+  } else if (data == GemmData::MixedScales) {
+    makeMixedScales(a, rng);
+    makeMixedScales(b, rng);
+  } else if (data == GemmData::WindowEdgeScales) {
+    makeWindowEdgeScales(a, rng);
+    makeWindowEdgeScales(b, rng);
   }
   const std::string accType =
       "tensor<" + (c.batch > 1 ? std::to_string(c.batch) + "x" : "") +

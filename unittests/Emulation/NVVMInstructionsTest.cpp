@@ -213,6 +213,82 @@ TEST_F(NVVMInstructionsTest, ConvertF32PairsToE4M3AndUE8M0) {
   }
 }
 
+TEST_F(NVVMInstructionsTest, ConvertE4M3PairsToF16) {
+  // cvt.rn.f16x2.e4m3x2 on vector<2xi8> {0x38 (1.0), 0xC0 (-2.0)}: element
+  // 0, the low byte, goes to the low half (f16 1.0 = 0x3C00, -2.0 =
+  // 0xC000); then widened to f32 as the sm_90a GEMM's scale decode does.
+  const std::string body = std::string(R"(
+      %codes = arith.constant dense<[56, -64]> : vector<2xi8>
+      %h = nvvm.convert.f8x2.to.f16x2 %codes : vector<2xi8> (f8E4M3FN)
+             -> vector<2xf16>
+      %f = arith.extf %h : vector<2xf16> to vector<2xf32>
+)") + storePerLane("f", 2, "f32", "64xf32");
+  std::vector<float> out;
+  ASSERT_EQ(runAs(launch(body, "1xi32", "64xf32"), 64, &out), "");
+  for (int t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[2 * t], 1.0f) << "lane " << t;
+    EXPECT_EQ(out[2 * t + 1], -2.0f) << "lane " << t;
+  }
+  EXPECT_EQ(stats.conversions, 1u);
+}
+
+TEST_F(NVVMInstructionsTest, VoteSyncAllAnyBallot) {
+  // Lane t votes t != 5: `all` is false, `any` true, the ballot every bit
+  // but 5; a predicate true in every lane makes `all` true.
+  const std::string body = std::string(R"(
+      %mask = arith.constant -1 : i32
+      %c5 = arith.constant 5 : index
+      %p = arith.cmpi ne, %t, %c5 : index
+      %true = arith.constant true
+      %all = nvvm.vote.sync all %mask, %p -> i1
+      %any = nvvm.vote.sync any %mask, %p -> i1
+      %yes = nvvm.vote.sync all %mask, %true -> i1
+      %ballot = nvvm.vote.sync ballot %mask, %p -> i32
+      %a = arith.extui %all : i1 to i32
+      %b = arith.extui %any : i1 to i32
+      %y = arith.extui %yes : i1 to i32
+      %v = vector.from_elements %a, %b, %y, %ballot : vector<4xi32>
+)") + storePerLane("v", 4, "i32", "128xi32");
+  std::vector<uint32_t> out;
+  ASSERT_EQ(runAs(launch(body, "1xi32", "128xi32"), 128, &out), "");
+  for (int t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[4 * t], 0u) << "lane " << t;
+    EXPECT_EQ(out[4 * t + 1], 1u) << "lane " << t;
+    EXPECT_EQ(out[4 * t + 2], 1u) << "lane " << t;
+    EXPECT_EQ(out[4 * t + 3], 0xFFFFFFDFu) << "lane " << t;
+  }
+}
+
+TEST_F(NVVMInstructionsTest, VoteSyncWithPartOfTheMaskIsAnError) {
+  // Lanes 16..31 skip a vote whose mask names them: they would never come.
+  const std::string body = R"(
+      %c16 = arith.constant 16 : index
+      %low = arith.cmpi ult, %t, %c16 : index
+      scf.if %low {
+        %mask = arith.constant -1 : i32
+        %v = nvvm.vote.sync all %mask, %low -> i1
+      }
+)";
+  std::string error =
+      runAs<int32_t>(launch(body, "1xi32", "1xi32"), 1, nullptr);
+  EXPECT_NE(error.find("does not take part"), std::string::npos) << error;
+}
+
+TEST_F(NVVMInstructionsTest, FmaRoundsOnce) {
+  // (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24: a product then a sum would lose the
+  // 2^-24 (the product rounds to 1 + 2^-11); llvm.intr.fma keeps it.
+  const std::string body = std::string(R"(
+      %x = arith.constant 1.000244140625 : f32
+      %m1 = arith.constant -1.0 : f32
+      %r = llvm.intr.fma(%x, %x, %m1) : (f32, f32, f32) -> f32
+      %v = vector.from_elements %r : vector<1xf32>
+)") + storePerLane("v", 1, "f32", "32xf32");
+  std::vector<float> out;
+  ASSERT_EQ(runAs(launch(body, "1xi32", "32xf32"), 32, &out), "");
+  for (int t = 0; t < 32; ++t)
+    EXPECT_EQ(out[t], 0x1p-11f + 0x1p-24f) << "lane " << t;
+}
+
 TEST_F(NVVMInstructionsTest, UnmodelledConversionModeIsAnError) {
   const std::string body = R"(
       %one = arith.constant 1.0 : f32

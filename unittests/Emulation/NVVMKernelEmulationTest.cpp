@@ -49,6 +49,9 @@
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 using namespace mlir;
 using namespace mlir::fp4train;
 using namespace ::fp4train::emulation_test;
@@ -371,6 +374,53 @@ INSTANTIATE_TEST_SUITE_P(
     NVVM, NVVMGemmKernelTest,
     ::testing::Combine(::testing::ValuesIn(kChips),
                        ::testing::ValuesIn(gemmCases())),
+    [](const auto &info) { return getParamName(info, getGemmTestName); });
+
+/// sm_90a's scaling paths (MmaSyncFP8.cpp) on MXFP4 and NVFP4 cases.
+class SM90GemmScalingTest : public NVVMGemmKernelTest {};
+
+// sm_90a's E8M0 scaling: each warp fuses a K step's scaling into one fma
+// per accumulator when all its scale codes lie in a window, else takes the
+// exact three-product path (MmaSyncFP8.cpp). Both in one kernel, and the
+// window's edges, bit for bit.
+TEST_P(SM90GemmScalingTest, FusedAndExactScalingBitForBit) {
+  check(GemmData::MixedScales);
+  check(GemmData::WindowEdgeScales);
+}
+
+// The vote is what keeps extreme scales exact: with the fused loop forced
+// on every warp, scales outside the window give other bits.
+TEST_P(SM90GemmScalingTest, FusedScalingOutsideWindowIsNoticed) {
+  const GemmCase &c = getCase();
+  if (c.formatA != "mxfp4")
+    GTEST_SKIP() << "NVFP4's UE4M3 scaling is always fused";
+  int votes = 0;
+  const int bad = checkGemmKernel(
+      c, GemmData::ExtremeScales, /*bitForBit=*/true, compiler(), runner(),
+      [&](ModuleOp module) {
+        module.walk([&](NVVM::VoteSyncOp vote) {
+          OpBuilder b(vote);
+          vote.getRes().replaceAllUsesWith(arith::ConstantOp::create(
+              b, vote.getLoc(), b.getBoolAttr(true)));
+          vote.erase();
+          ++votes;
+        });
+      },
+      /*report=*/false);
+  ASSERT_GT(votes, 0) << "no vote.sync in the lowered module";
+  EXPECT_GT(bad, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NVVM, SM90GemmScalingTest,
+    ::testing::Combine(
+        ::testing::Values("sm_90a"),
+        ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
+                          GemmCase{1, 100, 72, 96, "mxfp4", "mxfp4"},
+                          GemmCase{2, 40, 24, 160, "mxfp4", "mxfp4"},
+                          GemmCase{1, 130, 41, 192, "mxfp4", "mxfp4", true},
+                          GemmCase{1, 100, 72, 160, "nvfp4", "nvfp4"},
+                          GemmCase{1, 100, 80, 160, "nvfp4", "nvfp4-2d"})),
     [](const auto &info) { return getParamName(info, getGemmTestName); });
 
 } // namespace

@@ -565,6 +565,28 @@ TEST(PTXCvt, E4M3x2) {
   EXPECT_EQ(cvtRnSatfiniteE4M3x2(bitsOf(1.0f), bitsOf(2.0f)), 0x3840);
 }
 
+TEST(PTXCvt, F16x2E4M3x2) {
+  // Every finite code against the library's E4M3 value converted to f16
+  // (exact), then the pair placement and the hand-worked edges.
+  for (unsigned code = 0; code < 256; ++code) {
+    const uint16_t bits = cvtRnF16E4M3(static_cast<uint8_t>(code));
+    if ((code & 0x7F) == 0x7F) {
+      EXPECT_EQ(bits, 0x7FFF) << code;
+      continue;
+    }
+    const auto half = static_cast<_Float16>(
+        fp4train::numerics::decodeE4M3FN(static_cast<uint8_t>(code)));
+    uint16_t expected;
+    std::memcpy(&expected, &half, 2);
+    EXPECT_EQ(bits, expected) << code;
+  }
+  EXPECT_EQ(cvtRnF16E4M3(0x01), 0x1800); // 2^-9
+  EXPECT_EQ(cvtRnF16E4M3(0x03), 0x1E00); // 3 * 2^-9
+  EXPECT_EQ(cvtRnF16E4M3(0x7E), 0x5F00); // 448
+  EXPECT_EQ(cvtRnF16E4M3(0x80), 0x8000); // -0
+  EXPECT_EQ(cvtRnF16x2E4M3x2(0x3801), 0x3C001800u);
+}
+
 TEST(PTXCvt, UE8M0x2) {
   const std::pair<uint32_t, uint8_t> cases[] = {
       {bitsOf(1.0f), 0x7F},         {bitsOf(1.5f), 0x80},

@@ -5,8 +5,8 @@
 // emulation of DESIGN.md §7.4: the warp-level block-scaled mma.sync
 // (m16n8k64 kind::mxf4 / kind::mxf4nvf4, m16n8k32 kind::mxf8f6f4), the FP8
 // mma.sync (m16n8k32 / m16n8k16 e4m3/e5m2), prmt.b32 and the packed
-// conversions cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 and
-// cvt.rp.satfinite.ue8m0x2.f32.
+// conversions cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32,
+// cvt.rp.satfinite.ue8m0x2.f32 and cvt.rn.f16x2.e4m3x2.
 // Each model lives in its own file under lib/Emulation/PTX/ and is written
 // from the PTX ISA (cited in each file), never from the lowering it checks:
 // nothing here includes fp4train's Conversion or Numerics code.
@@ -142,6 +142,13 @@ uint8_t cvtRsSatfiniteE2M1(uint32_t bits, uint8_t random);
 uint16_t cvtRnSatfiniteE4M3x2(uint32_t hiBits, uint32_t loBits);
 /// One element of cvtRnSatfiniteE4M3x2.
 uint8_t cvtRnSatfiniteE4M3(uint32_t bits);
+
+/// cvt.rn.f16x2.e4m3x2 d, a (sm_89+): the f16 of a's bits 15..8 in d's bits
+/// 31..16, of a's bits 7..0 in d's bits 15..0; exact (every E4M3 value is
+/// an f16), E4M3 NaN gives the f16 canonical NaN 0x7FFF.
+uint32_t cvtRnF16x2E4M3x2(uint16_t a);
+/// One element of cvtRnF16x2E4M3x2: the f16 bits of an E4M3 code.
+uint16_t cvtRnF16E4M3(uint8_t code);
 
 /// cvt.rp.satfinite.ue8m0x2.f32 d, hi, lo (hi's code in bits 15..8).
 uint16_t cvtRpSatfiniteUE8M0x2(uint32_t hiBits, uint32_t loBits);

@@ -41,7 +41,10 @@
 // Scales: the accumulator row g + 8 h of instruction tile i needs A's scale
 // row rowA + 16 i + g + 8 h, its column 2 t + c of tile j B^T's row rowB +
 // 8 j + 2 t + c; each staged scale row is one aligned word (4 E8M0 codes of
-// the step) or two (8 UE4M3 codes), loaded when its first block is reached.
+// the step, loaded once per step) or two (8 UE4M3 codes, loaded per block).
+// A UE4M3 pair (rows g and g + 8, or columns 2 t and 2 t + 1) is gathered
+// by one prmt and decoded by one cvt.rn.f16x2.e4m3x2 (exact: every E4M3
+// value is an f16; NaN stays NaN) and two cvt.f32.f16.
 //
 // Exactness. An E2M1 value is a multiple of 1/2 of magnitude <= 6, so a
 // product is a multiple of 1/4 of magnitude <= 36 and every partial sum of
@@ -50,18 +53,26 @@
 // relative to 2^-2 (the tensor core's f32 accumulation does) computes P
 // exactly, in any order; NVFP4's 16-element blocks need 12. The scaling
 // step then rounds sa·sb·P once, as the CPU numerics library does
-// (roundScaledIntegerToFloat in BlockGemm.cpp):
+// (roundScaledIntegerToFloat in BlockGemm.cpp), and adds it to T:
 //  - UE4M3 (NVFP4): sa·sb has at most 8 significant bits and lies in
 //    [2^-18, 448^2], so it is an exact f32 product; sa·sb·P has at most
-//    8 + 12 bits and lies in [2^-20, 2^27]: the f32 product P·(sa·sb) is
-//    the exact term. A NaN scale (0x7F/0xFF) makes the term NaN, as the
+//    8 + 12 bits and lies in [2^-20, 2^27], so the exact term is an f32 and
+//    fma(P, sa·sb, T) = RN(term + T): one fma per accumulator (fused
+//    scaling). A NaN scale (0x7F/0xFF) makes the term NaN, as the
 //    library's IEEE evaluation of non-finite blocks does.
-//  - E8M0 (MXFP4, MXFP8): the term is P·2^(ea+eb) with ea, eb in
+//  - E8M0 (MXFP4, MXFP8), fused: when ea and eb lie in a window of codes
+//    (getFusedScaleWindow: 54..185, scales 2^-73..2^58, for E2M1), s =
+//    2^(ea+eb-254) is an exact f32 product and P·s an exact f32, so again
+//    T = fma(P, s, T). Each warp checks its step's scale words against the
+//    window (a SWAR test per word, getBytesOutsideWindow) and takes this
+//    loop when all its lanes pass (vote.sync.all: the branch stays uniform
+//    and the MMAs converged).
+//  - E8M0, exact (any other code): the term is P·2^(ea+eb) with ea, eb in
 //    [-127, 127], which f32 cannot always hold as one factor. With
 //    T = 127 - floor(log2(max|P|)) (117 for E2M1), the A row's scale is
 //    split as 2^min(ea,T) · 2^max(ea-T,0) and the term computed as
 //    ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0), each factor an exact f32
-//    (2^-127 is the subnormal 0x00400000):
+//    (2^-127 is the subnormal 0x00400000), then added to T:
 //      * P · 2^min(ea,T) is exact: it cannot overflow (|P| < 2^(127-T+1))
 //        and keeps P's last bit (2^-2 for E2M1, 2^-18 for E4M3 pairs,
 //        times >= 2^-127 stays >= 2^-149);
@@ -107,6 +118,8 @@ struct WordMath {
   }
   Value band(Value x, uint32_t m) { return arith::AndIOp::create(b, loc, x, c(m)); }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value add(Value x, uint32_t v) { return arith::AddIOp::create(b, loc, x, c(v)); }
+  Value bnot(Value x) { return arith::XOrIOp::create(b, loc, x, c(0xFFFFFFFF)); }
   Value shl(Value x, uint32_t n) { return arith::ShLIOp::create(b, loc, x, c(n)); }
   Value shr(Value x, uint32_t n) { return arith::ShRUIOp::create(b, loc, x, c(n)); }
   Value eq(Value x, uint32_t v) {
@@ -161,6 +174,54 @@ double getMaxElement(Type type) {
   if (isa<Float8E4M3FNType>(type))
     return 448.0;
   return 57344.0;
+}
+
+/// The exponent of the smallest positive value of an element type.
+int getMinExponent(Type type) {
+  if (isa<Float4E2M1FNType>(type))
+    return -1; // 0.5
+  if (isa<Float8E4M3FNType>(type))
+    return -9; // 2^-9, the smallest subnormal
+  return -16;  // E5M2's 2^-16
+}
+
+/// The E8M0 codes [lo, hi] for which the fused scaling is exact: with ea,
+/// eb in the window, s = 2^(ea+eb-254) satisfies
+///  - s >= 2^(-149 - qa - qb), qa/qb the exponents of the operands' smallest
+///    values: P is a multiple of 2^(qa+qb) (the MMA's sum too: rounding a
+///    multiple of a power of two to a coarser grid keeps it one), so P·s is
+///    a multiple of 2^-149: an exact f32 (s itself, >= 2^-149, is one);
+///  - s <= 2^(T-1), T = 127 - floor(log2 max|P|): |P·s| < 2^128, so P·s
+///    neither overflows nor rounds.
+/// Then fma(P, s, T) = RN(P·s + T), the one rounding of [GEMM1]'s T + term.
+/// The window is the same for both operands (2 lo - 254 and 2 hi - 254 are
+/// the bounds), from 54..185 (E2M1 x E2M1: scales 2^-73..2^58) to 69..172
+/// (E5M2 x E5M2).
+std::pair<uint32_t, uint32_t> getFusedScaleWindow(Type a, Type b,
+                                                  uint32_t splitT) {
+  const int lowest = -149 - getMinExponent(a) - getMinExponent(b);
+  const int highest = static_cast<int>(splitT) - 1;
+  const auto lo = static_cast<uint32_t>((254 + lowest + 1) / 2);
+  const auto hi = static_cast<uint32_t>((254 + highest) / 2);
+  assert(lo >= 1 && lo <= 127 && hi >= 128 && hi <= 254 &&
+         "getBytesOutsideWindow needs lo < 128 <= hi");
+  return {lo, hi};
+}
+
+/// Bit 7 of each byte of the result is set when that byte of `word` lies
+/// outside [lo, hi] (1 <= lo <= 127 < 128 <= hi <= 254; other bits are
+/// noise): with l the low 7 bits of a byte, l + (128 - lo) sets bit 7 iff
+/// l >= lo, which for a byte below 128 is byte >= lo; l + (255 - hi) sets
+/// it iff l > hi - 128, which for a byte from 128 on is byte > hi. Neither
+/// sum carries into the next byte.
+Value getBytesOutsideWindow(WordMath &wm, Value word, uint32_t lo,
+                            uint32_t hi) {
+  Value low = wm.band(word, 0x7F7F7F7F);
+  Value top = wm.band(word, 0x80808080);
+  Value atLeastLo = wm.bor(wm.add(low, (128 - lo) * 0x01010101u), top);
+  Value aboveHi = arith::AndIOp::create(
+      wm.b, wm.loc, wm.add(low, (255 - hi) * 0x01010101u), top);
+  return wm.bor(wm.bnot(atLeastLo), aboveHi);
 }
 
 std::string getPtxTypeName(Type element) {
@@ -225,10 +286,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     load(1, scaleRowsB, wordsB);
   };
 
-  // [GEMM1] E8M0 scaling (see the file comment): T, the split exponent.
-  double maxP = blockSize * getMaxElement(tiles.getElementType(0)) *
-                getMaxElement(tiles.getElementType(1));
+  // [GEMM1] E8M0 scaling (see the file comment): T, the split exponent of
+  // the exact path, and the code window of the fused path.
+  Type elementA = tiles.getElementType(0), elementB = tiles.getElementType(1);
+  double maxP = blockSize * getMaxElement(elementA) * getMaxElement(elementB);
   uint32_t splitT = 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
+  auto [windowLo, windowHi] = getFusedScaleWindow(elementA, elementB, splitT);
   // 2^(min(code, cap) - 127) as f32 bits: code 0 is the subnormal 2^-127,
   // code 0xFF NaN.
   auto e8m0Power = [&](Value code, uint32_t cap) {
@@ -236,20 +299,25 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     Value bits = wm.select(wm.eq(clamped, 0), 0x00400000, wm.shl(clamped, 23));
     return wm.toF32(wm.select(wm.eq(code, 0xFF), 0x7FC00000, bits));
   };
-  // A UE4M3 code as f32: (code & 0x7F) << 20 is the f32 (normal or
-  // subnormal) of the same significand 2^120 times smaller; 0x7F is NaN.
-  Value twoTo120 = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(std::ldexp(1.0f, 120)));
-  auto decodeE4M3 = [&](Value code) {
-    Value bits = wm.bor(wm.shl(wm.band(code, 0x7F), 20),
-                        wm.shl(wm.band(code, 0x80), 24));
-    Value value = arith::MulFOp::create(b, loc, wm.toF32(bits), twoTo120);
-    Value nan = wm.eq(wm.band(code, 0x7F), 0x7F);
-    return arith::SelectOp::create(
-        b, loc, nan,
-        arith::ConstantOp::create(b, loc,
-                                  b.getF32FloatAttr(std::nanf(""))),
-        value);
+  // UE4M3 codes of two rows (A) or columns (B) at byte `block % 4` of their
+  // staged words, as f32: one prmt gathers the two bytes, one
+  // cvt.rn.f16x2.e4m3x2 decodes them (exactly, NaN to NaN), two cvt.f32.f16
+  // widen them.
+  VectorType pairF16 = VectorType::get({2}, b.getF16Type());
+  auto decodeE4M3Pair = [&](Value first, Value second, Value selector) {
+    Value bytes = vector::FromElementsOp::create(
+        b, loc, VectorType::get({1}, b.getI16Type()),
+        ValueRange{arith::TruncIOp::create(
+            b, loc, b.getI16Type(), wm.permute(first, second, selector))});
+    Value codes = vector::BitCastOp::create(
+        b, loc, VectorType::get({2}, b.getI8Type()), bytes);
+    Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc, pairF16, codes, b.getBoolAttr(false),
+        TypeAttr::get(Float8E4M3FNType::get(b.getContext())));
+    Value floats = arith::ExtFOp::create(
+        b, loc, VectorType::get({2}, f32), halves);
+    return std::array<Value, 2>{vector::ExtractOp::create(b, loc, floats, 0),
+                                vector::ExtractOp::create(b, loc, floats, 1)};
   };
 
   // m16n8k32 (A 4 registers, B 2) or, for one NVFP4 block, m16n8k16 (A 2,
@@ -284,21 +352,32 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         .first;
   };
 
+  // How a block's terms reach the accumulators:
+  //  - Fused: T = fma(P, sa·sb, T) with sa·sb an exact f32 and P·(sa·sb)
+  //    exact, so the fma rounds exactly once, as [GEMM1] does (UE4M3
+  //    always; E8M0 when every scale code of the warp's rows and columns
+  //    lies in the window of getFusedScaleWindow);
+  //  - Exact: E8M0 anywhere, ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0),
+  //    then T += term (the file comment).
+  enum class Scaling { Fused, Exact };
+
   // A loop over the scale blocks of the step (one MMA K extent each), the
   // accumulators carried: B's fragments and column factors, then per A
   // tile i its fragment, row factors and the MMAs of row i. A loop (not
   // unrolled code) keeps ptxas from interleaving blocks: one block's and
   // one A tile's registers are live at a time, next to the accumulators.
+  // E8M0 scale words (one per row: the 4 blocks of the step) are loaded
+  // once before it (`stepWords`), UE4M3 ones (two per row) per block.
   Value t8 = lm.mul(t, 8);
-  auto loop = scf::ForOp::create(b, loc, lm.c(0),
-                                 lm.c(kGemmTileK / blockSize), lm.c(1),
-                                 SmallVector<Value>(accs.begin(), accs.end()));
-  {
+  auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs,
+                            bool stepWords) {
+    auto loop = scf::ForOp::create(b, loc, lm.c(0),
+                                   lm.c(kGemmTileK / blockSize), lm.c(1),
+                                   initAccs);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value block = loop.getInductionVar();
     SmallVector<Value> blockAccs(loop.getRegionIterArgs());
-    MutableArrayRef<Value> accs(blockAccs);
     // First staged byte of the block per operand: E2M1 two per byte.
     Value kByteA = lm.mul(block, packedA ? blockSize / 2 : blockSize);
     Value kByteB = lm.mul(block, packedB ? blockSize / 2 : blockSize);
@@ -309,12 +388,25 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                       : lm.add(lm.add(t4, kByte), 16 * h);
     };
     // This block's byte of a scale word.
-    Value byteShift = arith::IndexCastOp::create(
-        b, loc, b.getI32Type(), lm.mul(lm.band(block, 3), 8));
+    Value blockInWord = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                                   lm.band(block, 3));
+    Value byteShift = arith::ShLIOp::create(b, loc, blockInWord, wm.c(3));
     auto scaleByte = [&](Value word) {
       return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
     };
-    scaleCodes(block);
+    // prmt selector of byte block % 4 of two words: (4 + k) << 4 | k.
+    Value pairSelector = nvfp4 ? arith::AddIOp::create(
+                                     b, loc, arith::MulIOp::create(
+                                                 b, loc, blockInWord,
+                                                 wm.c(0x11)),
+                                     wm.c(0x40))
+                               : Value();
+    if (!stepWords)
+      scaleCodes(block);
+    // The f32 2^(code - 127) of an E8M0 code in the fused window (normal).
+    auto e8m0Normal = [&](Value word) {
+      return wm.toF32(wm.shl(scaleByte(word), 23));
+    };
     // B registers of tile j, C-column factors 2^eb (E8M0) or sb (UE4M3).
     SmallVector<SmallVector<Value, 2>> bRegs;
     for (int64_t j = 0; j < tiling.repN; ++j) {
@@ -339,9 +431,17 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       bRegs.push_back(regs);
     }
     SmallVector<Value> colFactors;
-    for (Value word : wordsB) {
-      Value code = scaleByte(word);
-      colFactors.push_back(nvfp4 ? decodeE4M3(code) : e8m0Power(code, 254));
+    for (size_t c = 0; c < wordsB.size(); ++c) {
+      if (nvfp4) {
+        if (c % 2 == 0)
+          llvm::append_range(colFactors, decodeE4M3Pair(wordsB[c],
+                                                        wordsB[c + 1],
+                                                        pairSelector));
+        continue;
+      }
+      colFactors.push_back(scaling == Scaling::Fused
+                               ? e8m0Normal(wordsB[c])
+                               : e8m0Power(scaleByte(wordsB[c]), 254));
     }
 
     for (int64_t i = 0; i < tiling.repM; ++i) {
@@ -368,15 +468,21 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                                            lm.add(tileRow, 8 * (r % 2)),
                                            byteOfHalf(kByteA, r / 2))));
       }
-      // Factors of rows g, g + 8: (2^min(ea,T), 2^max(ea-T,0)) for E8M0,
-      // (sa, -) for UE4M3.
+      // Factors of rows g, g + 8: sa (UE4M3) or 2^ea (fused E8M0), and for
+      // exact E8M0 (2^min(ea,T), 2^max(ea-T,0)).
       std::array<std::pair<Value, Value>, 2> rowFactors;
-      for (int64_t h = 0; h < 2; ++h) {
-        Value code = scaleByte(wordsA[2 * i + h]);
-        if (nvfp4) {
-          rowFactors[h] = {decodeE4M3(code), Value()};
+      if (nvfp4) {
+        auto [first, second] =
+            decodeE4M3Pair(wordsA[2 * i], wordsA[2 * i + 1], pairSelector);
+        rowFactors = {std::make_pair(first, Value()),
+                      std::make_pair(second, Value())};
+      }
+      for (int64_t h = 0; h < 2 && !nvfp4; ++h) {
+        if (scaling == Scaling::Fused) {
+          rowFactors[h] = {e8m0Normal(wordsA[2 * i + h]), Value()};
           continue;
         }
+        Value code = scaleByte(wordsA[2 * i + h]);
         Value hiExponent = arith::SubIOp::create(
             b, loc, arith::MaxUIOp::create(b, loc, code, wm.c(splitT + 127)),
             wm.c(splitT));
@@ -385,36 +491,67 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       }
 
       for (int64_t j = 0; j < tiling.repN; ++j) {
-        Value &d = accs[i * tiling.repN + j];
+        Value &d = blockAccs[i * tiling.repN + j];
         SmallVector<Value, 4> p = mma(aRegs, bRegs[j]);
         SmallVector<Value, 4> out;
         for (int64_t v = 0; v < 4; ++v) {
           auto [first, last] = rowFactors[v / 2];
           Value column = colFactors[2 * j + v % 2];
-          Value term;
-          if (nvfp4) {
-            // P · (sa · sb), both products exact.
-            term = arith::MulFOp::create(
-                b, loc, p[v], arith::MulFOp::create(b, loc, first, column));
-          } else {
-            // ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0): one rounding.
-            term = arith::MulFOp::create(
-                b, loc,
-                arith::MulFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, p[v], first),
-                    column),
-                last);
+          Value acc = vector::ExtractOp::create(b, loc, d, v);
+          if (scaling == Scaling::Fused) {
+            // [GEMM1]: T += P · (sa · sb), one rounding (the fma's).
+            Value scale = arith::MulFOp::create(b, loc, first, column);
+            out.push_back(LLVM::FMAOp::create(b, loc, p[v], scale, acc));
+            continue;
           }
-          // [GEMM1]: T += term, blocks in increasing K order.
-          out.push_back(arith::AddFOp::create(
-              b, loc, vector::ExtractOp::create(b, loc, d, v), term));
+          // ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0): one rounding, then
+          // [GEMM1]'s T += term.
+          Value term = arith::MulFOp::create(
+              b, loc,
+              arith::MulFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, p[v], first), column),
+              last);
+          out.push_back(arith::AddFOp::create(b, loc, acc, term));
         }
         d = vector::FromElementsOp::create(b, loc, d.getType(), out);
       }
     }
     scf::YieldOp::create(b, loc, blockAccs);
+    return SmallVector<Value>(loop.getResults());
+  };
+
+  SmallVector<Value> results;
+  if (nvfp4) {
+    results = buildBlockLoop(Scaling::Fused, accs, /*stepWords=*/false);
+  } else {
+    // One scale word per row covers the step's 4 blocks. The fused loop
+    // runs when every code of this warp's words lies in the window (a
+    // warp-uniform vote, so the MMAs stay converged); real scales always
+    // do, the exact loop keeps [GEMM1] for the rest.
+    assert(kGemmTileK / blockSize <= 4 && "one E8M0 word per row and step");
+    scaleCodes(lm.c(0));
+    Value outside = wm.c(0);
+    for (Value word : llvm::concat<Value>(wordsA, wordsB))
+      outside = wm.bor(outside, getBytesOutsideWindow(wm, word, windowLo,
+                                                      windowHi));
+    Value inWindow = wm.eq(wm.band(outside, 0x80808080), 0);
+    Value fused = NVVM::VoteSyncOp::create(
+        b, loc, b.getI1Type(), wm.c(0xFFFFFFFF), inWindow,
+        NVVM::VoteSyncKind::all);
+    auto branch = scf::IfOp::create(b, loc, ValueRange(accs).getTypes(), fused,
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&branch.getThenRegion().front());
+      scf::YieldOp::create(
+          b, loc, buildBlockLoop(Scaling::Fused, accs, /*stepWords=*/true));
+      b.setInsertionPointToStart(&branch.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc, buildBlockLoop(Scaling::Exact, accs, /*stepWords=*/true));
+    }
+    results = SmallVector<Value>(branch.getResults());
   }
-  for (auto [acc, result] : llvm::zip(accs, loop.getResults()))
+  for (auto [acc, result] : llvm::zip(accs, results))
     acc = result;
 }
 

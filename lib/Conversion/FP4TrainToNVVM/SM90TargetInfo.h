@@ -23,7 +23,9 @@ public:
 /// C = 0 gives one block's P (E2M1 codes widened to E4M3 in registers; for
 /// 16-element NVFP4 blocks, one MMA per block with the other block's lanes
 /// of B zeroed), and each block's f32(sa·sb·P) is added to the f32
-/// accumulators in increasing K order ([GEMM1]); 8 warps in a 2x4 grid with
+/// accumulators in increasing K order ([GEMM1]: one fma where the term is an
+/// exact f32, which a warp-uniform vote establishes per K step for E8M0
+/// scales, else three products and an add); 8 warps in a 2x4 grid with
 /// 4x4 instruction tiles each: 128x128 workgroup tiles. MmaSyncFP8.cpp has
 /// the layouts and the exactness argument.
 class MmaSyncFP8TargetInfo : public MmaSyncTargetInfo {

@@ -2,7 +2,7 @@
 //
 // The LLVM dialect ops that the conversions to ROCDL and NVVM leave around
 // the intrinsics: constants, casts, vector element access, the struct
-// values NVVM's matrix ops return, and the pointer arithmetic, loads and
+// values NVVM's matrix ops return, the fused multiply-add of f32, and the pointer arithmetic, loads and
 // stores on shared-memory pointers that tcgen05 kernels use.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -165,6 +166,22 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
         return map1([&](Word a) {
           return resizeInteger(a, from, to, isSigned);
         });
+      })
+      .Case([&](LLVM::FMAOp fma) -> LogicalResult {
+        // llvm.intr.fma: a * b + c rounded once (fma.rn.f32 on NVIDIA), f32
+        // only; the host's fmaf is the correctly rounded fused operation.
+        if (!getElementType(result.getType()).isF32())
+          return fail(&op, "only f32 fma is modelled");
+        const Lanes &a = get(fma.getA()), &b = get(fma.getB()),
+                    &c = get(fma.getC());
+        Lanes out(lanes, a.width);
+        for (unsigned lane = 0; lane < lanes; ++lane)
+          for (unsigned i = 0; i < a.width; ++i)
+            out.at(lane, i) = fromF32(std::fmaf(toF32(a.at(lane, i)),
+                                                toF32(b.at(lane, i)),
+                                                toF32(c.at(lane, i))));
+        values[result] = std::move(out);
+        return success();
       })
       .Case([&](LLVM::ExtractElementOp extract) {
         const Lanes &vector = get(extract.getVector());

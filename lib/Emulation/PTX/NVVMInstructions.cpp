@@ -6,8 +6,8 @@
 // warp with all 32 lanes' fragments (collective instructions: every lane
 // active, uniform selectors), prmt per active lane (sm_90a), and the ops every
 // NVIDIA set shares (NVVMCommon.h): the packed conversions per active lane,
-// bar.sync as the core's workgroup barrier, and the special registers that
-// gpu-to-nvvm reads the ids from.
+// vote.sync per warp, bar.sync as the core's workgroup barrier, and the
+// special registers that gpu-to-nvvm reads the ids from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,6 +306,90 @@ LogicalResult executeConvert(NVVM::ConvertF32x2ToF8x2Op op,
   });
 }
 
+LogicalResult executeConvert(NVVM::ConvertF8x2ToF16x2Op op,
+                             ExecutionContext &context) {
+  if (op.getRelu() || !isa<Float8E4M3FNType>(op.getSrcType()))
+    return context.fail("only cvt.rn.f16x2.e4m3x2 is modelled");
+  LaneValues &out = context.define(op.getDst());
+  // vector<2xi8> -> vector<2xf16>: element 0 is the low byte / low half,
+  // as LLVM's bitcasts of the i16 operand and the f16x2 result place them.
+  context.forEachActiveLane([&](unsigned lane) {
+    const uint32_t d = ptx::cvtRnF16x2E4M3x2(static_cast<uint16_t>(
+        (context.getWord(op.getSrc(), lane, 1) & 0xFF) << 8 |
+        (context.getWord(op.getSrc(), lane, 0) & 0xFF)));
+    out.at(lane, 0) = d & 0xFFFF;
+    out.at(lane, 1) = d >> 16;
+  });
+  ++context.getStats().conversions;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// vote.sync
+//===----------------------------------------------------------------------===//
+
+/// vote.sync.{all,any,uni}.pred / vote.sync.ballot.b32 d, p, membermask
+/// (PTX ISA, "Parallel Synchronization and Communication Instructions:
+/// vote.sync"): over the threads of `membermask` in the warp, `all` is true
+/// when p is true in every one, `any` when in some, `uni` when p is the same
+/// in all; ballot sets bit i of d to thread i's p. As for bar.warp.sync,
+/// every thread of the mask must execute it (the lockstep lanes of the mask
+/// are all active, with one mask).
+LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
+                              ExecutionContext &context) {
+  const unsigned size = context.getSubgroupSize();
+  LaneValues &out = context.define(vote.getRes());
+  for (unsigned warp = 0; warp < context.getNumSubgroups(); ++warp) {
+    const unsigned first = warp * size;
+    const unsigned end = std::min(context.getNumLanes(), first + size);
+    std::optional<uint32_t> mask;
+    for (unsigned lane = first; lane < end; ++lane) {
+      if (!context.isActive(lane))
+        continue;
+      const uint32_t laneMask = context.getWord(vote.getMask(), lane);
+      if (mask && *mask != laneMask)
+        return context.fail(
+            llvm::formatv("vote.sync masks differ across warp {0}", warp));
+      mask = laneMask;
+    }
+    if (!mask)
+      continue;
+    uint32_t ballot = 0;
+    for (unsigned lane = first; lane < end; ++lane) {
+      if (!(*mask >> (lane - first) & 1))
+        continue;
+      if (!context.isActive(lane))
+        return context.fail(llvm::formatv(
+            "vote.sync {0:x8}: lane {1} of warp {2} does not take part",
+            *mask, lane - first, warp));
+      if (context.getWord(vote.getPred(), lane) & 1)
+        ballot |= 1u << (lane - first);
+    }
+    const uint32_t members = *mask & (end - first == 32
+                                          ? 0xFFFFFFFFu
+                                          : (1u << (end - first)) - 1);
+    uint32_t result = 0;
+    switch (vote.getKind()) {
+    case NVVM::VoteSyncKind::all:
+      result = ballot == members;
+      break;
+    case NVVM::VoteSyncKind::any:
+      result = ballot != 0;
+      break;
+    case NVVM::VoteSyncKind::uni:
+      result = ballot == 0 || ballot == members;
+      break;
+    case NVVM::VoteSyncKind::ballot:
+      result = ballot;
+      break;
+    }
+    for (unsigned lane = first; lane < end; ++lane)
+      if (context.isActive(lane))
+        out.at(lane) = result;
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Special registers
 //===----------------------------------------------------------------------===//
@@ -362,7 +446,7 @@ mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
 
 bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
   return isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
-             NVVM::Barrier0Op, NVVM::BarrierOp, NVVM::ThreadIdXOp,
+             NVVM::ConvertF8x2ToF16x2Op, NVVM::VoteSyncOp, NVVM::Barrier0Op, NVVM::BarrierOp, NVVM::ThreadIdXOp,
              NVVM::ThreadIdYOp, NVVM::ThreadIdZOp, NVVM::BlockDimXOp,
              NVVM::BlockDimYOp, NVVM::BlockDimZOp, NVVM::BlockIdXOp,
              NVVM::BlockIdYOp, NVVM::BlockIdZOp, NVVM::GridDimXOp,
@@ -430,8 +514,10 @@ mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
   };
   using Context = ExecutionContext;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op>(
+      .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
+            NVVM::ConvertF8x2ToF16x2Op>(
           [&](auto convert) { return executeConvert(convert, context); })
+      .Case([&](NVVM::VoteSyncOp vote) { return executeVoteSync(vote, context); })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
       .Case([&](NVVM::SyncWarpOp sync) { return executeSyncWarp(sync, context); })
       .Case([&](NVVM::BarrierOp barrier) -> LogicalResult {
