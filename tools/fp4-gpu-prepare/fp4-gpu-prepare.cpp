@@ -435,10 +435,11 @@ void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
     std::string module = op.getKernelModuleName().str();
     if (!cubinIds.count(module))
       fail("kernel module @" + module + " has no cubin");
-    os << llvm::formatv("launch {0} {1} {2} {3} {4} {5} {6} {7}\n",
+    os << llvm::formatv("launch {0} {1} {2} {3} {4} {5} {6} {7} {8}\n",
                         cubinIds[module], op.getKernelName(),
                         launch.grid[0], launch.grid[1], launch.grid[2],
-                        launch.block[0], launch.block[1], launch.block[2]);
+                        launch.block[0], launch.block[1], launch.block[2],
+                        launch.dynamicSharedBytes);
     uses.clear();
     forEachBuffer([&](unsigned id, const emulation::LaunchMemRef &memref) {
       os << "buffer " << id << " " << memref.memory->size() << "\n";
@@ -526,7 +527,7 @@ int main(int argc, char **argv) {
 
   std::vector<Case> cases = readCases(casesPath);
   Folder folder(out);
-  folder.manifest() << "fp4-gpu-check 1\nchip " << chip << "\n";
+  folder.manifest() << "fp4-gpu-check 2\nchip " << chip << "\n";
   for (const Case &c : cases)
     prepareCase(context, c, chip, toolkit, folder);
   folder.write();

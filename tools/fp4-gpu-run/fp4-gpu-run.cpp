@@ -13,12 +13,15 @@
 // not, 2 when the run cannot happen (no driver, no device, a bad folder).
 //
 // The manifest, one record per line:
-//   fp4-gpu-check 1                      the format
+//   fp4-gpu-check 2                      the format
 //   chip CHIP                            what the cubins were built for
 //   case NAME check|timing FLOPS         starts a case (FLOPS: its GEMMs')
 //   cubin ID PATH                        a cubin, by its id
 //   note TEXT                            printed as is
-//   launch CUBIN KERNEL GX GY GZ BX BY BZ
+//   launch CUBIN KERNEL GX GY GZ BX BY BZ SMEM
+//                                        SMEM: dynamic shared memory bytes
+//                                        (the kernel is opted in to them
+//                                        past the default 48 KiB)
 //   buffer ID BYTES                      a device buffer of the case
 //   param ptr ID | param u64 HEX | param u32 HEX
 //                                        the kernel's parameters, in order
@@ -72,6 +75,8 @@ struct Driver {
   FP4_DRIVER_FUNCTION(cuModuleLoadData)
   FP4_DRIVER_FUNCTION(cuModuleGetFunction)
   FP4_DRIVER_FUNCTION(cuFuncGetParamInfo)
+  FP4_DRIVER_FUNCTION(cuFuncGetAttribute)
+  FP4_DRIVER_FUNCTION(cuFuncSetAttribute)
   FP4_DRIVER_FUNCTION(cuLaunchKernel)
   FP4_DRIVER_FUNCTION(cuMemAlloc)
   FP4_DRIVER_FUNCTION(cuMemFree)
@@ -115,6 +120,8 @@ struct Driver {
     FP4_LOOKUP(cuModuleLoadData, true)
     FP4_LOOKUP(cuModuleGetFunction, true)
     FP4_LOOKUP(cuFuncGetParamInfo, false) // CUDA 12.4 drivers and later
+    FP4_LOOKUP(cuFuncGetAttribute, true)
+    FP4_LOOKUP(cuFuncSetAttribute, true)
     FP4_LOOKUP(cuLaunchKernel, true)
     FP4_LOOKUP(cuMemAlloc, true)
     FP4_LOOKUP(cuMemFree, true)
@@ -161,6 +168,7 @@ struct Use {
 struct Launch {
   std::string cubin, kernel;
   unsigned grid[3], block[3];
+  unsigned dynamicShared = 0;
   std::vector<Param> params;
   std::vector<Use> uses;
 };
@@ -202,8 +210,9 @@ Manifest readManifest(const std::string &folder) {
       continue;
     if (number == 1) {
       std::string version;
-      if (record != "fp4-gpu-check" || !(words >> version) || version != "1")
-        fatal("manifest.txt is not an fp4-gpu-check 1 manifest");
+      if (record != "fp4-gpu-check" || !(words >> version) || version != "2")
+        fatal("manifest.txt is not an fp4-gpu-check 2 manifest (prepare the "
+              "folder again with this runner's make gpu-check)");
       continue;
     }
     if (record == "chip") {
@@ -229,7 +238,7 @@ Manifest readManifest(const std::string &folder) {
       launch = Launch();
       if (!(words >> launch.cubin >> launch.kernel >> launch.grid[0] >>
             launch.grid[1] >> launch.grid[2] >> launch.block[0] >>
-            launch.block[1] >> launch.block[2]))
+            launch.block[1] >> launch.block[2] >> launch.dynamicShared))
         bad();
       if (!manifest.cubins.count(launch.cubin))
         fatal("manifest.txt:%u: unknown cubin '%s'", number,
@@ -298,6 +307,7 @@ Manifest readManifest(const std::string &folder) {
 struct Device {
   std::string name;
   int major = 0, minor = 0, sms = 0;
+  int maxSharedPerBlock = 0; // bytes, with the opt-in
   double bandwidth = 0; // bytes/s
   double fp8Peak = 0;   // FLOP/s, 0 when unknown
 };
@@ -314,6 +324,9 @@ Device describe(const Driver &driver, CUdevice device) {
                               device);
   driver.cuDeviceGetAttribute(&d.minor,
                               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                              device);
+  driver.cuDeviceGetAttribute(&d.maxSharedPerBlock,
+                              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                               device);
   driver.cuDeviceGetAttribute(&d.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                               device);
@@ -465,6 +478,28 @@ private:
     return functions[key] = function;
   }
 
+  /// A launch with dynamic shared memory must first raise the kernel's
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES past the default 48 KiB
+  /// total; what the device cannot give is an error naming both sizes.
+  void optInSharedMemory(CUfunction function, const Launch &launch) {
+    if (!launch.dynamicShared)
+      return;
+    int staticBytes = 0;
+    driver.check(driver.cuFuncGetAttribute(
+                     &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                     function),
+                 "cuFuncGetAttribute");
+    if (staticBytes + launch.dynamicShared > unsigned(info.maxSharedPerBlock))
+      fatal("%s needs %d + %u bytes of shared memory; this device gives a "
+            "block at most %d",
+            launch.kernel.c_str(), staticBytes, launch.dynamicShared,
+            info.maxSharedPerBlock);
+    driver.check(driver.cuFuncSetAttribute(
+                     function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                     int(launch.dynamicShared)),
+                 "cuFuncSetAttribute (dynamic shared memory)");
+  }
+
   Result runLaunch(const Case &c, const Launch &launch,
                    const std::map<unsigned, CUdeviceptr> &buffers) {
     CUfunction function = getFunction(launch);
@@ -512,11 +547,13 @@ private:
         fatal("%s takes more parameters than the manifest gives",
               launch.kernel.c_str());
     }
+    optInSharedMemory(function, launch);
     auto launchOnce = [&] {
       driver.check(driver.cuLaunchKernel(
                        function, launch.grid[0], launch.grid[1],
                        launch.grid[2], launch.block[0], launch.block[1],
-                       launch.block[2], 0, nullptr, args.data(), nullptr),
+                       launch.block[2], launch.dynamicShared, nullptr,
+                       args.data(), nullptr),
                    "cuLaunchKernel");
     };
 

@@ -249,6 +249,8 @@ struct LaunchMemRef {
 struct LaunchInfo {
   gpu::LaunchFuncOp op;
   std::array<int64_t, 3> grid{}, block{};
+  /// The launch's dynamic shared memory bytes (0 without).
+  int64_t dynamicSharedBytes = 0;
   /// One entry per kernel operand: a memref, or a scalar's bits.
   std::vector<std::variant<LaunchMemRef, uint64_t>> operands;
 };

@@ -575,7 +575,15 @@ void GemmKernelBuilder::epilogue(ValueRange accs) {
 void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   const TargetInfoBase &target = mma.getTarget();
   GemmTiling tiling = mma.getTiling();
-  tiles.memory = launch.getWorkgroupAttributions().front();
+  // The staging buffer: the workgroup attribution, or the launch's dynamic
+  // shared memory where it is too large to be static.
+  if (launch.getWorkgroupAttributions().empty())
+    tiles.memory = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                        target.getSharedMemorySpace(b.getContext())));
+  else
+    tiles.memory = launch.getWorkgroupAttributions().front();
   tid = launch.getThreadIds().x;
   lane = target.getLaneId(b, loc, tid);
   subgroup = target.getSubgroupId(b, loc, tid);
@@ -835,7 +843,13 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   config.tileM = tileM;
   config.tileN = tileN;
   config.threads = probe.getThreads();
-  config.staticSharedBytes = probe.getSharedBytes();
+  // Past the chip's static limit (CUDA: 48 KiB, reached with an FP8
+  // operand's staging) the buffer is the launch's dynamic shared memory.
+  int64_t sharedBytes = probe.getSharedBytes();
+  if (sharedBytes > mma.getTarget().getMaxStaticSharedBytes())
+    config.dynamicSharedBytes = sharedBytes;
+  else
+    config.staticSharedBytes = sharedBytes;
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, accTensor, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {

@@ -24,6 +24,9 @@ public:
   explicit NVVMTargetInfo(std::string chip) : chip(std::move(chip)) {}
   StringRef getChip() const override { return chip; }
   int64_t getSubgroupSize() const override { return 32; }
+  /// CUDA's static limit: a block's shared memory past 48 KiB must be
+  /// dynamic, with the kernel opted in by its launcher.
+  int64_t getMaxStaticSharedBytes() const override { return 48 * 1024; }
 
 private:
   std::string chip;

@@ -200,6 +200,7 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
     info.op = op;
     info.grid = gridDim;
     info.block = blockDim;
+    info.dynamicSharedBytes = dynamicBytes;
     for (Value operand : op.getKernelOperands()) {
       if (!isa<MemRefType>(operand.getType())) {
         info.operands.emplace_back(get(operand).at(0));

@@ -87,7 +87,11 @@ func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x128xf3
 // MXFP8 E4M3 x E5M2: the codes as staged, no widening; the split exponent
 // T is 127 - floor(log2(32 * 448 * 57344)) = 98, the fused window 65..175
 // (2^(-149+9+16) <= s <= 2^97: per byte plus 63 and plus 80).
+// Staging FP8 tiles takes 74 KiB, past CUDA's 48 KiB of static shared
+// memory: the buffer is the launch's dynamic shared memory.
 // CHECK-LABEL: func.func @mxfp8
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c75776_i32 {
+// CHECK-NEXT:      gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK-NOT:       nvvm.prmt
 // CHECK-DAG:       arith.constant 1061109567 : i32
 // CHECK-DAG:       arith.constant 1347440720 : i32
@@ -99,8 +103,10 @@ func.func @mxfp8(%a: !a, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x128xf3
   return %c : tensor<128x128xf32>
 }
 
-// MXFP4 x MXFP8: the E2M1 side widened, the E4M3 side as it is.
+// MXFP4 x MXFP8: the E2M1 side widened, the E4M3 side as it is (58 KiB
+// of staging, dynamic).
 // CHECK-LABEL: func.func @mixed
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c59392_i32 {
 // CHECK:           nvvm.prmt
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
 func.func @mixed(%a: !c, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {

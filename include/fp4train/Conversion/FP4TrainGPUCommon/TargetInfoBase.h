@@ -33,6 +33,10 @@ public:
 
   /// `#gpu.address_space<workgroup>`: shared memory (LDS) buffers.
   Attribute getSharedMemorySpace(MLIRContext *context) const;
+  /// The most shared memory a kernel may declare statically; a kernel that
+  /// needs more takes it as the launch's dynamic shared memory (CUDA: 48
+  /// KiB, beyond which a launcher opts the kernel in to more, dynamically).
+  virtual int64_t getMaxStaticSharedBytes() const;
   /// A barrier of the whole workgroup (threads and shared memory).
   virtual void buildBarrier(OpBuilder &b, Location loc) const;
   /// Lane within its subgroup, and subgroup within the workgroup, of the
