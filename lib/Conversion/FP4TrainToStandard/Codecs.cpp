@@ -71,12 +71,11 @@ struct I32Ops {
     return arith::SelectOp::create(b, cond, x, y);
   }
   Value minu(Value x, Value y) { return arith::MinUIOp::create(b, x, y); }
+  Value maxu(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
   Value mins(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   Value maxs(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
   Value toI8(Value x) { return arith::TruncIOp::create(b, b.getI8Type(), x); }
   Value fromI8(Value x) { return arith::ExtUIOp::create(b, b.getI32Type(), x); }
-  /// Clamps a shift amount into [0, 31] so the shift is never poison.
-  Value clampShift(Value amount) { return mins(maxs(amount, c(0)), c(31)); }
 };
 } // namespace
 
@@ -129,35 +128,26 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
   Value isNaN = i.cmp(P::ugt, absBits, i.c(0x7F800000u));
   absBits = i.minu(absBits, i.c(num::kE2M1.maxFiniteF32Bits));
 
-  // [SR1] E = floor(log2 a) (-126 for subnormals and zero), S the 24-bit
-  // significand; the E2M1 ulp at a is 2^(max(E, 0) - 1).
+  // [SR1] with E = floor(log2 a) and S the 24-bit significand, the E2M1
+  // ulp at a is 2^(max(E, 0) - 1) and a / ulp = n + f. Both parts come from
+  // one fixed-point value with 22 fraction bits, Y = floor(a / ulp · 2^22)
+  // = S >> -min(E, 0) (the library's n = S >> (22 - d) is Y >> 22, its
+  // frac32 = floor(f · 2^22) · 2^10 is Y << 10 mod 2^32). The implicit bit
+  // is set for subnormals and zero too: their shift (127 from biased
+  // exponent 0, clamped to 31) clears all 24 bits, as the library's does.
   Value biased = i.lshr(absBits, i.c(23));
-  Value isNormal = i.cmp(P::ne, biased, i.c(0));
-  Value significand = i.bor(i.band(absBits, i.c(0x7FFFFFu)),
-                            i.select(isNormal, i.c(0x800000u), i.c(0)));
-  Value exponent =
-      i.select(isNormal, i.sub(biased, i.c(127)), i.c(uint32_t(-126)));
-  Value d = i.mins(exponent, i.c(0));
-  Value gridShift = i.maxs(exponent, i.c(0));
-
-  // n = S >> (22 - d), 0 past 31 bits.
-  Value intShift = i.sub(i.c(22), d);
-  Value n = i.select(i.cmp(P::slt, intShift, i.c(32)),
-                     i.lshr(significand, i.clampShift(intShift)), i.c(0));
-  // floor(f · 2^32): S << (10 + d), or S >> -(10 + d), 0 past 31; then
-  // frac32 = floor(f · 2^22) · 2^10, the 22 fraction bits gfx950's SR
-  // conversion sees.
-  Value fracShift = i.add(i.c(10), d);
-  Value negShift = i.sub(i.c(0), fracShift);
-  Value frac = i.select(
-      i.cmp(P::sge, fracShift, i.c(0)),
-      i.shl(significand, i.clampShift(fracShift)),
-      i.select(i.cmp(P::sgt, fracShift, i.c(uint32_t(-32))),
-               i.lshr(significand, i.clampShift(negShift)), i.c(0)));
-  frac = i.band(frac, i.c(~0x3FFu));
+  Value significand =
+      i.bor(i.band(absBits, i.c(0x7FFFFFu)), i.c(0x800000u));
+  Value biasedUpToOne = i.minu(biased, i.c(127));
+  Value shift = i.minu(i.sub(i.c(127), biasedUpToOne), i.c(31));
+  Value fixed = i.lshr(significand, shift);
+  Value n = i.lshr(fixed, i.c(22));
+  Value frac = i.shl(fixed, i.c(10));
   // A carry out of bit 31 of frac32 + rbits rounds up.
   Value up = arith::ExtUIOp::create(
       b, b.getI32Type(), i.cmp(P::ult, i.add(frac, rbits), frac));
+  // The grid points n · ulp have codes n + 2 max(E, 0).
+  Value gridShift = i.sub(i.maxu(biased, i.c(127)), i.c(127));
   Value magnitude = i.add(i.add(n, up), i.shl(gridShift, i.c(1)));
   return i.toI8(
       i.select(isNaN, i.c(num::kE2M1.nanCode), i.bor(sign, magnitude)));
