@@ -328,17 +328,20 @@ LogicalResult executeConvert(NVVM::ConvertF8x2ToF16x2Op op,
 // vote.sync
 //===----------------------------------------------------------------------===//
 
-/// vote.sync.{all,any,uni}.pred / vote.sync.ballot.b32 d, p, membermask
-/// (PTX ISA, "Parallel Synchronization and Communication Instructions:
-/// vote.sync"): over the threads of `membermask` in the warp, `all` is true
-/// when p is true in every one, `any` when in some, `uni` when p is the same
-/// in all; ballot sets bit i of d to thread i's p. As for bar.warp.sync,
-/// every thread of the mask must execute it (the lockstep lanes of the mask
-/// are all active, with one mask).
-LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
-                              ExecutionContext &context) {
+/// The rule of the warp-synchronous instructions (bar.warp.sync, vote.sync;
+/// PTX ISA, "Parallel Synchronization and Communication Instructions"):
+/// each thread waits until every thread of `membermask` in its warp has
+/// executed the instruction with the same mask, and a thread outside its own
+/// mask is undefined behaviour. In lockstep a warp's lanes that are not
+/// active now cannot reach it, so every lane of the mask must be active
+/// (hardware would wait forever) and the mask the same in all of them.
+/// Calls `body(first, end, mask)` for each warp with active lanes (lanes
+/// [first, end)).
+LogicalResult forEachWarpMask(
+    ExecutionContext &context, Value maskValue, StringRef name,
+    llvm::function_ref<void(unsigned first, unsigned end, uint32_t mask)>
+        body) {
   const unsigned size = context.getSubgroupSize();
-  LaneValues &out = context.define(vote.getRes());
   for (unsigned warp = 0; warp < context.getNumSubgroups(); ++warp) {
     const unsigned first = warp * size;
     const unsigned end = std::min(context.getNumLanes(), first + size);
@@ -346,48 +349,65 @@ LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
     for (unsigned lane = first; lane < end; ++lane) {
       if (!context.isActive(lane))
         continue;
-      const uint32_t laneMask = context.getWord(vote.getMask(), lane);
+      const uint32_t laneMask = context.getWord(maskValue, lane);
       if (mask && *mask != laneMask)
         return context.fail(
-            llvm::formatv("vote.sync masks differ across warp {0}", warp));
+            llvm::formatv("{0} masks differ across warp {1}", name, warp));
       mask = laneMask;
+      if (!(laneMask >> (lane - first) & 1))
+        return context.fail(llvm::formatv(
+            "{0}: lane {1} of warp {2} is not in its membermask {3:x8}", name,
+            lane - first, warp, laneMask));
     }
     if (!mask)
       continue;
-    uint32_t ballot = 0;
-    for (unsigned lane = first; lane < end; ++lane) {
-      if (!(*mask >> (lane - first) & 1))
-        continue;
-      if (!context.isActive(lane))
-        return context.fail(llvm::formatv(
-            "vote.sync {0:x8}: lane {1} of warp {2} does not take part",
-            *mask, lane - first, warp));
-      if (context.getWord(vote.getPred(), lane) & 1)
-        ballot |= 1u << (lane - first);
-    }
-    const uint32_t members = *mask & (end - first == 32
-                                          ? 0xFFFFFFFFu
-                                          : (1u << (end - first)) - 1);
-    uint32_t result = 0;
-    switch (vote.getKind()) {
-    case NVVM::VoteSyncKind::all:
-      result = ballot == members;
-      break;
-    case NVVM::VoteSyncKind::any:
-      result = ballot != 0;
-      break;
-    case NVVM::VoteSyncKind::uni:
-      result = ballot == 0 || ballot == members;
-      break;
-    case NVVM::VoteSyncKind::ballot:
-      result = ballot;
-      break;
-    }
     for (unsigned lane = first; lane < end; ++lane)
-      if (context.isActive(lane))
-        out.at(lane) = result;
+      if ((*mask >> (lane - first) & 1) && !context.isActive(lane))
+        return context.fail(llvm::formatv(
+            "{0} {1:x8}: lane {2} of warp {3} does not take part (it would "
+            "wait forever)",
+            name, *mask, lane - first, warp));
+    body(first, end, *mask);
   }
   return success();
+}
+
+/// vote.sync.{all,any,uni}.pred / vote.sync.ballot.b32 d, p, membermask:
+/// over the threads of `membermask` in the warp, `all` is true when p is
+/// true in every one, `any` when in some, `uni` when p is the same in all;
+/// ballot sets bit i of d to thread i's p.
+LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
+                              ExecutionContext &context) {
+  LaneValues &out = context.define(vote.getRes());
+  return forEachWarpMask(
+      context, vote.getMask(), "vote.sync",
+      [&](unsigned first, unsigned end, uint32_t mask) {
+        uint32_t ballot = 0;
+        for (unsigned lane = first; lane < end; ++lane)
+          if ((mask >> (lane - first) & 1) &&
+              (context.getWord(vote.getPred(), lane) & 1))
+            ballot |= 1u << (lane - first);
+        const uint32_t members =
+            mask & (end - first == 32 ? 0xFFFFFFFFu : (1u << (end - first)) - 1);
+        uint32_t result = 0;
+        switch (vote.getKind()) {
+        case NVVM::VoteSyncKind::all:
+          result = ballot == members;
+          break;
+        case NVVM::VoteSyncKind::any:
+          result = ballot != 0;
+          break;
+        case NVVM::VoteSyncKind::uni:
+          result = ballot == 0 || ballot == members;
+          break;
+        case NVVM::VoteSyncKind::ballot:
+          result = ballot;
+          break;
+        }
+        for (unsigned lane = first; lane < end; ++lane)
+          if (context.isActive(lane))
+            out.at(lane) = result;
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -454,47 +474,6 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
              NVVM::WarpIdOp, NVVM::WarpSizeOp, NVVM::SyncWarpOp>(op);
 }
 
-namespace {
-/// bar.warp.sync membermask (PTX ISA, "Parallel Synchronization and
-/// Communication Instructions: bar.warp.sync"): each
-/// thread waits until every thread of `membermask` in its warp has executed
-/// a bar.warp.sync with the same mask; a thread not in its own mask is
-/// undefined behaviour. In lockstep a warp's lanes that are not active now
-/// cannot reach it, so every lane of the mask must be active (hardware
-/// would wait forever) and the mask the same in all of them.
-LogicalResult executeSyncWarp(NVVM::SyncWarpOp sync,
-                              ExecutionContext &context) {
-  const unsigned size = context.getSubgroupSize();
-  for (unsigned warp = 0; warp < context.getNumSubgroups(); ++warp) {
-    const unsigned first = warp * size;
-    const unsigned end = std::min(context.getNumLanes(), first + size);
-    std::optional<uint32_t> mask;
-    for (unsigned lane = first; lane < end; ++lane) {
-      if (!context.isActive(lane))
-        continue;
-      const uint32_t laneMask = context.getWord(sync.getMask(), lane);
-      if (mask && *mask != laneMask)
-        return context.fail(llvm::formatv(
-            "bar.warp.sync masks differ across warp {0}", warp));
-      mask = laneMask;
-      if (!(laneMask >> (lane - first) & 1))
-        return context.fail(llvm::formatv(
-            "bar.warp.sync: lane {0} of warp {1} is not in its membermask "
-            "{2:x8}",
-            lane - first, warp, laneMask));
-    }
-    if (!mask)
-      continue;
-    for (unsigned lane = first; lane < end; ++lane)
-      if ((*mask >> (lane - first) & 1) && !context.isActive(lane))
-        return context.fail(llvm::formatv(
-            "bar.warp.sync {0:x8}: lane {1} of warp {2} does not take part "
-            "(it would wait forever)",
-            *mask, lane - first, warp));
-  }
-  return success();
-}
-} // namespace
 
 LogicalResult
 mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
@@ -519,7 +498,10 @@ mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
           [&](auto convert) { return executeConvert(convert, context); })
       .Case([&](NVVM::VoteSyncOp vote) { return executeVoteSync(vote, context); })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
-      .Case([&](NVVM::SyncWarpOp sync) { return executeSyncWarp(sync, context); })
+      .Case([&](NVVM::SyncWarpOp sync) {
+        return forEachWarpMask(context, sync.getMask(), "bar.warp.sync",
+                               [](unsigned, unsigned, uint32_t) {});
+      })
       .Case([&](NVVM::BarrierOp barrier) -> LogicalResult {
         // Any barrier id: with every thread of the CTA taking part, each
         // is a full workgroup barrier.
