@@ -8,9 +8,11 @@ label and the branch back to it; mma.sync per K step of 128 on sm_120a and
 sm_90a/sm_89, tcgen05.mma per pipeline stage on sm_100a/sm_103a), the
 FP4/FP8 conversions, and, when ptxas is given, the registers, spill bytes,
 shared memory (static, plus the dynamic size the host launch passes) and
-barriers ptxas reports with `-v`, and the occupancy those imply on the chip
-(its .target, or --chip: sm_120a, sm_100a, sm_103a, sm_90a or sm_89; see
-CHIPS).
+barriers ptxas reports with `-v`, the kernel's static SASS instruction count
+(`sass`: its .text section in the cubin ptxas writes to OUT_DIR, 16 bytes an
+instruction; for the straight-line quantize and amax kernels, what one
+thread executes), and the occupancy those imply on the chip (its .target, or
+--chip: sm_120a, sm_100a, sm_103a, sm_90a or sm_89; see CHIPS).
 
     ptx_report.py [--ptxas PTXAS] [--chip CHIP] [--check] [--loop KERNEL]...
                   MODULE.mlir OUT_DIR
@@ -29,13 +31,14 @@ tcgen05 kernel, the stages, shared memory per stage, TMEM columns, MMAs per
 stage and the producer's traffic against B200's rates (see tcgen05_report).
 PTX statements
 are not SASS instructions (ptxas removes most moves and folds addressing);
-the CUDA toolkit here has no disassembler, so the counts are an upper bound
-on the issue slots the loop needs.
+the CUDA toolkit here has no disassembler to find a loop in the SASS, so the
+loop counts are an upper bound on the issue slots the loop needs.
 """
 import argparse
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -263,18 +266,47 @@ def loop_report(name, ptx, regs, smem, threads, chip):
               100 * min(1.0, mma_clocks / dram_clocks)))
 
 
-def ptxas_info(ptxas, chip, path):
-    """(ok, registers, spill bytes, shared bytes, barriers, message)."""
-    result = subprocess.run([ptxas, "-arch=" + chip, "-v", path, "-o", os.devnull],
+def sass_instructions(cubin, name):
+    """The static SASS instruction count of entry `name` in `cubin` (an
+    ELF64 file): the size of its .text.<name> section over 16 bytes, the
+    instruction size from sm_70 on (the section's alignment padding
+    included). For straight-line kernels (quantize, amax) it is also what
+    each thread executes."""
+    with open(cubin, "rb") as f:
+        elf = f.read()
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+
+    def section(index):
+        base = shoff + index * shentsize
+        name_offset, = struct.unpack_from("<I", elf, base)
+        offset, size = struct.unpack_from("<QQ", elf, base + 0x18)
+        return name_offset, offset, size
+
+    _, strtab, _ = section(shstrndx)
+    wanted = (".text." + name).encode()
+    for index in range(shnum):
+        name_offset, _, size = section(index)
+        end = elf.index(b"\0", strtab + name_offset)
+        if elf[strtab + name_offset:end] == wanted:
+            return size // 16
+    return 0
+
+
+def ptxas_info(ptxas, chip, path, name):
+    """(ok, registers, spill bytes, shared bytes, barriers, SASS
+    instructions, message)."""
+    cubin = os.path.splitext(path)[0] + ".cubin"
+    result = subprocess.run([ptxas, "-arch=" + chip, "-v", path, "-o", cubin],
                             capture_output=True, text=True)
     log = result.stderr
     if result.returncode != 0:
-        return False, 0, 0, 0, 0, log.strip()
+        return False, 0, 0, 0, 0, 0, log.strip()
     regs = int((re.search(r"Used (\d+) registers", log) or [0, 0])[1])
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", log))
     smem = int((re.search(r"(\d+) bytes smem", log) or [0, 0])[1])
     barriers = int((re.search(r"used (\d+) barriers", log) or [0, 0])[1])
-    return True, regs, spills, smem, barriers, ""
+    return True, regs, spills, smem, barriers, sass_instructions(cubin, name), ""
 
 
 def kind_of(ptx, converts):
@@ -356,8 +388,9 @@ def main():
     failures = []
     kernels = 0
     loops = []
-    print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
-        "kernel", "kind", "mma (main loop)", "mma/step", "cvt", "regs", "spill", "smem", "bar", "occupancy"))
+    print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %5s %s" % (
+        "kernel", "kind", "mma (main loop)", "mma/step", "cvt", "regs", "spill", "smem", "bar",
+        "sass", "occupancy"))
     for name, ptx in binaries(text, "nvvm"):
         kernels += 1
         path = os.path.join(args.out_dir, name + ".ptx")
@@ -379,11 +412,13 @@ def main():
         converts = len(CONVERT.findall(ptx))
         if ".extern" in ptx:
             failures.append("%s: the PTX references an external function" % name)
-        regs = spills = smem = barriers = "-"
+        regs = spills = smem = barriers = sass = "-"
         occ = "-"
         chip = chip_of(ptx, args.chip)
         if args.ptxas:
-            ok, regs, spills, smem, barriers, message = ptxas_info(args.ptxas, chip, path)
+            entry = re.search(r"\.entry\s+(\w+)", ptx)
+            ok, regs, spills, smem, barriers, sass, message = ptxas_info(
+                args.ptxas, chip, path, entry[1] if entry else name)
             # ptxas counts static shared memory (the empty dynamic array
             # declares 1 byte); the launch adds the dynamic size.
             if ok and name in dynamic:
@@ -394,8 +429,9 @@ def main():
                 failures.append("%s: %d bytes of spills" % (name, spills))
             o = occupancy(regs, smem, threads_of(ptx), chip) if ok else None
             occ = "%d CTA / %d warps" % o if o else "-"
-        print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %s" % (
-            name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers, occ))
+        print("%-24s %-11s %-30s %8s %4s %5s %6s %7s %4s %5s %s" % (
+            name, kind_of(ptx, converts), mma, per_step, converts, regs, spills, smem, barriers,
+            sass, occ))
         if name in args.loop:
             loops.append((name, ptx, regs if args.ptxas else 0,
                           smem if args.ptxas else 0, threads_of(ptx), chip))
