@@ -256,6 +256,14 @@ void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
   });
 }
 
+Value mlir::fp4train::buildDynamicSharedBytes(OpBuilder &b, Location loc) {
+  return gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+}
+
 int64_t mlir::fp4train::getGemmChunkBytes(Type element, int64_t k) {
   return isPackedStorage(element) && k % 32 ? 8 : 16;
 }
@@ -577,13 +585,9 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   GemmTiling tiling = mma.getTiling();
   // The staging buffer: the workgroup attribution, or the launch's dynamic
   // shared memory where it is too large to be static.
-  if (launch.getWorkgroupAttributions().empty())
-    tiles.memory = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-                        target.getSharedMemorySpace(b.getContext())));
-  else
-    tiles.memory = launch.getWorkgroupAttributions().front();
+  tiles.memory = launch.getWorkgroupAttributions().empty()
+                     ? buildDynamicSharedBytes(b, loc)
+                     : Value(launch.getWorkgroupAttributions().front());
   tid = launch.getThreadIds().x;
   lane = target.getLaneId(b, loc, tid);
   subgroup = target.getSubgroupId(b, loc, tid);

@@ -117,6 +117,7 @@ struct WordMath {
                                         static_cast<int64_t>(v));
   }
   Value band(Value x, uint32_t m) { return arith::AndIOp::create(b, loc, x, c(m)); }
+  Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value add(Value x, uint32_t v) { return arith::AddIOp::create(b, loc, x, c(v)); }
   Value bnot(Value x) { return arith::XOrIOp::create(b, loc, x, c(0xFFFFFFFF)); }
@@ -219,8 +220,7 @@ Value getBytesOutsideWindow(WordMath &wm, Value word, uint32_t lo,
   Value low = wm.band(word, 0x7F7F7F7F);
   Value top = wm.band(word, 0x80808080);
   Value atLeastLo = wm.bor(wm.add(low, (128 - lo) * 0x01010101u), top);
-  Value aboveHi = arith::AndIOp::create(
-      wm.b, wm.loc, wm.add(low, (255 - hi) * 0x01010101u), top);
+  Value aboveHi = wm.band(wm.add(low, (255 - hi) * 0x01010101u), top);
   return wm.bor(wm.bnot(atLeastLo), aboveHi);
 }
 
@@ -367,10 +367,9 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   // unrolled code) keeps ptxas from interleaving blocks: one block's and
   // one A tile's registers are live at a time, next to the accumulators.
   // E8M0 scale words (one per row: the 4 blocks of the step) are loaded
-  // once before it (`stepWords`), UE4M3 ones (two per row) per block.
+  // once before it, UE4M3 ones (two per row) per block.
   Value t8 = lm.mul(t, 8);
-  auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs,
-                            bool stepWords) {
+  auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs) {
     auto loop = scf::ForOp::create(b, loc, lm.c(0),
                                    lm.c(kGemmTileK / blockSize), lm.c(1),
                                    initAccs);
@@ -401,7 +400,7 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                                                  wm.c(0x11)),
                                      wm.c(0x40))
                                : Value();
-    if (!stepWords)
+    if (nvfp4)
       scaleCodes(block);
     // The f32 2^(code - 127) of an E8M0 code in the fused window (normal).
     auto e8m0Normal = [&](Value word) {
@@ -522,7 +521,7 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
 
   SmallVector<Value> results;
   if (nvfp4) {
-    results = buildBlockLoop(Scaling::Fused, accs, /*stepWords=*/false);
+    results = buildBlockLoop(Scaling::Fused, accs);
   } else {
     // One scale word per row covers the step's 4 blocks. The fused loop
     // runs when every code of this warp's words lies in the window (a
@@ -543,11 +542,9 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&branch.getThenRegion().front());
-      scf::YieldOp::create(
-          b, loc, buildBlockLoop(Scaling::Fused, accs, /*stepWords=*/true));
+      scf::YieldOp::create(b, loc, buildBlockLoop(Scaling::Fused, accs));
       b.setInsertionPointToStart(&branch.getElseRegion().front());
-      scf::YieldOp::create(
-          b, loc, buildBlockLoop(Scaling::Exact, accs, /*stepWords=*/true));
+      scf::YieldOp::create(b, loc, buildBlockLoop(Scaling::Exact, accs));
     }
     results = SmallVector<Value>(branch.getResults());
   }

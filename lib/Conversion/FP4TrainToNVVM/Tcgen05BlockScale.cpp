@@ -622,11 +622,7 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   batch = launch.getBlockIds().z;
   rowBase[0] = km.mul(launch.getBlockIds().y, kTile);
   rowBase[1] = km.mul(launch.getBlockIds().x, kTile);
-  memory = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get(
-          {ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
-          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  memory = buildDynamicSharedBytes(b, loc);
   // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
   // run time (the launch has 1024 bytes of slack).
   Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);

@@ -199,6 +199,10 @@ Value buildIf(OpBuilder &b, Location loc, Value cond,
 void buildIf(OpBuilder &b, Location loc, Value cond,
              function_ref<void()> thenFn);
 
+/// The launch's dynamic shared memory as bytes: gpu.dynamic_shared_memory,
+/// memref<? x i8, #gpu.address_space<workgroup>>.
+Value buildDynamicSharedBytes(OpBuilder &b, Location loc);
+
 /// The `bytes` stored code bytes (vector<bytes x i8>, 8 or 16) at (batch,
 /// row, byte `col`) of `op`, zeros when `inBounds` (may be null) is false.
 /// The caller picks chunks that are wholly inside or outside the shape and
