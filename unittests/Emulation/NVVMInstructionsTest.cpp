@@ -1,7 +1,8 @@
-//===- NVVMInstructionsTest.cpp - The sm_120a instruction set -------------===//
+//===- NVVMInstructionsTest.cpp - The NVIDIA instruction sets -------------===//
 //
 // Hand-written 32-lane kernels on the NVVM ops the sm_120a instruction set
-// dispatches to the PTX models, the core's rules in warp terms (whole-warp
+// dispatches to the PTX models (mul.hi.u32 on every NVIDIA set, which all
+// share it), the core's rules in warp terms (whole-warp
 // mma, shared-memory races between warps) and the LLVM struct values that
 // NVVM's mma returns. Expected values are the PTX ISA's, worked by hand.
 //
@@ -112,7 +113,7 @@ protected:
     return registry;
   }
 
-  /// Emulates @main on sm_120a with `in` and an output of `outBytes`;
+  /// Emulates @main on `chip` with `in` and an output of `outBytes`;
   /// returns the error message, or "" and the output bytes.
   std::string run(const std::string &source, std::vector<uint8_t> in,
                   size_t outBytes, std::vector<uint8_t> *out = nullptr) {
@@ -124,7 +125,7 @@ protected:
         *module, "main",
         {emulation::EmulatorArgument::buffer(std::move(in)),
          emulation::EmulatorArgument::buffer(std::vector<uint8_t>(outBytes))},
-        "sm_120a", &stats);
+        chip, &stats);
     if (!results)
       return llvm::toString(results.takeError());
     if (out)
@@ -155,6 +156,7 @@ protected:
 
   MLIRContext context;
   emulation::EmulatorStats stats;
+  std::string chip = "sm_120a";
 };
 
 TEST_F(NVVMInstructionsTest, ConvertF32PairsToE2M1) {
@@ -287,6 +289,45 @@ TEST_F(NVVMInstructionsTest, FmaRoundsOnce) {
   ASSERT_EQ(runAs(launch(body, "1xi32", "32xf32"), 32, &out), "");
   for (int t = 0; t < 32; ++t)
     EXPECT_EQ(out[t], 0x1p-11f + 0x1p-24f) << "lane " << t;
+}
+
+TEST_F(NVVMInstructionsTest, MulHiU32OnEveryNVIDIAChip) {
+  // mul.hi.u32 of Philox's multiplier 0xD2511F53 and 0xFFFFFFFF - t *
+  // 0x01000193 in lane t: products that need all 64 bits, the high word
+  // unsigned (a signed mul.hi would differ in every lane).
+  const std::string body = std::string(R"(
+      %tt = arith.index_cast %t : index to i32
+      %step = arith.constant 16777619 : i32
+      %ones = arith.constant -1 : i32
+      %p = arith.muli %tt, %step : i32
+      %x = arith.subi %ones, %p : i32
+      %m = arith.constant -766435501 : i32
+      %h = llvm.call_intrinsic "llvm.nvvm.mulhi.ui"(%m, %x) : (i32, i32) -> i32
+      %v = vector.from_elements %h : vector<1xi32>
+)") + storePerLane("v", 1, "i32", "32xi32");
+  for (const char *name : {"sm_120a", "sm_90a", "sm_100a", "sm_103a"}) {
+    chip = name;
+    std::vector<uint32_t> out;
+    ASSERT_EQ(runAs(launch(body, "1xi32", "32xi32"), 32, &out), "") << name;
+    for (uint32_t t = 0; t < 32; ++t) {
+      const uint64_t x = 0xFFFFFFFFu - t * 0x01000193u;
+      EXPECT_EQ(out[t], uint32_t(uint64_t{0xD2511F53u} * x >> 32))
+          << name << " lane " << t;
+    }
+  }
+}
+
+TEST_F(NVVMInstructionsTest, MulHiU32WithOneOperandIsAnError) {
+  const std::string body = R"(
+      %one = arith.constant 1 : i32
+      %h = llvm.call_intrinsic "llvm.nvvm.mulhi.ui"(%one) : (i32) -> i32
+)";
+  std::string error =
+      runAs<int32_t>(launch(body, "1xi32", "1xi32"), 1, nullptr);
+  EXPECT_NE(error.find("intrinsic 'llvm.nvvm.mulhi.ui' takes two i32 and "
+                       "returns an i32"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(NVVMInstructionsTest, UnmodelledConversionModeIsAnError) {

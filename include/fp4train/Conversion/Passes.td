@@ -208,7 +208,9 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     `cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32`, and [SR1] stochastic rounding
     in software (sm_120a has no stochastic FP4 conversion, and that of
     sm_100a does not draw its bits as [SR1] does), with Philox in
-    the kernel. Static-shaped `hadamard` ops become the shared Hadamard
+    the kernel (its 32-bit widening multiplies as `mul.lo.u32` +
+    `mul.hi.u32`, `llvm.nvvm.mulhi.ui`, which ptxas pairs into one wide
+    multiply). Static-shaped `hadamard` ops become the shared Hadamard
     kernel. Other fp4train ops are lowered by `fp4train-expand`'s patterns
     in the same conversion and run on the host; buffers cross as in
     `fp4train-to-amdgpu`.

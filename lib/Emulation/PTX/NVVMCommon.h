@@ -2,10 +2,9 @@
 //
 // Private to lib/Emulation/PTX: what the sm_120a, sm_90a and sm_100a/sm_103a
 // instruction sets share: the base class of an NVIDIA chip, the NVVM ops
-// they execute the same way (special registers, bar.sync, vote.sync, the
-// packed FP4/FP8/UE8M0 conversions and the E4M3 to f16 one) and the
-// block-scale kind mapping, defined once
-// in NVVMInstructions.cpp.
+// they execute the same way (special registers, bar.sync, vote.sync,
+// mul.hi.u32, the packed FP4/FP8/UE8M0 conversions and the E4M3 to f16 one)
+// and the block-scale kind mapping, defined once in NVVMInstructions.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,8 +6,8 @@
 // warp with all 32 lanes' fragments (collective instructions: every lane
 // active, uniform selectors), prmt per active lane (sm_90a), and the ops every
 // NVIDIA set shares (NVVMCommon.h): the packed conversions per active lane,
-// vote.sync per warp, bar.sync as the core's workgroup barrier, and the
-// special registers that gpu-to-nvvm reads the ids from.
+// vote.sync per warp, mul.hi.u32, bar.sync as the core's workgroup barrier,
+// and the special registers that gpu-to-nvvm reads the ids from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,11 +50,13 @@ public:
   SM90aInstructionSet() : NVVMInstructionSet("sm_90a") {}
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
+    if (nvvm::isCommonNVVMOp(op))
+      return true;
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
       return parseMmaSyncFP8(call.getIntrin()).has_value();
     if (isa<NVVM::ConvertF32x2ToF4x2Op>(op))
       return false;
-    return isa<NVVM::PermuteOp>(op) || nvvm::isCommonNVVMOp(op);
+    return isa<NVVM::PermuteOp>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -411,6 +413,40 @@ LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
 }
 
 //===----------------------------------------------------------------------===//
+// llvm.call_intrinsic "llvm.nvvm.mulhi.ui"
+//===----------------------------------------------------------------------===//
+
+/// mul.hi.u32 as the NVIDIA kernels spell it (the high half of an i32
+/// arith.mului_extended, fp4train-to-nvvm).
+constexpr StringLiteral kMulHiU32 = "llvm.nvvm.mulhi.ui";
+
+bool isMulHiU32(Operation &op) {
+  auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+  return call && call.getIntrin() == kMulHiU32;
+}
+
+/// mul.hi.u32 d, a, b: bits 63..32 of the 64-bit product of the unsigned
+/// 32-bit a and b.
+LogicalResult executeMulHiU32(LLVM::CallIntrinsicOp call,
+                              ExecutionContext &context) {
+  auto isI32 = [](Type type) { return type.isInteger(32); };
+  if (call.getArgs().size() != 2 || call.getNumResults() != 1 ||
+      !llvm::all_of(call.getArgs().getTypes(), isI32) ||
+      !isI32(call.getResult(0).getType()))
+    return context.fail(llvm::formatv("intrinsic '{0}' takes two i32 and "
+                                      "returns an i32",
+                                      kMulHiU32));
+  LaneValues &out = context.define(call.getResult(0));
+  context.forEachActiveLane([&](unsigned lane) {
+    const uint64_t product =
+        uint64_t{context.getWord(call.getArgs()[0], lane)} *
+        context.getWord(call.getArgs()[1], lane);
+    out.at(lane) = static_cast<uint32_t>(product >> 32);
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Special registers
 //===----------------------------------------------------------------------===//
 
@@ -465,13 +501,15 @@ mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
 }
 
 bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
-  return isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
-             NVVM::ConvertF8x2ToF16x2Op, NVVM::VoteSyncOp, NVVM::Barrier0Op, NVVM::BarrierOp, NVVM::ThreadIdXOp,
-             NVVM::ThreadIdYOp, NVVM::ThreadIdZOp, NVVM::BlockDimXOp,
-             NVVM::BlockDimYOp, NVVM::BlockDimZOp, NVVM::BlockIdXOp,
-             NVVM::BlockIdYOp, NVVM::BlockIdZOp, NVVM::GridDimXOp,
-             NVVM::GridDimYOp, NVVM::GridDimZOp, NVVM::LaneIdOp,
-             NVVM::WarpIdOp, NVVM::WarpSizeOp, NVVM::SyncWarpOp>(op);
+  return isMulHiU32(op) ||
+         isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
+             NVVM::ConvertF8x2ToF16x2Op, NVVM::VoteSyncOp, NVVM::Barrier0Op,
+             NVVM::BarrierOp, NVVM::ThreadIdXOp, NVVM::ThreadIdYOp,
+             NVVM::ThreadIdZOp, NVVM::BlockDimXOp, NVVM::BlockDimYOp,
+             NVVM::BlockDimZOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
+             NVVM::BlockIdZOp, NVVM::GridDimXOp, NVVM::GridDimYOp,
+             NVVM::GridDimZOp, NVVM::LaneIdOp, NVVM::WarpIdOp, NVVM::WarpSizeOp,
+             NVVM::SyncWarpOp>(op);
 }
 
 
@@ -496,7 +534,13 @@ mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
       .Case<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
             NVVM::ConvertF8x2ToF16x2Op>(
           [&](auto convert) { return executeConvert(convert, context); })
-      .Case([&](NVVM::VoteSyncOp vote) { return executeVoteSync(vote, context); })
+      .Case(
+          [&](NVVM::VoteSyncOp vote) { return executeVoteSync(vote, context); })
+      .Case([&](LLVM::CallIntrinsicOp call) -> LogicalResult {
+        if (!isMulHiU32(*call))
+          return context.fail("not a common NVVM op");
+        return executeMulHiU32(call, context);
+      })
       .Case([&](NVVM::Barrier0Op) { return context.barrier(); })
       .Case([&](NVVM::SyncWarpOp sync) {
         return forEachWarpMask(context, sync.getMask(), "bar.warp.sync",
@@ -554,6 +598,8 @@ LogicalResult SM90aInstructionSet::execute(Operation &op,
                                            ExecutionContext &context) const {
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
+  if (nvvm::isCommonNVVMOp(op))
+    return nvvm::executeCommonNVVMOp(op, context);
   if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
     return executeMmaFP8(call, *parseMmaSyncFP8(call.getIntrin()), context);
   if (auto permute = dyn_cast<NVVM::PermuteOp>(op))

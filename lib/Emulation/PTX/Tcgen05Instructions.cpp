@@ -789,25 +789,24 @@ public:
   using NVVMInstructionSet::NVVMInstructionSet;
   bool runsBranchesConcurrently() const override { return true; }
   bool handles(Operation &op) const override {
+    if (nvvm::isCommonNVVMOp(op))
+      return true;
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
       return call.getIntrin().starts_with(kTcgen05Prefix) ||
              call.getIntrin() == kCvtRsE2M1x4;
-    return nvvm::isCommonNVVMOp(op) ||
-           isa<NVVM::Tcgen05AllocOp, NVVM::Tcgen05DeallocOp,
-               NVVM::Tcgen05RelinquishAllocPermitOp, NVVM::Tcgen05FenceOp,
-               NVVM::Tcgen05WaitOp, NVVM::Tcgen05CommitOp, NVVM::Tcgen05CpOp,
-               NVVM::Tcgen05LdOp, NVVM::Tcgen05StOp,
-               NVVM::Tcgen05MMABlockScaleOp, NVVM::Tcgen05MmaSmemDescOp,
-               NVVM::MBarrierInitOp,
-               NVVM::MBarrierArriveOp, NVVM::MBarrierArriveExpectTxOp,
-               NVVM::MBarrierExpectTxOp, NVVM::MBarrierCompleteTxOp,
-               NVVM::MBarrierTryWaitParityOp,
-               NVVM::CpAsyncBulkGlobalToSharedClusterOp,
-               NVVM::CpAsyncBulkSharedCTAToGlobalOp,
-               NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
-               NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp,
-               NVVM::CpAsyncWaitGroupOp, NVVM::FenceProxyOp,
-               NVVM::ConvertF32x4ToF4x4Op>(op);
+    return isa<
+        NVVM::Tcgen05AllocOp, NVVM::Tcgen05DeallocOp,
+        NVVM::Tcgen05RelinquishAllocPermitOp, NVVM::Tcgen05FenceOp,
+        NVVM::Tcgen05WaitOp, NVVM::Tcgen05CommitOp, NVVM::Tcgen05CpOp,
+        NVVM::Tcgen05LdOp, NVVM::Tcgen05StOp, NVVM::Tcgen05MMABlockScaleOp,
+        NVVM::Tcgen05MmaSmemDescOp, NVVM::MBarrierInitOp,
+        NVVM::MBarrierArriveOp, NVVM::MBarrierArriveExpectTxOp,
+        NVVM::MBarrierExpectTxOp, NVVM::MBarrierCompleteTxOp,
+        NVVM::MBarrierTryWaitParityOp, NVVM::CpAsyncBulkGlobalToSharedClusterOp,
+        NVVM::CpAsyncBulkSharedCTAToGlobalOp, NVVM::CpAsyncBulkCommitGroupOp,
+        NVVM::CpAsyncBulkWaitGroupOp, NVVM::CpAsyncOp,
+        NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
+        NVVM::FenceProxyOp, NVVM::ConvertF32x4ToF4x4Op>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;

@@ -69,12 +69,16 @@ func.func @nvfp4(%x: tensor<32x256xf32>)
 // -----
 
 // Stochastic rounding: sm_120a has no stochastic FP4 conversion, so [SR1]
-// runs in software: one Philox4x32-10 (ten rounds of mului_extended pairs)
-// per four elements, keyed by the seed, and no hardware convert.
+// runs in software: one Philox4x32-10 per four elements, keyed by the seed,
+// and no hardware convert. Each of a round's two 32-bit widening multiplies
+// is mul.lo.u32 (arith.muli) + mul.hi.u32 (llvm.nvvm.mulhi.ui), not the i64
+// multiply arith-to-llvm would make of arith.mului_extended.
 // CHECK-LABEL: func.func @sr
 // CHECK:       gpu.launch
-// CHECK:         arith.mului_extended
+// CHECK-NOT:     arith.mului_extended
+// CHECK-COUNT-20: llvm.call_intrinsic "llvm.nvvm.mulhi.ui"(%{{.*}}, %{{.*}}) : (i32, i32) -> i32
 // CHECK-NOT:     nvvm.convert
+// CHECK-NOT:     arith.mului_extended
 // CHECK:         vector.store
 func.func @sr(%x: tensor<8x64xf32>, %seed: i64)
     -> !fp4train.scaled<8x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
@@ -106,4 +110,24 @@ func.func @weights_2d(%w: tensor<32x32xf32>)
   %q = fp4train.quantize %w : tensor<32x32xf32>
       -> !fp4train.scaled<32x32xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
   return %q : !fp4train.scaled<32x32xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
+}
+
+// -----
+
+// Only the kernels the pass makes are rewritten: a gpu.launch already in
+// the input keeps its multiplies.
+// CHECK-LABEL: func.func @user_launch
+// CHECK:         gpu.launch
+// CHECK:           arith.mului_extended %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:       llvm.nvvm.mulhi.ui
+func.func @user_launch(%a: i32, %out: memref<1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %lo, %hi = arith.mului_extended %a, %a : i32
+    memref.store %hi, %out[%c0] : memref<1xi32>
+    gpu.terminator
+  }
+  return
 }

@@ -16,7 +16,7 @@
 
 // CHECK-LABEL: func.func @sr
 // CHECK:       gpu.launch
-// CHECK:         arith.mului_extended
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.mulhi.ui"
 // CHECK:         %[[T0:.*]] = arith.shrui %{{.*}}, %c24_i32{{.*}} : i32
 // CHECK:         %[[P0:.*]] = arith.shli %[[T0]], %c24_i32{{.*}} : i32
 // CHECK:         %[[T1:.*]] = arith.shrui %{{.*}}, %c24_i32{{.*}} : i32
