@@ -26,7 +26,9 @@ or the PTX references an external function (libdevice).
 With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
 loop (one iteration = one staged K step of 128) per warp: PTX statements by
 class, shared and global bytes, and the bounds they put on the kernel
-against the chip's FP4 or FP8 tensor-core rate (see loop_report); for a
+against the chip's FP4 or FP8 tensor-core rate (see loop_report) and,
+where that loop is one scale block inside the K-step loop (sm_90a), the
+same for a whole K step, staging included (k_step_statements); for a
 tcgen05 kernel, the stages, shared memory per stage, TMEM columns, MMAs per
 stage and the producer's traffic against B200's rates (see tcgen05_report).
 PTX statements
@@ -57,22 +59,126 @@ def any_mma(line):
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
 
 
-def main_loop(ptx):
-    """The lines of the innermost loop holding an mma.sync, from its label
-    to the branch back to it, or None."""
-    lines = ptx.splitlines()
-    best = None
+def loop_ranges(lines):
+    """(first, last) line indices of every loop: a label and the first
+    branch back to it."""
+    ranges = []
     for i, line in enumerate(lines):
         label = re.match(r"^(\$L__BB\w+):", line)
         if not label:
             continue
         for j in range(i + 1, len(lines)):
             if re.search(r"\bbra(\.uni)?\s+%s;" % re.escape(label.group(1)), lines[j]):
-                body = lines[i:j + 1]
-                if any(any_mma(l) for l in body) and (best is None or len(body) < len(best)):
-                    best = body
+                ranges.append((i, j))
                 break
+    return ranges
+
+
+def main_loop_range(lines):
+    """The range of the innermost loop holding an MMA, or None."""
+    best = None
+    for i, j in loop_ranges(lines):
+        if any(any_mma(l) for l in lines[i:j + 1]) and (best is None or j - i < best[1] - best[0]):
+            best = (i, j)
     return best
+
+
+def main_loop(ptx):
+    """The lines of the innermost loop holding an mma.sync, from its label
+    to the branch back to it, or None."""
+    lines = ptx.splitlines()
+    found = main_loop_range(lines)
+    return lines[found[0]:found[1] + 1] if found else None
+
+
+def basic_blocks(lines):
+    """The kernel's basic blocks as (label, lines) in text order (a block
+    starts at a label or after a branch), and each block's successors
+    (indices): branch targets, and the next block unless the block ends in
+    an unconditional branch or a return."""
+    blocks = [("", [])]
+    for line in lines:
+        label = re.match(r"^(\$L__BB\w+):", line)
+        if label:
+            blocks.append((label.group(1), []))
+        elif blocks[-1][1] and re.search(r"\bbra(?:\.uni)?\s", blocks[-1][1][-1]):
+            blocks.append(("", []))  # a branch ends its block
+        blocks[-1][1].append(line)
+    index = {name: n for n, (name, _) in enumerate(blocks) if name}
+    successors = []
+    for n, (_, body) in enumerate(blocks):
+        out, falls = set(), n + 1 < len(blocks)
+        for line in body:
+            branch = re.search(r"^\s*(@!?%p\d+\s+)?bra(?:\.uni)?\s+(\$L__BB\w+);", line)
+            if branch:
+                out.add(index[branch.group(2)])
+                falls = falls and branch.group(1) is not None
+            elif re.match(r"^\s*(ret|exit|trap);", line):
+                falls = False
+        if falls:
+            out.add(n + 1)
+        successors.append(out)
+    return blocks, successors
+
+
+def natural_loops(successors):
+    """The blocks of each natural loop (one per back edge u -> h, h
+    dominating u): h and every block that reaches u without passing h."""
+    count = len(successors)
+    predecessors = [set() for _ in range(count)]
+    for n, out in enumerate(successors):
+        for m in out:
+            predecessors[m].add(n)
+    dominators = [set(range(count)) for _ in range(count)]
+    dominators[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for n in range(1, count):
+            incoming = [dominators[p] for p in predecessors[n]]
+            new = (set.intersection(*incoming) if incoming else set()) | {n}
+            if new != dominators[n]:
+                dominators[n], changed = new, True
+    loops = []
+    for u, out in enumerate(successors):
+        for h in out:
+            if h in dominators[u]:
+                body, work = {h}, []
+                if u != h:
+                    body.add(u)
+                    work.append(u)
+                while work:
+                    for p in predecessors[work.pop()]:
+                        if p not in body:
+                            body.add(p)
+                            work.append(p)
+                loops.append(body)
+    return loops
+
+
+def k_step_statements(ptx, iterations):
+    """PTX statements per warp of one K step on the main loop's path, where
+    the main loop (one scale block) runs `iterations` times inside an
+    enclosing K-step loop (the one that loads the next tiles from global
+    memory): the enclosing loop's own statements (staging, the scaling
+    vote) plus `iterations` times the main loop's, without the other MMA
+    loops it holds (sm_90a's exact-scaling alternative). None where there
+    is no such loop."""
+    blocks, successors = basic_blocks(ptx.splitlines())
+    def text(body):
+        return [l for n in sorted(body) for l in blocks[n][1]]
+    loops = natural_loops(successors)
+    with_mma = [b for b in loops if any(any_mma(l) for l in text(b))]
+    if not with_mma:
+        return None
+    # The shortest, as main_loop picks it (sm_90a: the fused scaling).
+    main = min(with_mma, key=lambda b: len(statements(text(b))))
+    outer = [b for b in loops if main < b and any("ld.global" in l for l in text(b))]
+    if not outer:
+        return None
+    step = min(outer, key=len)
+    inner = set().union(*(b for b in with_mma if b < step))
+    return len(statements(text(step - inner))) + iterations * len(statements(text(main)))
 
 
 # Per chip: the tensor-core FLOP per clock per SM of the kernels' MMA
@@ -256,6 +362,19 @@ def loop_report(name, ptx, regs, smem, threads, chip):
     step_global = 32 * global_bytes * resident_warps
     if not step_global:
         print("  no global loads in this loop (they are in the enclosing K-step loop)")
+        # The loop is one scale block (sm_90a): the staging of the K step,
+        # done once per workgroup and step, counts against the same issue
+        # slots.
+        iterations = 128 // k
+        step = k_step_statements(ptx, iterations)
+        if step:
+            step_mmas = iterations * mmas
+            step_clocks = warps_per_sub * step_mmas * flop_per_mma / (rate / SUBPARTITIONS)
+            print("  per K step of 128 (this loop %d times, plus the enclosing loop's staging):"
+                  " %d PTX statements, %.1f other per mma.sync;" % (
+                      iterations, step, (step - step_mmas) / step_mmas))
+            print("  issue bound on tensor-core utilization per K step: %.0f%% of the %s peak" % (
+                100 * min(1.0, step_clocks / (warps_per_sub * step)), params["name"]))
         print()
         return
     dram_clocks = step_global / params["dram"]

@@ -30,12 +30,18 @@ static constexpr int64_t kRowPad = 16;
 
 BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
 
+Value BlockScaledMMATargetInfo::convertStagedCodes(OpBuilder &, Location, Type,
+                                                   Value chunk) const {
+  llvm_unreachable("a target that stages a wider type converts its codes");
+  return chunk;
+}
+
 bool GemmProblem::isBF16Result() const {
   return isa<BFloat16Type>(cast<MemRefType>(result.getType()).getElementType());
 }
 
 bool StagedTiles::isPacked(unsigned operand) const {
-  return isPackedStorage(elements[operand]);
+  return isPackedStorage(stagedElements[operand]);
 }
 
 int64_t StagedTiles::getRowCodeBytes(unsigned operand) const {
@@ -138,6 +144,8 @@ public:
     tiles.elements[1] = rhsType.getElementType();
     tiles.scaleTypes[0] = lhsType.getScaleType();
     tiles.scaleTypes[1] = rhsType.getScaleType();
+    for (unsigned i = 0; i < 2; ++i)
+      tiles.stagedElements[i] = mma.getStagedElementType(tiles.elements[i]);
     tiles.tileRows[0] = a.tileRows;
     tiles.tileRows[1] = bt.tileRows;
     int64_t offset = 0;
@@ -167,7 +175,15 @@ private:
     return getGemmChunkBytes(tiles.elements[i], k);
   }
   int64_t chunkCodes(unsigned i) const {
-    return tiles.isPacked(i) ? 2 * chunkBytes(i) : chunkBytes(i);
+    return isPackedStorage(tiles.elements[i]) ? 2 * chunkBytes(i)
+                                              : chunkBytes(i);
+  }
+  /// Bytes of a chunk in shared memory (after convertStagedCodes).
+  int64_t stagedChunkBytes(unsigned i) const {
+    return tiles.isPacked(i) ? chunkCodes(i) / 2 : chunkCodes(i);
+  }
+  bool convertsCodes(unsigned i) const {
+    return tiles.stagedElements[i] != tiles.elements[i];
   }
   int64_t chunksPerRow(unsigned i) const { return kGemmTileK / chunkCodes(i); }
   int64_t chunksPerTile(unsigned i) const {
@@ -403,12 +419,15 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
 
 void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   Value memory = tiles.getMemory();
-  // The stored codes go to shared memory as they are: [PK1] is the staged
-  // rows' order.
+  // The codes go to shared memory in their global order ([PK1] is the
+  // staged rows' order), converted where the target stages a wider type.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
-    const int64_t perRow = chunksPerRow(operand), bytes = chunkBytes(operand);
-    for (auto [i, staged] : llvm::enumerate(chunks)) {
-      Value chunk = staged;
+    const int64_t perRow = chunksPerRow(operand);
+    const int64_t bytes = stagedChunkBytes(operand);
+    for (auto [i, loaded] : llvm::enumerate(chunks)) {
+      Value chunk = loaded;
+      if (convertsCodes(operand))
+        chunk = mma.convertStagedCodes(b, loc, tiles.elements[operand], chunk);
       Value index = im.add(tid, int64_t(i) * threads);
       Value row = im.div(index, perRow);
       Value col = im.rem(index, perRow);
@@ -417,9 +436,11 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
       Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(operand)
                        ? Value()
                        : im.lt(index, chunksPerTile(operand));
+      // Rows are a multiple of 16 bytes long (kRowPad), so a chunk is
+      // aligned to its size up to 16 bytes.
       buildIf(cond, [&]() {
         vector::StoreOp::create(b, loc, chunk, memory, offset, false,
-                                llvm::Align(bytes));
+                                llvm::Align(std::min<int64_t>(bytes, 16)));
       });
     }
   };

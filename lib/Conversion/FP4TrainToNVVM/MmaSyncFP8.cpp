@@ -18,25 +18,16 @@
 //   k16: A register r = A[g + 8 r][4 t + j], B = B[4 t + j][g];
 //   C/D register v = D[g + 8 (v / 2)][2 t + v % 2].
 //
-// FP8 operands (MXFP8) are staged one code per byte and loaded exactly in
-// that layout: A register r is the word at byte 32 s + 16 (r / 2) + 4 t of
-// staged row g + 8 (r % 2), B register r the word at 32 s + 16 r + 4 t of
-// staged row g (s the block within the staged 128 elements).
-//
-// E2M1 operands are staged two codes per byte (element 2i in the low
-// nibble of byte i). For k32 a lane loads the word at byte 16 s + 4 t of a
-// row, the 8 codes of elements 32 s + 8 t .. + 7, and widens them to two
-// words of E4M3 bytes (widenE2M1ToE4M3): the first (elements 8 t .. + 3) is
-// the register of logical K 4 t .. + 3 (A registers 0/1, B register 0), the
-// second (8 t + 4 .. + 7) that of logical K 16 + 4 t .. + 3 (A 2/3, B 1).
-// A and B use the same map from logical to physical K, so the MMA's sum is
-// the block's P, only added in another order; the sum is exact (below), so
-// the order does not matter. An 8-bit operand paired with an E2M1 one
-// (mixed MXFP4 x MXFP8) is loaded in the same permuted order: its register
-// of logical K 4 t + 16 h is the word at byte 8 t + 4 h of the block. For k16 a lane loads the 16 bits at byte
-// 8 s + 2 t (elements 16 s + 4 t .. + 3), the natural layout. Every E2M1
-// value is an E4M3 normal (0.5 is 2^-1) or zero, so nothing depends on how
-// the tensor core treats E4M3 subnormals.
+// Every operand is staged one 8-bit code per byte: FP8 (MXFP8) as it is,
+// E2M1 widened to E4M3 as the skeleton stages it (getStagedElementType,
+// convertStagedCodes: once per workgroup, not per warp reading a row; every
+// E2M1 value is an E4M3 normal, 0.5 = 2^-1, or zero, so nothing depends on
+// how the tensor core treats E4M3 subnormals). A lane loads its registers
+// in that layout: for k32, A register r is the word at byte 32 s + 16 (r /
+// 2) + 4 t of staged row g + 8 (r % 2) and B register r the word at 32 s +
+// 16 r + 4 t of staged row g; for k16, A register r the word at 16 s + 4 t
+// of row g + 8 r and B's at 16 s + 4 t of row g (s the block within the
+// staged 128 elements).
 //
 // Scales: the accumulator row g + 8 h of instruction tile i needs A's scale
 // row rowA + 16 i + g + 8 h, its column 2 t + c of tile j B^T's row rowB +
@@ -230,6 +221,35 @@ std::string getPtxTypeName(Type element) {
 
 } // namespace
 
+Type MmaSyncFP8TargetInfo::getStagedElementType(Type element) const {
+  // Every E2M1 value is an E4M3 normal (0.5 is 2^-1) or zero.
+  if (isa<Float4E2M1FNType>(element))
+    return Float8E4M3FNType::get(element.getContext());
+  return element;
+}
+
+Value MmaSyncFP8TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
+                                               Type element,
+                                               Value chunk) const {
+  assert(isa<Float4E2M1FNType>(element) && "only E2M1 is widened");
+  // Word w of the chunk holds codes 8w .. 8w + 7 ([PK1]); its two E4M3
+  // words are words 2w and 2w + 1 of the staged bytes.
+  WordMath wm{b, loc};
+  const int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
+  Value packed = vector::BitCastOp::create(
+      b, loc, VectorType::get({words}, b.getI32Type()), chunk);
+  SmallVector<Value> widened;
+  for (int64_t w = 0; w < words; ++w) {
+    auto [low, high] =
+        widenE2M1ToE4M3(wm, vector::ExtractOp::create(b, loc, packed, w));
+    widened.append({low, high});
+  }
+  Value result = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2 * words}, b.getI32Type()), widened);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({8 * words}, b.getI8Type()), result);
+}
+
 void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                                          const StagedTiles &tiles,
                                          Value buffer, Value lane, Value rowA,
@@ -240,17 +260,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   GemmTiling tiling = getTiling();
   Value memory = tiles.getMemory();
   Type f32 = b.getF32Type();
-  bool packedA = tiles.isPacked(0), packedB = tiles.isPacked(1);
-  // With an E2M1 operand both use the permuted K order of its widening.
-  bool permuted = packedA || packedB;
+  assert(!tiles.isPacked(0) && !tiles.isPacked(1) &&
+         "E2M1 is staged as E4M3 (getStagedElementType)");
   bool nvfp4 = isa<Float8E4M3FNType>(tiles.getScaleType(0));
   int64_t blockSize = tiles.getBlockSize();
-  // E2M1 is widened to E4M3, FP8 goes as it is.
-  Type typeA = packedA ? Float8E4M3FNType::get(b.getContext())
-                       : tiles.getElementType(0);
-  Type typeB = packedB ? Float8E4M3FNType::get(b.getContext())
-                       : tiles.getElementType(1);
-  std::string types = getPtxTypeName(typeA) + "." + getPtxTypeName(typeB);
+  std::string types = getPtxTypeName(tiles.getStagedElementType(0)) + "." +
+                      getPtxTypeName(tiles.getStagedElementType(1));
   std::string intrinsic = "llvm.nvvm.mma.m16n8k32.row.col.f32." + types + ".f32";
   std::string intrinsicK16 =
       "llvm.nvvm.mma.m16n8k16.row.col.f32." + types + ".f32";
@@ -335,21 +350,11 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       p.push_back(LLVM::ExtractValueOp::create(b, loc, result, v));
     return p;
   };
-  // The E4M3 word of the 4 E2M1 codes at byte `kByte` (2-aligned) of
-  // staged row `row` of `operand`.
-  auto loadHalfWord = [&](unsigned operand, Value row, Value kByte) {
-    Value bytes = vector::LoadOp::create(
-        b, loc, VectorType::get({2}, b.getI8Type()), memory,
-        tiles.getCodesOffset(b, loc, operand, buffer, row, kByte),
-        /*nontemporal=*/false, llvm::Align(2));
-    Value half = vector::ExtractOp::create(
-        b, loc,
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI16Type()),
-                                  bytes),
-        0);
-    return widenE2M1ToE4M3(wm, arith::ExtUIOp::create(b, loc,
-                                                      b.getI32Type(), half))
-        .first;
+  // The word of 8-bit codes at byte `kByte` of staged row `row` of
+  // `operand`.
+  auto loadCodes = [&](unsigned operand, Value row, Value kByte) {
+    return lm.loadWord(
+        memory, tiles.getCodesOffset(b, loc, operand, buffer, row, kByte));
   };
 
   // How a block's terms reach the accumulators:
@@ -368,7 +373,6 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   // one A tile's registers are live at a time, next to the accumulators.
   // E8M0 scale words (one per row: the 4 blocks of the step) are loaded
   // once before it, UE4M3 ones (two per row) per block.
-  Value t8 = lm.mul(t, 8);
   auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs) {
     auto loop = scf::ForOp::create(b, loc, lm.c(0),
                                    lm.c(kGemmTileK / blockSize), lm.c(1),
@@ -377,14 +381,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     b.setInsertionPointToStart(loop.getBody());
     Value block = loop.getInductionVar();
     SmallVector<Value> blockAccs(loop.getRegionIterArgs());
-    // First staged byte of the block per operand: E2M1 two per byte.
-    Value kByteA = lm.mul(block, packedA ? blockSize / 2 : blockSize);
-    Value kByteB = lm.mul(block, packedB ? blockSize / 2 : blockSize);
-    // Byte of 8-bit register half h (K 4 t + 16 h, or in the permuted
-    // order 8 t + 4 h) within the block.
-    auto byteOfHalf = [&](Value kByte, int64_t h) {
-      return permuted ? lm.add(lm.add(t8, kByte), 4 * h)
-                      : lm.add(lm.add(t4, kByte), 16 * h);
+    // Byte of the register of K 4 t + 16 h of the block (h = 0 only for
+    // m16n8k16): one code per byte, the block's first at byte
+    // block · blockSize.
+    Value kByte = lm.mul(block, blockSize);
+    auto byteOfHalf = [&](int64_t h) {
+      return lm.add(lm.add(t4, kByte), 16 * h);
     };
     // This block's byte of a scale word.
     Value blockInWord = arith::IndexCastOp::create(b, loc, b.getI32Type(),
@@ -408,25 +410,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     };
     // B registers of tile j, C-column factors 2^eb (E8M0) or sb (UE4M3).
     SmallVector<SmallVector<Value, 2>> bRegs;
+    // k32: B register r = B[16 r + 4 t + j][g]; k16: B[4 t + j][g].
     for (int64_t j = 0; j < tiling.repN; ++j) {
       Value row = lm.add(lm.add(rowB, 8 * j), g);
-      if (nvfp4) {
-        // m16n8k16: B register = B[4 t + j][g].
-        bRegs.push_back({loadHalfWord(1, row, lm.add(lm.mul(t, 2), kByteB))});
-        continue;
-      }
-      SmallVector<Value, 2> regs(2);
-      if (packedB) {
-        Value word = lm.loadWord(
-            memory,
-            tiles.getCodesOffset(b, loc, 1, buffer, row, lm.add(t4, kByteB)));
-        std::tie(regs[0], regs[1]) = widenE2M1ToE4M3(wm, word);
-      } else {
-        for (int64_t r = 0; r < 2; ++r)
-          regs[r] = lm.loadWord(
-              memory, tiles.getCodesOffset(b, loc, 1, buffer, row,
-                                           byteOfHalf(kByteB, r)));
-      }
+      SmallVector<Value, 2> regs;
+      for (int64_t r = 0; r < (nvfp4 ? 1 : 2); ++r)
+        regs.push_back(loadCodes(1, row, byteOfHalf(r)));
       bRegs.push_back(regs);
     }
     SmallVector<Value> colFactors;
@@ -444,29 +433,13 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     }
 
     for (int64_t i = 0; i < tiling.repM; ++i) {
+      // k32: A register r = A[g + 8 (r % 2)][16 (r / 2) + 4 t + j];
+      // k16: A register r = A[g + 8 r][4 t + j].
       Value tileRow = lm.add(lm.add(rowA, 16 * i), g);
       SmallVector<Value, 4> aRegs;
-      if (nvfp4) {
-        // m16n8k16: A register r = A[g + 8 r][4 t + j].
-        for (int64_t r = 0; r < 2; ++r)
-          aRegs.push_back(loadHalfWord(0, lm.add(tileRow, 8 * r),
-                                       lm.add(lm.mul(t, 2), kByteA)));
-      } else if (packedA) {
-        aRegs.resize(4);
-        for (int64_t h = 0; h < 2; ++h) {
-          Value word = lm.loadWord(
-              memory, tiles.getCodesOffset(b, loc, 0, buffer,
-                                           lm.add(tileRow, 8 * h),
-                                           lm.add(t4, kByteA)));
-          std::tie(aRegs[h], aRegs[2 + h]) = widenE2M1ToE4M3(wm, word);
-        }
-      } else {
-        for (int64_t r = 0; r < 4; ++r)
-          aRegs.push_back(lm.loadWord(
-              memory, tiles.getCodesOffset(b, loc, 0, buffer,
-                                           lm.add(tileRow, 8 * (r % 2)),
-                                           byteOfHalf(kByteA, r / 2))));
-      }
+      for (int64_t r = 0; r < (nvfp4 ? 2 : 4); ++r)
+        aRegs.push_back(
+            loadCodes(0, lm.add(tileRow, 8 * (r % 2)), byteOfHalf(r / 2)));
       // Factors of rows g, g + 8: sa (UE4M3) or 2^ea (fused E8M0), and for
       // exact E8M0 (2^min(ea,T), 2^max(ea-T,0)).
       std::array<std::pair<Value, Value>, 2> rowFactors;

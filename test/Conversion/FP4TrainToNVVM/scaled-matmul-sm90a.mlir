@@ -5,31 +5,40 @@
 !b = !fp4train.scaled<128x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 
 // MXFP4 on the FP8 mma.sync: the shared skeleton (128x128 tiles, 256
-// threads, K steps of 128 staged two codes per byte), then per step a
-// warp-uniform choice of the scaling: each lane tests its rows' and
-// columns' scale words byte-wise against the fused window 54..185 (low 7
-// bits 0x7F7F7F7F plus 74 and plus 70 per byte), vote.sync.all picks the
-// loop. Each loop runs over the step's 4 blocks carrying the 16
-// accumulators: each lane's word of 8 codes widened to two E4M3 words by
-// prmt (magnitude lookup 0x3C383000 / 0x4C484440 by selector w & 0x7777,
-// sign bytes by 0xD9C8 / 0xFBEA), one m16n8k32 per instruction tile with
-// C = 0; the fused loop adds fma(P, 2^ea * 2^eb, T), the exact one
-// ((P * 2^min(ea,117)) * 2^eb) * 2^max(ea-117,0) with an addf.
+// threads, K steps of 128) stages E2M1 as E4M3: each loaded 16-byte chunk
+// of 32 codes is widened word by word by prmt (magnitude lookup 0x3C383000
+// / 0x4C484440 by selector w & 0x7777, sign bytes by 0xD9C8 / 0xFBEA) and
+// stored as 32 bytes, once per workgroup (74 KiB of staging: the launch's
+// dynamic shared memory). Per step a warp-uniform choice of the scaling:
+// each lane tests its rows' and columns' scale words byte-wise against the
+// fused window 54..185 (low 7 bits 0x7F7F7F7F plus 74 and plus 70 per
+// byte), vote.sync.all picks the loop. Each loop runs over the step's 4
+// blocks carrying the 16 accumulators on the staged E4M3 words as they are
+// (no widening left in it), one m16n8k32 per instruction tile with C = 0;
+// the fused loop adds fma(P, 2^ea * 2^eb, T), the exact one
+// ((P * 2^min(ea,117)) * 2^eb) * 2^max(ea-117,0) with an addf. The next
+// step's chunks are widened as they are staged, after the MMAs.
 // CHECK-LABEL: func.func @mxfp4
-// CHECK:       gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256
-// CHECK-SAME:    workgroup(%{{.*}} : memref<43008xi8, #gpu.address_space<workgroup>>)
+// CHECK:       gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c75776_i32 {
+// CHECK-NEXT:    %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK:         vector.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
+// CHECK-DAG:     %[[LO:.*]] = arith.constant 1010315264 : i32
+// CHECK-DAG:     %[[HI:.*]] = arith.constant 1279804480 : i32
+// CHECK-DAG:     %[[M7:.*]] = arith.constant 30583 : i32
+// CHECK:         %[[SEL:.*]] = arith.andi %{{.*}}, %[[M7]] : i32
+// CHECK:         nvvm.prmt <default> %[[SEL]], %[[LO]], %[[HI]] : i32
+// CHECK:         nvvm.prmt <default> %c55752_i32{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:         nvvm.prmt <default> %c64490_i32{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[STAGED:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
+// CHECK:         vector.store %[[STAGED]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
+// CHECK:         gpu.barrier
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
 // CHECK-COUNT-16:  arith.constant 1246382666 : i32
 // CHECK:           arith.constant 1179010630 : i32
 // CHECK:           %[[FUSED:.*]] = nvvm.vote.sync  all %{{.*}}, %{{.*}} -> i1
 // CHECK:           scf.if %[[FUSED]] -> (vector<4xf32>
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
-// CHECK-DAG:           %[[LO:.*]] = arith.constant 1010315264 : i32
-// CHECK-DAG:           %[[HI:.*]] = arith.constant 1279804480 : i32
-// CHECK-DAG:           %[[M7:.*]] = arith.constant 30583 : i32
-// CHECK:               %[[SEL:.*]] = arith.andi %{{.*}}, %[[M7]] : i32
-// CHECK:               nvvm.prmt <default> %[[SEL]], %[[LO]], %[[HI]] : i32
-// CHECK:               nvvm.prmt <default> %c55752_i32{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:           nvvm.prmt
 // CHECK-NOT:           arith.minui
 // CHECK-COUNT-16:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[Z:.*]], %[[Z]], %[[Z]], %[[Z]]) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:               %[[S:.*]] = arith.mulf
@@ -37,11 +46,14 @@
 // CHECK:               scf.yield {{.*}} : vector<4xf32>, vector<4xf32>
 // CHECK:           } else {
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
+// CHECK-NOT:           nvvm.prmt
 // CHECK:               arith.minui %{{.*}}, %c244_i32
 // CHECK-COUNT-16:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
 // CHECK-NOT:           llvm.intr.fma
 // CHECK:               arith.addf
 // CHECK:               scf.yield {{.*}} : vector<4xf32>, vector<4xf32>
+// CHECK:           nvvm.prmt <default> %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:           vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
 // CHECK:           gpu.barrier
 // CHECK:         arith.addf
 // CHECK:         memref.store
@@ -55,17 +67,20 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 !a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 !b = !fp4train.scaled<128x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
 
-// NVFP4: a loop over the 8 blocks of 16 of a step, one m16n8k16 per tile
-// and block on the lanes' 16-bit loads of 4 codes; the UE4M3 scales of two
-// rows (columns) are gathered by one prmt (selector (block % 4) * 0x11 +
-// 0x40) and decoded by cvt.rn.f16x2.e4m3x2, the terms added as
-// fma(P, sa * sb, T); the epilogue applies the global scales.
+// NVFP4: E2M1 staged as E4M3 as above (76 KiB with the 16x16-blocked
+// weight's scales), then a loop over the 8 blocks of 16 of a step, one
+// m16n8k16 per tile and block on the lanes' words of 4 staged codes; the
+// UE4M3 scales of two rows (columns) are gathered by one prmt (selector
+// (block % 4) * 0x11 + 0x40) and decoded by cvt.rn.f16x2.e4m3x2, the terms
+// added as fma(P, sa * sb, T); the epilogue applies the global scales.
 // CHECK-LABEL: func.func @nvfp4
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c77824_i32 {
+// CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
 // CHECK-NOT:       nvvm.vote.sync
 // CHECK:           arith.muli %{{.*}}, %c17_i32
 // CHECK:           %[[PAIRSEL:.*]] = arith.addi %{{.*}}, %c64_i32
-// CHECK:           vector.load %{{.*}} {alignment = 2 : i64} : memref<{{.*}}xi8, #gpu.address_space<workgroup>>, vector<2xi8>
+// CHECK:           vector.load %{{.*}} {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:           %[[PAIR:.*]] = nvvm.prmt <default> %[[PAIRSEL]], %{{.*}}, %{{.*}} : i32
 // CHECK:           %[[CODES:.*]] = arith.trunci %[[PAIR]] : i32 to i16
 // CHECK:           nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
@@ -103,11 +118,13 @@ func.func @mxfp8(%a: !a, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x128xf3
   return %c : tensor<128x128xf32>
 }
 
-// MXFP4 x MXFP8: the E2M1 side widened, the E4M3 side as it is (58 KiB
-// of staging, dynamic).
+// MXFP4 x MXFP8: the E2M1 side widened as it is staged, the E4M3 side
+// stored as it is (74 KiB of staging, dynamic); both in natural K order.
 // CHECK-LABEL: func.func @mixed
-// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c59392_i32 {
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c75776_i32 {
 // CHECK:           nvvm.prmt
+// CHECK:           vector.store %{{.*}} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
+// CHECK:           vector.store %{{.*}} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
 func.func @mixed(%a: !c, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !c, !a, tensor<128x128xf32>

@@ -1,4 +1,5 @@
-//===- GemmKernel.h - The shared block-scaled GEMM kernel skeleton -*- C++ -*-===//
+//===- GemmKernel.h - The shared block-scaled GEMM kernel skeleton -*- C++
+//-*-===//
 //
 // The tiling / staging / epilogue skeleton of the block-scaled GEMM kernels
 // of every GPU target (docs/amdgpu.md, docs/nvvm.md have the pictures):
@@ -11,7 +12,9 @@
 //    NVFP4 blocks of 16). Each step's A and B^T tiles (codes and block
 //    scales) are loaded from global memory once per workgroup (16-byte
 //    vectors, coalesced along K; E2M1 codes arrive two per byte, [PK1], the
-//    order the staged rows keep), and stored to shared memory; two buffers alternate, so the loads of
+//    order the staged rows keep), and stored to shared memory, converted on
+//    the way where the target stages a wider type
+//    (getStagedElementType); two buffers alternate, so the loads of
 //    step t + 1 are in flight while step t computes, one barrier per step;
 //  - the target's BlockScaledMMATargetInfo loads its fragments from the
 //    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
@@ -50,11 +53,11 @@ struct GemmTiling {
 
 /// One staged K step in shared memory, as the MMA fragment loaders see it.
 /// Operand 0 is A (rows of C), operand 1 is B^T (columns of C); both are
-/// K-major: row r holds the step's kGemmTileK elements of that row, E2M1
-/// packed two per byte (element 2i in the low nibble of byte i), 8-bit
-/// formats one per byte, followed by padding; each row's block scale codes
-/// (one byte per block, kGemmTileK / blockSize of them) are stored
-/// separately.
+/// K-major: row r holds the step's kGemmTileK elements of that row in the
+/// staged element type, E2M1 packed two per byte (element 2i in the low
+/// nibble of byte i), 8-bit formats one per byte, followed by padding; each
+/// row's block scale codes (one byte per block, kGemmTileK / blockSize of
+/// them) are stored separately.
 class StagedTiles {
 public:
   /// The shared-memory buffer (memref<bytes x i8, workgroup>).
@@ -63,9 +66,15 @@ public:
   int64_t getBlockSize() const { return blockSize; }
   int64_t getBlocksPerStep() const { return kGemmTileK / blockSize; }
   /// Element type (f4E2M1FN, f8E4M3FN, f8E5M2) and scale type (f8E8M0FNU,
-  /// f8E4M3FN) of `operand`.
+  /// f8E4M3FN) of `operand`: the values' types.
   Type getElementType(unsigned operand) const { return elements[operand]; }
   Type getScaleType(unsigned operand) const { return scaleTypes[operand]; }
+  /// The type whose codes the staged rows hold (getStagedElementType of the
+  /// target): the element type, or a wider one holding the same values.
+  Type getStagedElementType(unsigned operand) const {
+    return stagedElements[operand];
+  }
+  /// True when the staged codes are E2M1, two per byte.
   bool isPacked(unsigned operand) const;
   /// Bytes of one staged row of codes, without padding.
   int64_t getRowCodeBytes(unsigned operand) const;
@@ -83,7 +92,7 @@ private:
   friend class GemmKernelBuilder;
   Value memory;
   int64_t blockSize = 32;
-  Type elements[2], scaleTypes[2];
+  Type elements[2], scaleTypes[2], stagedElements[2];
   int64_t tileRows[2] = {0, 0};
   int64_t rowBytes[2] = {0, 0};
   int64_t codesBase[2] = {0, 0}, scalesBase[2] = {0, 0};
@@ -124,6 +133,17 @@ public:
   virtual SmallVector<int64_t> getStagedScaleOrder(int64_t blocksPerStep) const {
     return {};
   }
+  /// The element type the skeleton stages an operand of type `element` as:
+  /// `element` itself, or a wider type the MMA takes that holds every value
+  /// of `element` exactly. The conversion (convertStagedCodes) then runs
+  /// once per workgroup as the codes go to shared memory, not once per
+  /// subgroup reading them.
+  virtual Type getStagedElementType(Type element) const { return element; }
+  /// The staged codes (vector<n' x i8>) of `chunk`, a vector<n x i8> of
+  /// `element` codes in global order ([PK1] for E2M1), where
+  /// getStagedElementType(element) differs from `element`.
+  virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
+                                   Value chunk) const;
 
   /// Emits the MMAs of one staged K step for the subgroup of `lane` whose
   /// instruction tile (i, j) starts at tile row `rowA + i * M` of A and
