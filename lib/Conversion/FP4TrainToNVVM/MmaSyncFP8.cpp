@@ -32,7 +32,8 @@
 // Scales: the accumulator row g + 8 h of instruction tile i needs A's scale
 // row rowA + 16 i + g + 8 h, its column 2 t + c of tile j B^T's row rowB +
 // 8 j + 2 t + c; each staged scale row is one aligned word (4 E8M0 codes of
-// the step, loaded once per step) or two (8 UE4M3 codes, loaded per block).
+// the step, loaded once per step) or two (8 UE4M3 codes, each loaded once
+// before a loop over its 4 blocks).
 // A UE4M3 pair (rows g and g + 8, or columns 2 t and 2 t + 1) is gathered
 // by one prmt and decoded by one cvt.rn.f16x2.e4m3x2 (exact: every E4M3
 // value is an f16; NaN stays NaN) and two cvt.f32.f16.
@@ -371,15 +372,16 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   // tile i its fragment, row factors and the MMAs of row i. A loop (not
   // unrolled code) keeps ptxas from interleaving blocks: one block's and
   // one A tile's registers are live at a time, next to the accumulators.
-  // E8M0 scale words (one per row: the 4 blocks of the step) are loaded
-  // once before it, UE4M3 ones (two per row) per block.
-  auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs) {
-    auto loop = scf::ForOp::create(b, loc, lm.c(0),
-                                   lm.c(kGemmTileK / blockSize), lm.c(1),
-                                   initAccs);
+  // It runs `count` blocks from `firstBlock`, whose scale words (4 codes
+  // each) wordsA / wordsB hold: E8M0 (one word per row) for the whole
+  // step, UE4M3 (two per row) for half of it.
+  auto buildBlockLoop = [&](Scaling scaling, ValueRange initAccs,
+                            Value firstBlock, int64_t count) {
+    auto loop =
+        scf::ForOp::create(b, loc, lm.c(0), lm.c(count), lm.c(1), initAccs);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value block = loop.getInductionVar();
+    Value block = lm.add(firstBlock, loop.getInductionVar());
     SmallVector<Value> blockAccs(loop.getRegionIterArgs());
     // Byte of the register of K 4 t + 16 h of the block (h = 0 only for
     // m16n8k16): one code per byte, the block's first at byte
@@ -396,14 +398,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
     };
     // prmt selector of byte block % 4 of two words: (4 + k) << 4 | k.
-    Value pairSelector = nvfp4 ? arith::AddIOp::create(
-                                     b, loc, arith::MulIOp::create(
-                                                 b, loc, blockInWord,
-                                                 wm.c(0x11)),
-                                     wm.c(0x40))
-                               : Value();
-    if (nvfp4)
-      scaleCodes(block);
+    Value pairSelector =
+        nvfp4 ? arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(b, loc, blockInWord, wm.c(0x11)),
+                    wm.c(0x40))
+              : Value();
     // The f32 2^(code - 127) of an E8M0 code in the fused window (normal).
     auto e8m0Normal = [&](Value word) {
       return wm.toF32(wm.shl(scaleByte(word), 23));
@@ -493,14 +493,28 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   };
 
   SmallVector<Value> results;
+  const int64_t blocksPerStep = kGemmTileK / blockSize;
   if (nvfp4) {
-    results = buildBlockLoop(Scaling::Fused, accs);
+    // A staged UE4M3 scale row is two words of 4 blocks: each word is
+    // loaded once, before the loop over its blocks.
+    auto halves = scf::ForOp::create(b, loc, lm.c(0), lm.c(blocksPerStep / 4),
+                                     lm.c(1), accs);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(halves.getBody());
+      Value first = lm.mul(halves.getInductionVar(), 4);
+      scaleCodes(first);
+      scf::YieldOp::create(
+          b, loc,
+          buildBlockLoop(Scaling::Fused, halves.getRegionIterArgs(), first, 4));
+    }
+    results = SmallVector<Value>(halves.getResults());
   } else {
     // One scale word per row covers the step's 4 blocks. The fused loop
     // runs when every code of this warp's words lies in the window (a
     // warp-uniform vote, so the MMAs stay converged); real scales always
     // do, the exact loop keeps [GEMM1] for the rest.
-    assert(kGemmTileK / blockSize <= 4 && "one E8M0 word per row and step");
+    assert(blocksPerStep <= 4 && "one E8M0 word per row and step");
     scaleCodes(lm.c(0));
     Value outside = wm.c(0);
     for (Value word : llvm::concat<Value>(wordsA, wordsB))
@@ -515,9 +529,11 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&branch.getThenRegion().front());
-      scf::YieldOp::create(b, loc, buildBlockLoop(Scaling::Fused, accs));
+      scf::YieldOp::create(
+          b, loc, buildBlockLoop(Scaling::Fused, accs, lm.c(0), blocksPerStep));
       b.setInsertionPointToStart(&branch.getElseRegion().front());
-      scf::YieldOp::create(b, loc, buildBlockLoop(Scaling::Exact, accs));
+      scf::YieldOp::create(
+          b, loc, buildBlockLoop(Scaling::Exact, accs, lm.c(0), blocksPerStep));
     }
     results = SmallVector<Value>(branch.getResults());
   }

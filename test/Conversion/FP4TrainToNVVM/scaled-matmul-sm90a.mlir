@@ -68,16 +68,20 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 !b = !fp4train.scaled<128x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
 
 // NVFP4: E2M1 staged as E4M3 as above (76 KiB with the 16x16-blocked
-// weight's scales), then a loop over the 8 blocks of 16 of a step, one
-// m16n8k16 per tile and block on the lanes' words of 4 staged codes; the
-// UE4M3 scales of two rows (columns) are gathered by one prmt (selector
-// (block % 4) * 0x11 + 0x40) and decoded by cvt.rn.f16x2.e4m3x2, the terms
-// added as fma(P, sa * sb, T); the epilogue applies the global scales.
+// weight's scales), then the 8 blocks of 16 of a step as two loops over
+// 4 blocks, each after loading the scale word (4 UE4M3 codes) of its half
+// of every row; one m16n8k16 per tile and block on the lanes' words of 4
+// staged codes; the UE4M3 scales of two rows (columns) are gathered by one
+// prmt (selector (block % 4) * 0x11 + 0x40) and decoded by
+// cvt.rn.f16x2.e4m3x2, the terms added as fma(P, sa * sb, T); the
+// epilogue applies the global scales.
 // CHECK-LABEL: func.func @nvfp4
 // CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c77824_i32 {
 // CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args
 // CHECK-NOT:       nvvm.vote.sync
+// CHECK-COUNT-16:  vector.load %{{.*}} {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args
 // CHECK:           arith.muli %{{.*}}, %c17_i32
 // CHECK:           %[[PAIRSEL:.*]] = arith.addi %{{.*}}, %c64_i32
 // CHECK:           vector.load %{{.*}} {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
