@@ -23,9 +23,11 @@
 // rmsnorm(x) = x · r, r = 1/√(mean_d(x²) + 1e-5), per token; gelu is the tanh
 // approximation. The step returns the loss and the gradient of every parameter,
 // in argument order, each with its parameter's shape. Tokens and targets are
-// byte values in [0, V). The embedding lookup (tensor.extract in a
-// linalg.generic) and its backward (a scatter-add: a reduction over the tokens
-// with arith.cmpi/arith.select) are not contractions.
+// byte values in [0, V); an id outside it is guarded (it reads row or column 0
+// and makes the value NaN, so the loss is NaN, never a read out of bounds).
+// The embedding lookup (tensor.extract in a linalg.generic) and its backward
+// (a scatter-add: a reduction over the tokens with arith.cmpi/arith.select)
+// are not contractions.
 //
 // Arguments: 0 wte, 1 wpe;
 // block l: 2+8l g1, 3+8l wq, 4+8l wk, 5+8l wv, 6+8l wo, 7+8l g2, 8+8l w1, 9+8l w2;
@@ -272,15 +274,22 @@ func.func @train_step(
 
   // ---- embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s] ----
   // A gather (tensor.extract), as torch-mlir lowers aten.embedding.
-  // Tokens must lie in [0, 256): the lookup does not check them.
+  // A token outside [0, 256) reads row 0 and embeds as NaN: the gather never
+  // leaves the table, and the loss of such a batch is NaN ([IDX1]).
   %x0_bsd = linalg.generic {indexing_maps = [#bs, #sd, #bsd],
       iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%tokens, %wpe : tensor<1x64xi32>, tensor<64x128xf32>)
       outs(%empty_1x64x128 : tensor<1x64x128xf32>) {
   ^bb0(%token: i32, %pos: f32, %out: f32):
     %row = arith.index_cast %token : i32 to index
+    %vocab = arith.constant 256 : index
+    %in_vocab = arith.cmpi ult, %row, %vocab : index
+    %row0 = arith.constant 0 : index
+    %safe_row = arith.select %in_vocab, %row, %row0 : index
     %d = linalg.index 2 : index
-    %tok_emb = tensor.extract %wte[%row, %d] : tensor<256x128xf32>
+    %looked_up = tensor.extract %wte[%safe_row, %d] : tensor<256x128xf32>
+    %nan = arith.constant 0x7FC00000 : f32
+    %tok_emb = arith.select %in_vocab, %looked_up, %nan : f32
     %emb = arith.addf %tok_emb, %pos : f32
     linalg.yield %emb : f32
   } -> tensor<1x64x128xf32>
@@ -1230,15 +1239,22 @@ func.func @train_step(
     %s = arith.addf %acc, %ex : f32
     linalg.yield %s : f32
   } -> tensor<64xf32>
-  // The target's logit, gathered (torch-mlir lowers the gather of nll_loss so).
+  // The target's logit, gathered (torch-mlir lowers the gather of nll_loss so);
+  // a target outside [0, 256) reads column 0 and gives NaN ([IDX1]).
   %target_logit = linalg.generic {indexing_maps = [#vec, #vec],
       iterator_types = ["parallel"]}
       ins(%targets_flat : tensor<64xi32>)
       outs(%empty_64 : tensor<64xf32>) {
   ^bb0(%target: i32, %out: f32):
     %col = arith.index_cast %target : i32 to index
+    %vocab = arith.constant 256 : index
+    %in_vocab = arith.cmpi ult, %col, %vocab : index
+    %col0 = arith.constant 0 : index
+    %safe_col = arith.select %in_vocab, %col, %col0 : index
     %t = linalg.index 0 : index
-    %tl = tensor.extract %logits[%t, %col] : tensor<64x256xf32>
+    %gathered = tensor.extract %logits[%t, %safe_col] : tensor<64x256xf32>
+    %nan = arith.constant 0x7FC00000 : f32
+    %tl = arith.select %in_vocab, %gathered, %nan : f32
     linalg.yield %tl : f32
   } -> tensor<64xf32>
   %loss = linalg.generic {indexing_maps = [#vec, #vec, #vec, #vec_scalar],

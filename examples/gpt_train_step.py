@@ -583,12 +583,20 @@ class Step:
         e.emit("// ===================================================================== //")
         e.section("embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s]")
         e.emit("// A gather (tensor.extract), as torch-mlir lowers aten.embedding.")
-        e.emit("// Tokens must lie in [0, %d): the lookup does not check them." % V)
+        e.emit("// A token outside [0, %d) reads row 0 and embeds as NaN: the gather never" % V)
+        e.emit("// leaves the table, and the loss of such a batch is NaN ([IDX1]).")
         x0b = e.generic("x0_bsd", ["#bs", "#sd", "#bsd"], ["parallel"] * 3,
                         [("%tokens", ty([B, S], "i32")), ("%wpe", ty([S, D]))],
                         (e.empty([B, S, D]), ty([B, S, D])), ["token", "pos", "out"],
-                        ["%row = arith.index_cast %token : i32 to index", "%d = linalg.index 2 : index",
-                         "%%tok_emb = tensor.extract %%wte[%%row, %%d] : %s" % ty([V, D]),
+                        ["%row = arith.index_cast %token : i32 to index",
+                         "%%vocab = arith.constant %d : index" % V,
+                         "%in_vocab = arith.cmpi ult, %row, %vocab : index",
+                         "%row0 = arith.constant 0 : index",
+                         "%safe_row = arith.select %in_vocab, %row, %row0 : index",
+                         "%d = linalg.index 2 : index",
+                         "%%looked_up = tensor.extract %%wte[%%safe_row, %%d] : %s" % ty([V, D]),
+                         "%nan = arith.constant 0x7FC00000 : f32",
+                         "%tok_emb = arith.select %in_vocab, %looked_up, %nan : f32",
                          "%emb = arith.addf %tok_emb, %pos : f32"], "%emb")
         x = e.collapse("x0", x0b, [B, S, D], [[0, 1], [2]])
 
@@ -612,11 +620,19 @@ class Step:
                          [(logits, ty([T, V])), (lmax, ty([T]))], (e.zeros([T]), ty([T])), ["l", "m", "acc"],
                          ["%shifted = arith.subf %l, %m : f32", "%ex = math.exp %shifted : f32",
                           "%s = arith.addf %acc, %ex : f32"], "%s")
-        e.emit("// The target's logit, gathered (torch-mlir lowers the gather of nll_loss so).")
+        e.emit("// The target's logit, gathered (torch-mlir lowers the gather of nll_loss so);")
+        e.emit("// a target outside [0, %d) reads column 0 and gives NaN ([IDX1])." % V)
         tl = e.generic("target_logit", ["#vec", "#vec"], ["parallel"], [(tg, ty([T], "i32"))],
                        (e.empty([T]), ty([T])), ["target", "out"],
-                       ["%col = arith.index_cast %target : i32 to index", "%t = linalg.index 0 : index",
-                        "%%tl = tensor.extract %s[%%t, %%col] : %s" % (logits, ty([T, V]))], "%tl")
+                       ["%col = arith.index_cast %target : i32 to index",
+                        "%%vocab = arith.constant %d : index" % V,
+                        "%in_vocab = arith.cmpi ult, %col, %vocab : index",
+                        "%col0 = arith.constant 0 : index",
+                        "%safe_col = arith.select %in_vocab, %col, %col0 : index",
+                        "%t = linalg.index 0 : index",
+                        "%%gathered = tensor.extract %s[%%t, %%safe_col] : %s" % (logits, ty([T, V])),
+                        "%nan = arith.constant 0x7FC00000 : f32",
+                        "%tl = arith.select %in_vocab, %gathered, %nan : f32"], "%tl")
         loss_init = "%loss_zero"
         e.prologue.append("  %loss_init = tensor.empty() : tensor<f32>")
         e.prologue.append("  %loss_zero = linalg.fill ins(%zero : f32) outs(%loss_init : tensor<f32>) -> tensor<f32>")
@@ -741,9 +757,11 @@ W : [out, in] and a linear layer computes Y = X · Wᵀ.
 rmsnorm(x) = x · r, r = 1/√(mean_d(x²) + 1e-5), per token; gelu is the tanh
 approximation. The step returns the loss and the gradient of every parameter,
 in argument order, each with its parameter's shape. Tokens and targets are
-byte values in [0, V). The embedding lookup (tensor.extract in a
-linalg.generic) and its backward (a scatter-add: a reduction over the tokens
-with arith.cmpi/arith.select) are not contractions.
+byte values in [0, V); an id outside it is guarded (it reads row or column 0
+and makes the value NaN, so the loss is NaN, never a read out of bounds).
+The embedding lookup (tensor.extract in a linalg.generic) and its backward
+(a scatter-add: a reduction over the tokens with arith.cmpi/arith.select)
+are not contractions.
 
 Arguments: {args}.
 %step is not used by the arithmetic: fp4train-quantize-matmuls derives its

@@ -8,10 +8,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 using namespace mlir;
 
@@ -59,68 +57,6 @@ bool runPipeline(FuzzContext &context, ModuleOp module,
   bool ok = succeeded(pm.run(module));
   checkFailureReported(!ok, context, pipeline);
   return ok;
-}
-
-llvm::StringRef asText(const uint8_t *data, size_t size) {
-  const void *nul = std::memchr(data, 0, size);
-  if (nul)
-    size = size_t(static_cast<const uint8_t *>(nul) - data);
-  return llvm::StringRef(reinterpret_cast<const char *>(data), size);
-}
-
-/// True if `text` starts with `= [i, j, ...]` (spaces allowed).
-static bool startsWithIntegerList(llvm::StringRef text) {
-  text = text.ltrim();
-  if (!text.consume_front("="))
-    return false;
-  text = text.ltrim();
-  if (!text.consume_front("["))
-    return false;
-  text = text.ltrim();
-  if (text.consume_front("]"))
-    return true;
-  while (true) {
-    text.consume_front("-");
-    size_t digits = text.find_first_not_of("0123456789");
-    if (digits == 0 || digits == llvm::StringRef::npos)
-      return false;
-    text = text.drop_front(digits).ltrim();
-    if (text.consume_front("]"))
-      return true;
-    if (!text.consume_front(","))
-      return false;
-    text = text.ltrim();
-  }
-}
-
-bool hasKnownUpstreamParserCrash(llvm::StringRef text) {
-  if (text.contains("batch_matmul") && text.contains("xindex>"))
-    return true;
-  for (llvm::StringRef op : {"linalg.transpose", "linalg.broadcast",
-                             "linalg.reduce"}) {
-    for (size_t at = text.find(op); at != llvm::StringRef::npos;
-         at = text.find(op, at + 1)) {
-      // The generic form ("linalg.transpose"(...)) parses its attributes
-      // with the generic parser, which is safe.
-      if (at > 0 && text[at - 1] == '"')
-        continue;
-      llvm::StringRef rest = text.drop_front(at + op.size());
-      size_t key = std::min(rest.find("permutation"), rest.find("dimensions"));
-      if (key == llvm::StringRef::npos)
-        continue;
-      llvm::StringRef value = rest.drop_front(key);
-      value = value.drop_front(value.starts_with("permutation")
-                                   ? strlen("permutation")
-                                   : strlen("dimensions"));
-      if (!startsWithIntegerList(value))
-        return true;
-    }
-  }
-  return false;
-}
-
-bool touchesTheMachine(llvm::StringRef text) {
-  return text.contains("report") || text.contains("toolkit");
 }
 
 } // namespace mlir::fp4train::fuzz

@@ -12,6 +12,8 @@
 #ifndef FP4TRAIN_FUZZ_FUZZSUPPORT_H
 #define FP4TRAIN_FUZZ_FUZZSUPPORT_H
 
+#include "FuzzText.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -57,25 +59,6 @@ void checkFailureReported(bool failed, const FuzzContext &context,
 /// where the option text itself is the input (see parsePipeline).
 bool runPipeline(FuzzContext &context, mlir::ModuleOp module,
                  llvm::StringRef pipeline);
-
-/// The input as text, cut at its first NUL (MLIR's parser wants a
-/// NUL-terminated buffer and stops there anyway).
-llvm::StringRef asText(const uint8_t *data, size_t size);
-
-/// Inputs that crash MLIR 22's own parser (plain mlir-opt too) in a way no
-/// check of ours can precede, so the fuzzers skip them instead of stopping
-/// on them again and again (docs/robustness.md lists them):
-/// - the custom forms of linalg.transpose, linalg.broadcast and linalg.reduce
-///   whose `permutation = ` / `dimensions = ` value is not a well-formed
-///   integer list (`[1, 0@`, `= 5`): the parser stores a null attribute and
-///   dereferences it;
-/// - linalg.batch_matmul with `index` operands (tensors of index).
-bool hasKnownUpstreamParserCrash(llvm::StringRef text);
-
-/// Inputs the fuzzers leave alone because they would touch the machine
-/// outside the run: option text naming output files (`report=`) or
-/// programs to launch (`toolkit=`).
-bool touchesTheMachine(llvm::StringRef text);
 
 } // namespace mlir::fp4train::fuzz
 

@@ -15,6 +15,7 @@
 #include "FuzzSupport.h"
 
 #include "mlir/IR/Verifier.h"
+#include "fp4train/ParseModule.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -69,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   FuzzContext context;
   ParserConfig config(&context.get());
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
+  OwningOpRef<ModuleOp> module =
+      mlir::fp4train::parseModule(text, "<fuzz>", &context.get());
   checkFailureReported(!module, context, "parsing");
   if (!module)
     return 0;

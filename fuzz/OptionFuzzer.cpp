@@ -6,8 +6,12 @@
 // same uniqued object, and a recipe is then applied by the quantize
 // pipeline. Any other selector picks a pass or pipeline and takes the text
 // as its option list (`name{<text>}`): option text that parses is run on a
-// training step that needs every role. A crash, a sanitizer report, a failure
-// without an error or a round trip that changes the object is a finding.
+// training step that needs every role. The last selector takes the text as a
+// whole pipeline, anchored or nested anywhere (`func.func(...)`, `any(...)`)
+// but naming only fp4train passes and pipelines: a pipeline nested where it
+// cannot run must be an error, not an LLVM ERROR. A crash, a sanitizer
+// report, a failure without an error or a round trip that changes the object
+// is a finding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +74,16 @@ const char *const kOptionTargets[] = {
     "fp4train-rocm-kernel-pipeline", "fp4train-cuda-kernel-pipeline",
     "fp4train-to-amdgpu",            "fp4train-to-nvvm",
     "fp4train-interchange-contractions", "fp4train-vectorize-contractions",
+    "fp4train-check-indices",        "fp4train-gpu-device-memory",
+    "fp4train-cuda-pipeline",        "fp4train-rocm-pipeline",
 };
+
+/// The pipelines that end in device binaries: their option text must not
+/// ask for format=bin, which launches ptxas or the ROCm linker.
+bool serializes(llvm::StringRef target) {
+  return target == "fp4train-cuda-pipeline" ||
+         target == "fp4train-rocm-pipeline";
+}
 
 /// True when `text` can stand between `name{` and `}` without closing the
 /// option list early: a stray `}` would end it and let the rest name other
@@ -152,7 +165,8 @@ void fuzzType(FuzzContext &context, llvm::StringRef text) {
 
 void fuzzOptions(FuzzContext &context, llvm::StringRef target,
                  llvm::StringRef text) {
-  if (!isOneOptionList(text) || touchesTheMachine(text))
+  if (!isOneOptionList(text) || touchesTheMachine(text) ||
+      (serializes(target) && text.contains("bin")))
     return;
   std::string pipeline = (target + "{" + text + "}").str();
   PassManager pm(&context.get(), ModuleOp::getOperationName());
@@ -166,19 +180,36 @@ void fuzzOptions(FuzzContext &context, llvm::StringRef target,
   checkFailureReported(!ok, context, pipeline);
 }
 
+void fuzzPipeline(FuzzContext &context, llvm::StringRef text) {
+  if (!namesOnlyOurPasses(text) || touchesTheMachine(text) ||
+      text.contains("bin"))
+    return;
+  PassManager pm(&context.get(), ModuleOp::getOperationName());
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  if (failed(parsePassPipeline(text, pm, errorStream)))
+    return; // Rejected with a message, nested pipelines included.
+  OwningOpRef<ModuleOp> module = parseTrainStep(context);
+  context.resetErrors();
+  bool ok = succeeded(pm.run(*module));
+  checkFailureReported(!ok, context, text);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
-  unsigned numTargets = 2 + sizeof(kOptionTargets) / sizeof(kOptionTargets[0]);
-  unsigned selector = data[0] % numTargets;
+  unsigned numTargets = sizeof(kOptionTargets) / sizeof(kOptionTargets[0]);
+  unsigned selector = data[0] % (numTargets + 3);
   llvm::StringRef text = asText(data + 1, size - 1);
   FuzzContext context;
   if (selector == 0)
     fuzzAttribute(context, text);
   else if (selector == 1)
     fuzzType(context, text);
+  else if (selector == numTargets + 2)
+    fuzzPipeline(context, text);
   else
     fuzzOptions(context, kOptionTargets[selector - 2], text);
   return 0;

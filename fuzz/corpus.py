@@ -29,7 +29,11 @@ OPTION_TARGETS = [
     "fp4train-cpu-pipeline", "fp4train-rocm-kernel-pipeline",
     "fp4train-cuda-kernel-pipeline", "fp4train-to-amdgpu", "fp4train-to-nvvm",
     "fp4train-interchange-contractions", "fp4train-vectorize-contractions",
+    "fp4train-check-indices", "fp4train-gpu-device-memory",
+    "fp4train-cuda-pipeline", "fp4train-rocm-pipeline",
 ]
+# The option fuzzer's last selector: the text is a whole pipeline.
+OPTION_WHOLE_PIPELINE = 2 + len(OPTION_TARGETS)
 
 
 def encode(data):
@@ -115,6 +119,65 @@ def option_seeds(src, out):
                 write_seed(out, bytes([selector]) + value.encode())
 
 
+# Pipelines nested under other anchors, for the option and C API fuzzers.
+NESTED_PIPELINES = [
+    "builtin.module(func.func(fp4train-quantize-pipeline{recipe=nvfp4}))",
+    "builtin.module(func.func(fp4train-cpu-pipeline{recipe=none}))",
+    "builtin.module(any(fp4train-cuda-kernel-pipeline))",
+    "builtin.module(gpu.module(fp4train-rocm-kernel-pipeline))",
+    "builtin.module(builtin.module(fp4train-quantize-pipeline))",
+    "builtin.module(fp4train-cpu-pipeline{recipe=mxfp4 numerics=ir})",
+    "func.func(fp4train-interchange-contractions)",
+    "builtin.module(fp4train-check-indices,fp4train-quantize-pipeline{recipe=nvfp4})",
+]
+
+
+def nested_pipeline_seeds(out):
+    for pipeline in NESTED_PIPELINES:
+        write_seed(out, bytes([OPTION_WHOLE_PIPELINE]) + pipeline.encode())
+
+
+def case_file_seeds(src, out):
+    for path in sources(src, (".txt",)):
+        if os.sep + "Inputs" + os.sep in path and "cases" in os.path.basename(path):
+            with open(path, "rb") as f:
+                write_seed(out, f.read())
+    for text in ("a check k.mlir f\n../../x check k.mlir f\n",
+                 "twice check k.mlir f\ntwice timing k.mlir g nvfp4\n",
+                 "# only a comment\n\n", ".hidden check k.mlir f\n"):
+        write_seed(out, text.encode())
+
+
+def task_seeds(src, out):
+    corpus = b""
+    docs = os.path.join(src, "docs")
+    for name in sorted(os.listdir(docs)):
+        if name.endswith(".md"):
+            with open(os.path.join(docs, name), "rb") as f:
+                corpus += f.read()
+    for batch, length, evals, seed in ((1, 64, 4, 1), (4, 16, 1, 7),
+                                       (16, 1023, 999999, 3), (1, 1, 1, 0)):
+        word = (batch - 1) | (length - 1) << 4 | (evals - 1) << 14
+        params = struct.pack("<QQ", word, seed)
+        write_seed(out, params + corpus[:max(20 * (length + 2), 4096)])
+
+
+def capi_seeds(src, out):
+    count = 0
+    for path in sources(src, (".mlir",)):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for chunk in re.split(r"^// -----$", text, flags=re.M):
+            if count % 4 == 0:
+                write_seed(out, b"\x00" + chunk.encode())
+            count += 1
+    for pipeline in NESTED_PIPELINES:
+        write_seed(out, b"\x01" + pipeline.encode())
+    for ids in ((0, 1, 2, 3), (4, 4, 4, 4), (0, 5, 1, 2), (-1, 0, 0, 0),
+                (2**31 - 1, 0, 0, 0)):
+        write_seed(out, b"\x02" + struct.pack("<4i", *ids))
+
+
 def npy(descr, shape, payload):
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
         descr, "".join("%d, " % d for d in shape) if len(shape) != 1 else
@@ -158,6 +221,10 @@ def main(argv):
         opt_seeds(src, os.path.join(out, "fp4-opt-fuzzer"))
         option_seeds(src, os.path.join(out, "fp4-option-fuzzer"))
         quant_seeds(src, os.path.join(out, "fp4-quant-fuzzer"))
+        nested_pipeline_seeds(os.path.join(out, "fp4-option-fuzzer"))
+        case_file_seeds(src, os.path.join(out, "fp4-case-file-fuzzer"))
+        task_seeds(src, os.path.join(out, "fp4-task-fuzzer"))
+        capi_seeds(src, os.path.join(out, "fp4-capi-fuzzer"))
         return 0
     if len(argv) == 4 and argv[1] == "decode":
         for fuzzer in sorted(os.listdir(argv[2])):

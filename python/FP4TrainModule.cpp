@@ -23,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace py = pybind11;
@@ -135,6 +136,37 @@ std::string roleReport(const Module &module, const std::string &layout) {
 // Numerics
 //===----------------------------------------------------------------------===//
 
+/// What a conversion to T takes, for error messages.
+template <typename T>
+const char *describeExpected() {
+  if constexpr (std::is_same_v<T, bool>)
+    return "a bool";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "a str";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a float within the range of float32";
+  else if constexpr (std::is_unsigned_v<T>)
+    return "an int in [0, 2**64)";
+  else
+    return "an int in [-2**63, 2**63)";
+}
+
+/// `value` as T; a value of the wrong kind or out of T's range is a
+/// TypeError naming `what` (an argument or option) and what it takes, not
+/// pybind11's "Unable to cast Python instance to C++ type".
+template <typename T>
+T convert(py::handle value, const std::string &what) {
+  try {
+    return py::cast<T>(value);
+  } catch (const py::cast_error &) {
+    std::string shown = py::repr(value).cast<std::string>();
+    if (shown.size() > 40)
+      shown = shown.substr(0, 37) + "...";
+    throw py::type_error(what + " must be " + describeExpected<T>() +
+                         ", got " + shown);
+  }
+}
+
 /// FP4TrainQuantOptions built from the dict the Python layer passes (keys
 /// named as fp4-quant's options), with the strings it points to.
 struct QuantOptions {
@@ -144,7 +176,7 @@ struct QuantOptions {
                     const char *&field) {
       if (!dict.contains(key))
         return;
-      storage = py::cast<std::string>(dict[key]);
+      storage = convert<std::string>(dict[key], "option  + std::string(key) + ");
       field = storage.c_str();
     };
     text("format", format, options.format);
@@ -153,23 +185,23 @@ struct QuantOptions {
     text("rounding", rounding, options.rounding);
     text("signs", signs, options.signs);
     if (dict.contains("axis"))
-      options.axis = py::cast<int64_t>(dict["axis"]);
+      options.axis = convert<int64_t>(dict["axis"], "option 'axis'");
     if (dict.contains("seed")) {
       options.hasSeed = true;
-      options.seed = py::cast<uint64_t>(dict["seed"]);
+      options.seed = convert<uint64_t>(dict["seed"], "option 'seed'");
     }
     if (dict.contains("amax")) {
       options.hasAmax = true;
-      options.amax = py::cast<float>(dict["amax"]);
+      options.amax = convert<float>(dict["amax"], "option 'amax'");
     }
     if (dict.contains("hadamard"))
-      options.hadamard = py::cast<int64_t>(dict["hadamard"]);
+      options.hadamard = convert<int64_t>(dict["hadamard"], "option 'hadamard'");
     if (dict.contains("step")) {
       options.hasStep = true;
-      options.step = py::cast<uint64_t>(dict["step"]);
+      options.step = convert<uint64_t>(dict["step"], "option 'step'");
     }
     if (dict.contains("unrotate"))
-      options.unrotate = py::cast<bool>(dict["unrotate"]);
+      options.unrotate = convert<bool>(dict["unrotate"], "option 'unrotate'");
   }
   QuantOptions(const QuantOptions &) = delete;
   QuantOptions &operator=(const QuantOptions &) = delete;
@@ -243,12 +275,15 @@ FloatArray dequantize(const ByteArray &codes, const ByteArray &scales,
 class Jit {
 public:
   Jit(const Module &module, const std::string &function,
-      const std::string &pipeline) {
+      const std::string &pipeline, bool checkIndices) {
     Collector errors;
     {
       py::gil_scoped_release release;
-      jit = fp4trainJitCreate(module.get(), toRef(function), toRef(pipeline),
-                              Collector::append, &errors);
+      FP4TrainJitOptions options = fp4trainJitOptionsGetDefault();
+      options.checkIndices = checkIndices;
+      jit = fp4trainJitCreateWithOptions(module.get(), toRef(function),
+                                         toRef(pipeline), options,
+                                         Collector::append, &errors);
     }
     if (fp4trainJitIsNull(jit))
       errors.raise("compilation failed");
@@ -292,14 +327,14 @@ public:
         if (!py::isinstance<py::float_>(args[i]) &&
             !py::isinstance<py::int_>(args[i]))
           throw py::type_error(where + " must be a float");
-        floats[i] = py::cast<float>(args[i]);
+        floats[i] = convert<float>(args[i], where);
         pointers[i] = &floats[i];
         continue;
       }
       if (value.kind == FP4TrainJitI64) {
         if (!py::isinstance<py::int_>(args[i]))
           throw py::type_error(where + " must be an int");
-        ints[i] = py::cast<int64_t>(args[i]);
+        ints[i] = convert<int64_t>(args[i], where);
         pointers[i] = &ints[i];
         continue;
       }
@@ -317,10 +352,16 @@ public:
       outPointers.push_back(out.mutable_data());
       outs.push_back(std::move(out));
     }
+    Collector errors;
+    bool called;
     {
       py::gil_scoped_release release;
-      fp4trainJitCall(jit, pointers.data(), outPointers.data());
+      called = mlirLogicalResultIsSuccess(
+          fp4trainJitCall(jit, pointers.data(), outPointers.data(),
+                          Collector::append, &errors));
     }
+    if (!called)
+      errors.raise("the call failed");
     py::tuple result(numResults);
     for (intptr_t j = 0; j < numResults; ++j)
       result[j] = outs[j];
@@ -410,8 +451,10 @@ PYBIND11_MODULE(_fp4train, m) {
         py::arg("options"), "Decodes codes and scales to float32.");
 
   py::class_<Jit>(m, "_Jit", "A JIT-compiled function.")
-      .def(py::init<const Module &, const std::string &, const std::string &>(),
-           py::arg("module"), py::arg("function"), py::arg("pipeline"))
+      .def(py::init<const Module &, const std::string &, const std::string &,
+                    bool>(),
+           py::arg("module"), py::arg("function"), py::arg("pipeline"),
+           py::arg("check_indices"))
       .def("arguments", [](const Jit &jit) { return jit.describe(false); })
       .def("results", [](const Jit &jit) { return jit.describe(true); })
       .def("__call__", &Jit::call);

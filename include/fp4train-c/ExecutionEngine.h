@@ -50,6 +50,22 @@ typedef struct FP4TrainJitValue {
   bool isInt32;
 } FP4TrainJitValue;
 
+/// How fp4trainJitCreateWithOptions prepares a function.
+typedef struct FP4TrainJitOptions {
+  /// [IDX1] Bounds-check data-dependent indices (an embedding lookup of
+  /// token ids, a gathered target): an index out of range makes
+  /// fp4trainJitCall fail with a message instead of reading or writing
+  /// outside a buffer. On by default; turn it off only where the inputs are
+  /// known to be in range and speed matters.
+  bool checkIndices;
+} FP4TrainJitOptions;
+
+/// The default options: every check on.
+static inline FP4TrainJitOptions fp4trainJitOptionsGetDefault(void) {
+  FP4TrainJitOptions options = {true};
+  return options;
+}
+
 /// Lowers a clone of `module` (the module itself is not changed) with the
 /// textual pipeline `pipeline` (as fp4trainModuleRunPipeline takes it) and
 /// JITs function `function`. The pipeline must take linalg on tensors to the
@@ -58,6 +74,11 @@ typedef struct FP4TrainJitValue {
 /// say it; other pipelines must. Returns a null handle on failure, passing the
 /// first diagnostic of the failing step to `onError`. Call
 /// fp4trainRegisterPasses first.
+MLIR_CAPI_EXPORTED FP4TrainJit fp4trainJitCreateWithOptions(
+    MlirModule module, MlirStringRef function, MlirStringRef pipeline,
+    FP4TrainJitOptions options, MlirStringCallback onError, void *userData);
+
+/// fp4trainJitCreateWithOptions with the default options.
 MLIR_CAPI_EXPORTED FP4TrainJit fp4trainJitCreate(MlirModule module,
                                                  MlirStringRef function,
                                                  MlirStringRef pipeline,
@@ -84,10 +105,12 @@ MLIR_CAPI_EXPORTED FP4TrainJitValue fp4trainJitGetResult(FP4TrainJit jit,
 /// float or an int64_t, see FP4TrainJitKind), `results[j]` to a buffer of
 /// result j's size, which the call fills. Buffers must match the signature;
 /// they are not checked. Safe to call from several threads on distinct
-/// buffers.
-MLIR_CAPI_EXPORTED void fp4trainJitCall(FP4TrainJit jit,
-                                        const void *const *args,
-                                        void *const *results);
+/// buffers. Fails, passing the reason to `onError`, when an index check
+/// (FP4TrainJitOptions::checkIndices) failed: the results are then
+/// unspecified, and no memory outside the buffers was touched.
+MLIR_CAPI_EXPORTED MlirLogicalResult
+fp4trainJitCall(FP4TrainJit jit, const void *const *args, void *const *results,
+                MlirStringCallback onError, void *userData);
 
 #ifdef __cplusplus
 }

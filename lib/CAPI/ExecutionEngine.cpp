@@ -38,6 +38,17 @@ static std::string withOutParams(llvm::StringRef pipeline) {
 FP4TrainJit fp4trainJitCreate(MlirModule module, MlirStringRef function,
                               MlirStringRef pipeline,
                               MlirStringCallback onError, void *userData) {
+  return fp4trainJitCreateWithOptions(module, function, pipeline,
+                                      fp4trainJitOptionsGetDefault(), onError,
+                                      userData);
+}
+
+FP4TrainJit fp4trainJitCreateWithOptions(MlirModule module,
+                                         MlirStringRef function,
+                                         MlirStringRef pipeline,
+                                         FP4TrainJitOptions options,
+                                         MlirStringCallback onError,
+                                         void *userData) {
   ModuleOp original = unwrap(module);
   MLIRContext *context = original.getContext();
   capi::DiagnosticCapture capture(context);
@@ -49,7 +60,8 @@ FP4TrainJit fp4trainJitCreate(MlirModule module, MlirStringRef function,
   }
   OwningOpRef<ModuleOp> copy = original.clone();
   llvm::Expected<std::unique_ptr<JitFunction>> jit = JitFunction::compile(
-      *copy, unwrap(function), [&](OpPassManager &pm) { pm = *parsed; });
+      *copy, unwrap(function), [&](OpPassManager &pm) { pm = *parsed; },
+      JitOptions{options.checkIndices});
   if (!jit) {
     capi::reportError(onError, userData, llvm::toString(jit.takeError()));
     return {nullptr};
@@ -85,10 +97,15 @@ FP4TrainJitValue fp4trainJitGetResult(FP4TrainJit jit, intptr_t pos) {
   return wrap(unwrap(jit)->getResults()[pos]);
 }
 
-void fp4trainJitCall(FP4TrainJit jit, const void *const *args,
-                     void *const *results) {
+MlirLogicalResult fp4trainJitCall(FP4TrainJit jit, const void *const *args,
+                                  void *const *results,
+                                  MlirStringCallback onError, void *userData) {
   JitFunction *function = unwrap(jit);
-  function->call(
-      llvm::ArrayRef(args, function->getArguments().size()),
-      llvm::ArrayRef(results, function->getResults().size()));
+  if (llvm::Error error = function->call(
+          llvm::ArrayRef(args, function->getArguments().size()),
+          llvm::ArrayRef(results, function->getResults().size()))) {
+    capi::reportError(onError, userData, llvm::toString(std::move(error)));
+    return mlirLogicalResultFailure();
+  }
+  return mlirLogicalResultSuccess();
 }

@@ -7,6 +7,7 @@
 
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 #include "fp4train/InitFP4Train.h"
+#include "fp4train/ParseModule.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Support.h"
@@ -102,8 +103,7 @@ MlirModule fp4trainModuleCreateParse(MlirContext context, MlirStringRef source,
                                      void *userData) {
   MLIRContext *ctx = unwrap(context);
   capi::DiagnosticCapture capture(ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      unwrap(source), ParserConfig(ctx), "<input>");
+  OwningOpRef<ModuleOp> module = parseModule(unwrap(source), "<input>", ctx);
   if (!module) {
     capture.report(onError, userData, "cannot parse the module");
     return {nullptr};

@@ -2,6 +2,7 @@
 
 #include "fp4train/Numerics/Files.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,7 @@ static std::string describeErrno() { return std::strerror(errno); }
 
 static std::string describeTooLarge(const std::string &path, uint64_t size,
                                     uint64_t maxBytes) {
-  return "cannot read '" + path + "': it is " + std::to_string(size) +
+  return "cannot read " + path + ": it is " + std::to_string(size) +
          " bytes, more than the " + std::to_string(maxBytes) +
          " this machine can hold";
 }
@@ -48,7 +49,7 @@ static Expected<std::vector<uint8_t>> readDescriptor(int fd,
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0)
-      return makeError("cannot read '" + path + "': " + describeErrno());
+      return makeError("cannot read " + path + ": " + describeErrno());
     if (got == 0)
       break; // The end, or a regular file truncated while reading.
     done += size_t(got);
@@ -57,8 +58,31 @@ static Expected<std::vector<uint8_t>> readDescriptor(int fd,
   return contents;
 }
 
-Expected<std::vector<uint8_t>> readFile(const std::string &path,
-                                        uint64_t maxBytes) {
+/// Reads the open descriptor `fd` named `name`: a regular file by its size,
+/// and, when `streams`, a pipe or a terminal to its end. Any other kind (a
+/// character device such as /dev/zero, a socket, a directory) is refused.
+static Expected<std::vector<uint8_t>> readOpened(int fd,
+                                                 const std::string &name,
+                                                 bool streams,
+                                                 uint64_t maxBytes) {
+  // fstat on the descriptor, not stat on the name, so the checked file is
+  // the one read.
+  struct stat info;
+  if (::fstat(fd, &info) != 0)
+    return makeError("cannot read " + name + ": " + describeErrno());
+  bool regular = S_ISREG(info.st_mode);
+  if (!regular && !(streams && (S_ISFIFO(info.st_mode) || ::isatty(fd))))
+    return makeError("cannot read " + name +
+                     (streams ? ": not a regular file, a pipe or a terminal"
+                              : ": not a regular file"));
+  return readDescriptor(fd, name, regular, uint64_t(info.st_size),
+                        maxBytes ? maxBytes : getPhysicalMemoryBytes());
+}
+
+/// Opens and reads `path` as readOpened does.
+static Expected<std::vector<uint8_t>> readPath(const std::string &path,
+                                               bool streams,
+                                               uint64_t maxBytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return makeError("cannot open '" + path + "': " + describeErrno());
@@ -66,31 +90,73 @@ Expected<std::vector<uint8_t>> readFile(const std::string &path,
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
-  // fstat on the descriptor, not stat on the name, so the checked file is
-  // the one read.
-  struct stat info;
-  if (::fstat(fd, &info) != 0)
-    return makeError("cannot read '" + path + "': " + describeErrno());
-  if (!S_ISREG(info.st_mode))
-    return makeError("cannot read '" + path + "': not a regular file");
-  return readDescriptor(fd, path, /*sized=*/true, uint64_t(info.st_size),
-                        maxBytes ? maxBytes : getPhysicalMemoryBytes());
+  return readOpened(fd, "'" + path + "'", streams, maxBytes);
+}
+
+Expected<std::vector<uint8_t>> readFile(const std::string &path,
+                                        uint64_t maxBytes) {
+  return readPath(path, /*streams=*/false, maxBytes);
 }
 
 Expected<std::vector<uint8_t>> readFileOrStdin(const std::string &path,
                                                uint64_t maxBytes) {
   if (path != "-")
-    return readFile(path, maxBytes);
-  const std::string name = "<stdin>";
-  struct stat info;
-  if (::fstat(STDIN_FILENO, &info) != 0)
-    return makeError("cannot read " + name + ": " + describeErrno());
-  bool regular = S_ISREG(info.st_mode);
-  if (!regular && !S_ISFIFO(info.st_mode) && !::isatty(STDIN_FILENO))
-    return makeError("cannot read " + name +
-                     ": not a regular file, a pipe or a terminal");
-  return readDescriptor(STDIN_FILENO, name, regular, uint64_t(info.st_size),
-                        maxBytes ? maxBytes : getPhysicalMemoryBytes());
+    return readPath(path, /*streams=*/true, maxBytes);
+  return readOpened(STDIN_FILENO, "<stdin>", /*streams=*/true, maxBytes);
+}
+
+unsigned findExcessiveNesting(std::string_view text, unsigned maxDepth) {
+  unsigned depth = 0, line = 1;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    switch (c) {
+    case '\n':
+      ++line;
+      break;
+    case '"': // A string literal, with backslash escapes, ends at '"'.
+      for (++i; i < e && text[i] != '"'; ++i) {
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n')
+          ++line;
+      }
+      break;
+    case '/':
+      if (i + 1 < e && text[i + 1] == '/')
+        while (i + 1 < e && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '{':
+    case '(':
+    case '[':
+    case '<':
+      if (++depth > maxDepth)
+        return line;
+      break;
+    case '>':
+      if ((i > 0 && text[i - 1] == '-') || (i + 1 < e && text[i + 1] == '='))
+        break;
+      [[fallthrough]];
+    case '}':
+    case ')':
+    case ']':
+      depth -= depth > 0;
+      break;
+    default:
+      break;
+    }
+  }
+  return 0;
+}
+
+bool isPlainFileName(std::string_view name) {
+  if (name.empty() || name.size() > 200 || name.front() == '.')
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' &&
+        c != '-' && c != '.')
+      return false;
+  return true;
 }
 
 /// Writes all of `contents` to `fd`; false (errno set) on a failed write.
@@ -177,6 +243,27 @@ Status writeFiles(const std::vector<OutputFile> &files) {
     }
     temporaries.push_back(*name);
   }
+  // Special files are written in place before any rename, so that one that
+  // fails (a link to /dev/full) leaves no renamed file of the set behind. A
+  // FIFO is opened without blocking: with no reader that is an error, not a
+  // hang.
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!temporaries[i].empty())
+      continue;
+    int fd = ::open(files[i].path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      std::string message =
+          "cannot write '" + files[i].path + "': " + describeErrno();
+      removeTemporaries(0);
+      return makeError(message);
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    Status status = writeAndClose(fd, files[i]);
+    if (!status) {
+      removeTemporaries(0);
+      return status;
+    }
+  }
   for (size_t i = 0; i < files.size(); ++i) {
     if (temporaries[i].empty())
       continue;
@@ -187,17 +274,6 @@ Status writeFiles(const std::vector<OutputFile> &files) {
       removeTemporaries(i);
       return makeError(message);
     }
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (!temporaries[i].empty())
-      continue;
-    int fd = ::open(files[i].path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      return makeError("cannot write '" + files[i].path +
-                       "': " + describeErrno());
-    Status status = writeAndClose(fd, files[i]);
-    if (!status)
-      return status;
   }
   return Success{};
 }

@@ -66,6 +66,40 @@ struct DropParamMarkersPass
   }
 };
 
+/// Refuses modules that already hold outlined GPU code. The GPU pipelines
+/// outline, serialize and launch the kernels they create; a gpu.module,
+/// gpu.launch_func or gpu.binary of the input (a nested
+/// `gpu.container_module` that launches its own kernel) would go through
+/// kernel outlining, device memory and gpu-to-llvm as if it were theirs,
+/// and upstream gpu-to-llvm fails on it with invalid IR. A user's own
+/// gpu.launch region is supported: it is outlined with the others.
+struct CheckNoOutlinedGPUCodePass
+    : public PassWrapper<CheckNoOutlinedGPUCodePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckNoOutlinedGPUCodePass)
+
+  StringRef getArgument() const final {
+    return "fp4train-check-no-outlined-gpu-code";
+  }
+  StringRef getDescription() const final {
+    return "Reject inputs of the GPU pipelines that already hold gpu.module, "
+           "gpu.launch_func or gpu.binary ops";
+  }
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([](Operation *op) {
+      if (!isa<gpu::GPUModuleOp, gpu::LaunchFuncOp, gpu::BinaryOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("in the input of a GPU pipeline is not supported: the "
+                      "pipelines outline and launch only the kernels they "
+                      "create (give GPU code as gpu.launch regions, or "
+                      "compile outlined GPU code on its own)");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
 } // namespace
 
 void mlir::fp4train::buildQuantizePipeline(
@@ -177,6 +211,7 @@ void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
 static void addGPUFrontHalf(OpPassManager &pm,
                             const QuantizePipelineOptions &options,
                             std::unique_ptr<Pass> toGPU) {
+  pm.addPass(std::make_unique<CheckNoOutlinedGPUCodePass>());
   buildQuantizePipeline(pm, options);
   pm.addPass(std::move(toGPU));
   pm.addPass(createCanonicalizerPass());
@@ -433,20 +468,51 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
   addGPUBackHalfEpilogue(pm, format, toolkit);
 }
 
+/// Registers a pipeline that only builds on a pass manager anchored on
+/// builtin.module. Every fp4train pipeline adds module passes (role
+/// annotation, bufferization, gpu-to-llvm), and OpPassManager::addPass ends
+/// the process (`LLVM ERROR: Can't add pass ... restricted to
+/// 'builtin.module'`) when such a pass is added under another anchor, as in
+/// `builtin.module(func.func(fp4train-cpu-pipeline))`. The check runs while
+/// the textual pipeline is parsed, so fp4-opt, the C API and Python report
+/// it as a pipeline error before anything runs.
+template <typename Options>
+static void registerModulePipeline(
+    StringRef argument, StringRef description,
+    void (*build)(OpPassManager &, const Options &)) {
+  registerPassPipeline(
+      argument, description,
+      [argument, build](OpPassManager &pm, StringRef text,
+                        function_ref<LogicalResult(const Twine &)> error) {
+        StringRef anchor = pm.getOpAnchorName();
+        if (anchor != ModuleOp::getOperationName())
+          return error("'" + argument + "' runs on 'builtin.module' only, " +
+                       "not nested under '" + anchor + "'");
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(Options());
+      });
+}
+
 void mlir::fp4train::registerPipelines() {
-  PassPipelineRegistration<ROCmPipelineOptions>(
+  registerModulePipeline<ROCmPipelineOptions>(
       "fp4train-rocm-pipeline",
       "Quantize by a recipe, lower block-scaled GEMMs to gfx950 scaled-MFMA "
       "kernels (other fp4train ops expanded on the host), and serialize the "
       "device code (isa, bin or llvm) with host code in the LLVM dialect",
       buildROCmPipeline);
-  PassPipelineRegistration<ROCmPipelineOptions>(
+  registerModulePipeline<ROCmPipelineOptions>(
       "fp4train-rocm-kernel-pipeline",
       "The first half of fp4train-rocm-pipeline: gfx950 kernels with "
       "structured control flow and ROCDL scaled-MFMA/conversion intrinsics, "
       "host code on memrefs (the form the gfx950 emulator executes)",
       buildROCmKernelPipeline);
-  PassPipelineRegistration<CUDAPipelineOptions>(
+  registerModulePipeline<CUDAPipelineOptions>(
       "fp4train-cuda-pipeline",
       "Quantize by a recipe, lower block-scaled GEMMs, quantize and Hadamard "
       "ops to NVIDIA kernels (sm_120a, sm_121a, sm_100a, sm_103a, sm_90a, "
@@ -454,19 +520,19 @@ void mlir::fp4train::registerPipelines() {
       "host), and serialize the device code (isa = PTX, bin = cubin, llvm) "
       "with host code in the LLVM dialect",
       buildCUDAPipeline);
-  PassPipelineRegistration<CUDAPipelineOptions>(
+  registerModulePipeline<CUDAPipelineOptions>(
       "fp4train-cuda-kernel-pipeline",
       "The first half of fp4train-cuda-pipeline: NVIDIA kernels with "
       "structured control flow and NVVM MMA/conversion ops, host code on "
       "memrefs (the form the warp emulator executes)",
       buildCUDAKernelPipeline);
-  PassPipelineRegistration<CPUPipelineOptions>(
+  registerModulePipeline<CPUPipelineOptions>(
       "fp4train-cpu-pipeline",
       "Quantize by a recipe, expand fp4train exactly (numerics=ir) or call "
       "the runtime library (numerics=runtime), bufferize and lower to the "
       "LLVM dialect for mlir-runner and the ExecutionEngine",
       buildCPUPipeline);
-  PassPipelineRegistration<QuantizePipelineOptions>(
+  registerModulePipeline<QuantizePipelineOptions>(
       "fp4train-quantize-pipeline",
       "Annotate roles, quantize Fprop/Dgrad/Wgrad contractions by a recipe, "
       "and clean up",

@@ -3,6 +3,8 @@
 #include "fp4train/Runtime/JitFunction.h"
 #include "fp4train/Numerics/ElementCount.h"
 
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
+#include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 #include "fp4train/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -84,7 +86,8 @@ static llvm::Error withDiagnostics(MLIRContext *context, llvm::StringRef what,
 
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, llvm::StringRef name,
-                     llvm::function_ref<void(OpPassManager &)> buildPipeline) {
+                     llvm::function_ref<void(OpPassManager &)> buildPipeline,
+                     const JitOptions &jitOptions) {
   static bool targetInitialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -97,6 +100,7 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
     return llvm::createStringError("no function @" + name.str() +
                                    " with a body in the module");
   std::unique_ptr<JitFunction> result(new JitFunction());
+  result->name = name.str();
   for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
     std::optional<JitValue> value = getJitValue(type);
     if (!value)
@@ -128,6 +132,19 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
                     UnitAttr::get(module.getContext()));
 
   MLIRContext *context = module.getContext();
+  if (jitOptions.checkIndices) {
+    // Before the pipeline, which buildPipeline may replace as a whole.
+    PassManager checks(context);
+    checks.addPass(createFP4TrainCheckIndices());
+    if (llvm::Error error =
+            withDiagnostics(context, "checking the indices of @" + name.str(),
+                            [&] { return checks.run(module); }))
+      return std::move(error);
+    if (auto sites = module->getAttrOfType<ArrayAttr>(
+            FP4TrainDialect::kIndexChecksAttrName))
+      for (auto site : sites.getAsRange<StringAttr>())
+        result->indexSites.push_back(site.str());
+  }
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -180,8 +197,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
 
 JitFunction::~JitFunction() = default;
 
-void JitFunction::call(llvm::ArrayRef<const void *> args,
-                       llvm::ArrayRef<void *> outs) {
+llvm::Error JitFunction::call(llvm::ArrayRef<const void *> args,
+                              llvm::ArrayRef<void *> outs) {
   assert(args.size() == arguments.size() && outs.size() == results.size() &&
          "one buffer per argument and result");
   // A ranked memref descriptor {allocated, aligned, offset, sizes, strides}
@@ -215,5 +232,18 @@ void JitFunction::call(llvm::ArrayRef<const void *> args,
   }
   for (auto [value, out] : llvm::zip_equal(results, outs))
     addTensor(value, out);
+  // A failure of an earlier call on this thread was taken by that call.
   entry(packed.data());
+  std::optional<::fp4train::runtime::IndexError> failed =
+      ::fp4train::runtime::takeIndexError();
+  if (!failed)
+    return llvm::Error::success();
+  std::string site = failed->site >= 0 &&
+                             size_t(failed->site) < indexSites.size()
+                         ? indexSites[failed->site]
+                         : "an access";
+  return llvm::createStringError(
+      "@" + name + ": index " + std::to_string(failed->index) +
+      " is out of bounds of dimension " + std::to_string(failed->dim) +
+      " (size " + std::to_string(failed->size) + ") in " + site);
 }

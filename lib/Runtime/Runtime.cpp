@@ -383,9 +383,26 @@ static void copyMemref(int64_t elementSize, UnrankedMemRefType<char> *source,
   }
 }
 
+/// The first failed check of the current call on this thread ([IDX1]).
+static thread_local std::optional<fp4train::runtime::IndexError> indexError;
+
+void fp4train_rt_index_error(int64_t site, int64_t dim, int64_t index,
+                             int64_t size) {
+  if (!indexError)
+    indexError = fp4train::runtime::IndexError{site, dim, index, size};
+}
+
+std::optional<fp4train::runtime::IndexError>
+fp4train::runtime::takeIndexError() {
+  std::optional<IndexError> error = indexError;
+  indexError.reset();
+  return error;
+}
+
 std::vector<fp4train::runtime::Symbol> fp4train::runtime::getSymbols() {
   return {
       {"memrefCopy", reinterpret_cast<void *>(&copyMemref)},
+      {kIndexErrorFunction, reinterpret_cast<void *>(&fp4train_rt_index_error)},
       {"_mlir_ciface_fp4train_rt_quantize",
        reinterpret_cast<void *>(&_mlir_ciface_fp4train_rt_quantize)},
       {"_mlir_ciface_fp4train_rt_dequantize",

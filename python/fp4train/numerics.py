@@ -38,7 +38,11 @@ def _options(format, axis, block, rounding, scale_mode, seed, amax, hadamard,
         options["seed"] = seed
     if amax is not None:
         _check("amax", amax, (int, float), "a number")
-        options["amax"] = float(amax)
+        try:
+            options["amax"] = float(amax)
+        except OverflowError:
+            raise TypeError("option 'amax' must be a float within the range "
+                            f"of float32, got {amax!r:.40}") from None
     if hadamard is not None:
         _check("hadamard", hadamard, int, "an int")
         options["hadamard"] = hadamard

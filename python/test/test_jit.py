@@ -129,3 +129,97 @@ def test_int32_tensors(ctx):
     assert nxt.dtype == np.int32 and nxt.tolist() == [4, 1, 3]
     with pytest.raises(TypeError, match="int32"):
         f(table, np.array([3, 0, 2], dtype=np.int64))
+
+
+GATHER_ROWS = """
+func.func @gather(%table: tensor<4x2xf32>, %ids: tensor<3xi32>) -> tensor<3x2xf32> {
+  %e = tensor.empty() : tensor<3x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>,
+                                        affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<3xi32>) outs(%e : tensor<3x2xf32>) {
+  ^bb0(%id: i32, %out: f32):
+    %row = arith.index_cast %id : i32 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<4x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
+"""
+
+
+def test_out_of_range_index_is_an_error(ctx):
+    # [IDX1] An embedding lookup of a token id out of range: once a read
+    # outside the table (SIGSEGV for large ids); now fp4train.Error, and the
+    # compiled function stays usable.
+    f = fp4train.compile(ctx.parse(GATHER_ROWS), "gather",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    table = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (rows,) = f(table, np.array([3, 0, 1], dtype=np.int32))
+    assert np.array_equal(rows, table[[3, 0, 1]])
+    for bad in (4, -1, 2**31 - 1, -2**31):
+        ids = np.array([0, bad, 1], dtype=np.int32)
+        with pytest.raises(fp4train.Error,
+                           match=rf"@gather: index {bad} is out of bounds of "
+                                 r"dimension 0 \(size 4\) in tensor.extract "
+                                 r"at <input>:11:"):
+            f(table, ids)
+    (rows,) = f(table, np.array([2, 2, 2], dtype=np.int32))
+    assert np.array_equal(rows, table[[2, 2, 2]])
+
+
+def test_index_checks_can_be_turned_off(ctx):
+    f = fp4train.compile(ctx.parse(GATHER_ROWS), "gather",
+                         "fp4train-cpu-pipeline{recipe=none}",
+                         check_indices=False)
+    table = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (rows,) = f(table, np.array([1, 2, 3], dtype=np.int32))
+    assert np.array_equal(rows, table[[1, 2, 3]])
+    with pytest.raises(TypeError, match="check_indices must be a bool"):
+        fp4train.compile(ctx.parse(GATHER_ROWS), "gather", check_indices=1)
+
+
+def test_gpt_step_guards_its_gathers(ctx):
+    # The bundled GPT step clamps a token id or target out of range and makes
+    # the loss NaN: no read outside the embedding table, checked or not.
+    text = read_example("gpt_train_step.mlir")
+    for check in (True, False):
+        f = fp4train.compile(ctx.parse(text), "train_step",
+                             "fp4train-cpu-pipeline{recipe=none}",
+                             check_indices=check)
+        # Parameters, then the token ids and targets (int32), then the step.
+        args, ids = [], []
+        for i, (kind, shape, _, is_param) in enumerate(f.arguments):
+            if kind != "tensor":
+                args.append(0)
+            elif is_param:
+                args.append(np.full(shape, 0.01, dtype=np.float32))
+            else:
+                ids.append(i)
+                args.append(np.zeros(shape, dtype=np.int32))
+        assert len(ids) == 2, "the step takes token ids and targets"
+        (loss, *_) = f(*args)
+        assert np.isfinite(loss)
+        for i in ids:
+            bad = list(args)
+            bad[i] = np.full_like(args[i], 300)
+            (loss, *_) = f(*bad)
+            assert np.isnan(loss)
+
+
+def test_integer_argument_that_does_not_fit(ctx):
+    text = SCALE_STEP
+    f = fp4train.compile(ctx.parse(text), "step",
+                         "fp4train-cpu-pipeline{recipe=none}")
+    with pytest.raises(TypeError,
+                       match=r"argument 1 must be an int in \[-2\*\*63, 2\*\*63\), "
+                             r"got 1000000000000000000000"):
+        f(np.ones(4, dtype=np.float32), 10**21)
+
+
+SCALE_STEP = """
+func.func @step(%x: tensor<4xf32>, %n: i64) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+"""

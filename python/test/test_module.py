@@ -122,3 +122,33 @@ def test_import_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", "import fp4train; print('ok')"],
                          check=True, capture_output=True, text=True).stdout
     assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("pipeline", [
+    "builtin.module(func.func(fp4train-quantize-pipeline{recipe=nvfp4}))",
+    "func.func(fp4train-cpu-pipeline{recipe=none})",
+    "builtin.module(func.func(fp4train-cuda-pipeline))",
+    "builtin.module(func.func(fp4train-rocm-pipeline))",
+])
+def test_pipeline_nested_under_a_function_is_an_error(ctx, pipeline):
+    # Once "LLVM ERROR: Can't add pass ... restricted to 'builtin.module'",
+    # which ended the interpreter.
+    module = ctx.parse(SCALE)
+    with pytest.raises(fp4train.Error,
+                       match="runs on 'builtin.module' only, not nested "
+                             "under 'func.func'"):
+        module.run_pipeline(pipeline)
+    assert "linalg.generic" in str(module)
+
+
+@pytest.mark.parametrize("text", [
+    "module {" * 100000 + "}" * 100000,
+    "func.func @f() attributes {a = " + "[" * 100000 + "]" * 100000 + "}",
+])
+def test_deep_nesting_is_a_parse_error(ctx, text):
+    # Once a stack overflow in MLIR's parser that killed the interpreter.
+    with pytest.raises(fp4train.Error,
+                       match="brackets nest deeper than 512 levels"):
+        ctx.parse(text)
+    # The context is still usable.
+    assert "linalg.generic" in str(ctx.parse(SCALE))

@@ -144,3 +144,15 @@ def test_no_silent_conversion(value):
 def test_option_type_errors(kwargs):
     with pytest.raises(TypeError):
         fp4train.quantize(np.ones((2, 32), dtype=np.float32), "mxfp4", **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"seed": 10**400}, "seed"), ({"seed": 2**64}, "seed"),
+    ({"axis": 10**400}, "axis"), ({"axis": -2**63 - 1}, "axis"),
+    ({"hadamard": 10**400}, "hadamard"), ({"amax": 10**400}, "amax"),
+])
+def test_integer_that_does_not_fit_names_the_option(kwargs, name):
+    # Once pybind11's "Unable to cast Python instance to C++ type".
+    with pytest.raises(TypeError, match=f"option '{name}' must be "):
+        fp4train.quantize(np.ones((2, 32), dtype=np.float32), "mxfp4",
+                          **kwargs)

@@ -13,6 +13,7 @@
 #include "fp4train-c/Numerics.h"
 #include "fp4train-c/Passes.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +250,9 @@ static void testJit(MlirContext context) {
   float input[6] = {1, 2, 3, 4, 5, 6}, scale = 0.5f, output[6] = {0};
   const void *args[] = {input, &scale};
   void *results[] = {output};
-  fp4trainJitCall(jit, args, results);
+  printf("call ok: %d\n", mlirLogicalResultIsSuccess(fp4trainJitCall(
+                             jit, args, results, printError, NULL)));
+  // CHECK: call ok: 1
   printf("call: %g %g %g %g %g %g\n", output[0], output[1], output[2],
          output[3], output[4], output[5]);
   // CHECK: call: 0.5 1 1.5 2 2.5 3
@@ -262,6 +265,61 @@ static void testJit(MlirContext context) {
   printf("no out-params: %d\n", fp4trainJitIsNull(noOut));
   // CHECK: error: {{.*}}out-parameters
   // CHECK: no out-params: 1
+  mlirModuleDestroy(module);
+}
+
+/// [IDX1] A gather of data-dependent rows: checked by default, an index out
+/// of range fails the call with a message; unchecked on request.
+static void testCheckedGather(MlirContext context) {
+  const char *source =
+      "func.func @gather(%table: tensor<4xf32>, %ids: tensor<2xi32>)\n"
+      "    -> tensor<2xf32> {\n"
+      "  %e = tensor.empty() : tensor<2xf32>\n"
+      "  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>,\n"
+      "      affine_map<(i) -> (i)>], iterator_types = [\"parallel\"]}\n"
+      "      ins(%ids : tensor<2xi32>) outs(%e : tensor<2xf32>) {\n"
+      "  ^bb0(%id: i32, %out: f32):\n"
+      "    %row = arith.index_cast %id : i32 to index\n"
+      "    %v = tensor.extract %table[%row] : tensor<4xf32>\n"
+      "    linalg.yield %v : f32\n"
+      "  } -> tensor<2xf32>\n"
+      "  return %r : tensor<2xf32>\n"
+      "}\n";
+  MlirModule module =
+      fp4trainModuleCreateParse(context, str(source), printError, NULL);
+  FP4TrainJit jit = fp4trainJitCreate(
+      module, str("gather"), str("fp4train-cpu-pipeline{recipe=none}"),
+      printError, NULL);
+  float table[4] = {10, 11, 12, 13}, output[2] = {0};
+  int32_t good[2] = {3, 0}, bad[2] = {1, 7};
+  const void *goodArgs[] = {table, good}, *badArgs[] = {table, bad};
+  void *results[] = {output};
+  printf("gather in range: %d %g %g\n",
+         mlirLogicalResultIsSuccess(
+             fp4trainJitCall(jit, goodArgs, results, printError, NULL)),
+         output[0], output[1]);
+  // CHECK-LABEL: gather in range: 1 13 10
+  printf("gather out of range: %d\n",
+         mlirLogicalResultIsSuccess(
+             fp4trainJitCall(jit, badArgs, results, printError, NULL)));
+  // CHECK: error: @gather: index 7 is out of bounds of dimension 0 (size 4) in tensor.extract at <input>:9:{{[0-9]+}}
+  // CHECK: gather out of range: 0
+  printf("next call in range: %d\n",
+         mlirLogicalResultIsSuccess(
+             fp4trainJitCall(jit, goodArgs, results, printError, NULL)));
+  // CHECK: next call in range: 1
+  fp4trainJitDestroy(jit);
+
+  FP4TrainJitOptions options = fp4trainJitOptionsGetDefault();
+  options.checkIndices = false;
+  FP4TrainJit unchecked = fp4trainJitCreateWithOptions(
+      module, str("gather"), str("fp4train-cpu-pipeline{recipe=none}"),
+      options, printError, NULL);
+  printf("unchecked: %d\n",
+         mlirLogicalResultIsSuccess(
+             fp4trainJitCall(unchecked, goodArgs, results, printError, NULL)));
+  // CHECK: unchecked: 1
+  fp4trainJitDestroy(unchecked);
   mlirModuleDestroy(module);
 }
 
@@ -278,6 +336,7 @@ int main(int argc, char **argv) {
   testModule(context, argv[1]);
   testNumerics();
   testJit(context);
+  testCheckedGather(context);
   mlirContextDestroy(context);
   printf("done\n");
   // CHECK: done

@@ -40,7 +40,11 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 #include "fp4train/Emulation/GPUEmulator.h"
+#include "CaseFile.h"
+
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/InitFP4Train.h"
+#include "fp4train/ParseModule.h"
 #include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Storage.h"
 #include "fp4train/Pipelines/Pipelines.h"
@@ -52,6 +56,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -81,39 +86,19 @@ namespace {
   std::exit(1);
 }
 
-struct Case {
-  std::string name, mode, file, function, recipe = "none";
-};
+using ::fp4train::gpucheck::Case;
 
 std::vector<Case> readCases(const std::string &path) {
   numerics::Expected<std::vector<uint8_t>> contents = numerics::readFile(path);
   if (!contents)
     fail(contents.error().message);
-  std::string text(contents->begin(), contents->end());
-  std::string directory = llvm::sys::path::parent_path(path).str();
-  std::vector<Case> cases;
-  unsigned lineNumber = 0;
-  for (llvm::StringRef line : llvm::split(text, '\n')) {
-    ++lineNumber;
-    line = line.split('#').first.trim();
-    if (line.empty())
-      continue;
-    SmallVector<llvm::StringRef> words;
-    line.split(words, ' ', -1, /*KeepEmpty=*/false);
-    if (words.size() < 4 || words.size() > 5 ||
-        (words[1] != "check" && words[1] != "timing"))
-      fail(llvm::formatv("{0}:{1}: expected `NAME check|timing FILE FUNCTION "
-                         "[RECIPE]`",
-                         path, lineNumber));
-    std::string file = words[2].str();
-    if (!llvm::sys::path::is_absolute(file) && !directory.empty())
-      file = directory + "/" + file;
-    Case c{words[0].str(), words[1].str(), file, words[3].str()};
-    if (words.size() == 5)
-      c.recipe = words[4].str();
-    cases.push_back(c);
-  }
-  return cases;
+  numerics::Expected<std::vector<Case>> cases = ::fp4train::gpucheck::parseCaseFile(
+      std::string_view(reinterpret_cast<const char *>(contents->data()),
+                       contents->size()),
+      path);
+  if (!cases)
+    fail(cases.error().message);
+  return std::move(*cases);
 }
 
 /// 64-bit FNV-1a: names blobs by content, so equal buffers are stored once.
@@ -142,6 +127,10 @@ public:
     return name;
   }
   std::string cubin(const std::string &name, llvm::StringRef bytes) {
+    // `name` holds a gpu.binary's symbol, which MLIR lets hold any text.
+    if (!numerics::isPlainFileName(name))
+      fail("cannot name a cubin '" + name +
+           "': not a plain file name (letters, digits, '_', '-', '.')");
     std::string path = "cubins/" + name + ".cubin";
     files.push_back({root + "/" + path,
                      std::vector<uint8_t>(bytes.begin(), bytes.end())});
@@ -305,10 +294,10 @@ OwningOpRef<ModuleOp> parseCase(MLIRContext &context, const std::string &file,
   numerics::Expected<std::vector<uint8_t>> contents = numerics::readFile(file);
   if (!contents)
     fail(contents.error().message);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+  OwningOpRef<ModuleOp> module = parseModule(
       llvm::StringRef(reinterpret_cast<const char *>(contents->data()),
                       contents->size()),
-      ParserConfig(&context), file);
+      file, &context);
   if (!module)
     fail("cannot parse '" + file + "'");
   if (!module->lookupSymbol<func::FuncOp>(function))
@@ -327,8 +316,16 @@ OwningOpRef<ModuleOp> compile(ModuleOp source,
   OwningOpRef<ModuleOp> module = source.clone();
   PassManager pm(source.getContext(), ModuleOp::getOperationName());
   build(pm);
+  // The first error joins the one line of fail().
+  std::string reason;
+  ScopedDiagnosticHandler handler(source.getContext(), [&](Diagnostic &d) {
+    if (reason.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+      reason = d.str();
+    return success();
+  });
   if (failed(pm.run(*module)))
-    fail("the case does not compile through the " + what);
+    fail("the case does not compile through the " + what +
+         (reason.empty() ? "" : ": " + reason));
   return module;
 }
 
@@ -484,7 +481,8 @@ void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
     outputs.emplace_back(size_t(result.getNumElements() * result.elementBytes));
   for (auto &output : outputs)
     outs.push_back(output.data());
-  (*jit)->call(args, outs);
+  if (llvm::Error error = (*jit)->call(args, outs))
+    fail(c.name + ": " + llvm::toString(std::move(error)));
   unsigned same = 0;
   for (size_t i = 0; i < outputs.size() && i < results->size(); ++i)
     same += outputs[i] == (*results)[i];
@@ -523,6 +521,12 @@ int main(int argc, char **argv) {
   if (out.empty() || casesPath.empty())
     fail("usage: fp4-gpu-prepare [--chip C] [--toolkit DIR] --out DIR "
          "CASES.txt");
+  // Options are checked before any case is compiled.
+  if (!NVVMChip::parse(chip))
+    fail("unknown chip '" + chip +
+         "': expected an NVIDIA target such as sm_90a, sm_100a or sm_120a");
+  if (!llvm::sys::fs::can_execute(toolkit + "/bin/ptxas"))
+    fail("--toolkit '" + toolkit + "' has no executable bin/ptxas");
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

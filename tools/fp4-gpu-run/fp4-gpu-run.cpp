@@ -34,9 +34,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp4train/Numerics/Files.h"
+
 #include <cuda.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +48,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -187,6 +191,22 @@ struct Manifest {
   std::vector<Case> cases;
 };
 
+/// `relative` (a path the manifest names) joined to `folder`, where it must
+/// stay: fp4-gpu-prepare writes only `blobs/NAME` and `cubins/NAME`, NAME a
+/// plain file name ([robustness] no path built from input text leaves its
+/// folder).
+static std::optional<std::string> inFolder(const std::string &folder,
+                                           const std::string &relative) {
+  size_t slash = relative.find('/');
+  if (slash == std::string::npos)
+    return std::nullopt;
+  std::string sub = relative.substr(0, slash);
+  if ((sub != "blobs" && sub != "cubins") ||
+      !fp4train::numerics::isPlainFileName(relative.substr(slash + 1)))
+    return std::nullopt;
+  return folder + "/" + relative;
+}
+
 Manifest readManifest(const std::string &folder) {
   std::ifstream file(folder + "/manifest.txt");
   if (!file)
@@ -231,9 +251,10 @@ Manifest readManifest(const std::string &folder) {
       manifest.cases.back().notes.push_back(rest.substr(rest.find_first_not_of(' ')));
     } else if (record == "cubin") {
       std::string id, path;
-      if (!(words >> id >> path))
+      std::optional<std::string> resolved;
+      if (!(words >> id >> path) || !(resolved = inFolder(folder, path)))
         bad();
-      manifest.cubins[id] = folder + "/" + path;
+      manifest.cubins[id] = *resolved;
     } else if (record == "launch") {
       launch = Launch();
       if (!(words >> launch.cubin >> launch.kernel >> launch.grid[0] >>
@@ -284,13 +305,19 @@ Manifest readManifest(const std::string &folder) {
         if (!(words >> hex))
           bad();
         use.fill = uint32_t(std::strtoul(hex.c_str(), nullptr, 16));
+      } else if (std::optional<std::string> path = inFolder(folder, source)) {
+        use.before = *path;
       } else {
-        use.before = folder + "/" + source;
+        bad();
       }
       if (!(words >> after >> source) || after != "after")
         bad();
-      if (source != "-")
-        use.after = folder + "/" + source;
+      if (source != "-") {
+        std::optional<std::string> path = inFolder(folder, source);
+        if (!path)
+          bad();
+        use.after = *path;
+      }
       launch.uses.push_back(use);
     } else if (record == "end") {
       manifest.cases.back().launches.push_back(launch);
@@ -620,8 +647,17 @@ int main(int argc, char **argv) {
   std::string folder;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
+    if (arg == "--reps" && i + 1 < argc) {
+      // The whole value, in range: atoi took "2^31" or "5x" silently.
+      const char *text = argv[++i];
+      char *end = nullptr;
+      errno = 0;
+      long long value = std::strtoll(text, &end, 10);
+      if (end == text || *end != '\0' || errno == ERANGE || value < 1 ||
+          value > 1000000)
+        fatal("--reps must be an integer in [1, 1000000], not '%s'", text);
+      reps = int(value);
+    }
     else if (arg == "--no-flush")
       flush = false;
     else if (!arg.empty() && arg[0] != '-' && folder.empty())
@@ -631,8 +667,6 @@ int main(int argc, char **argv) {
   }
   if (folder.empty())
     fatal("usage: fp4-gpu-run [--reps N] [--no-flush] FOLDER");
-  if (reps < 1)
-    fatal("--reps must be at least 1");
   Manifest manifest = readManifest(folder);
   Driver driver;
   driver.load();

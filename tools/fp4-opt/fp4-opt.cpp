@@ -53,6 +53,13 @@ int main(int argc, char **argv) {
       numerics::readFileOrStdin(inputFilename);
   if (!input)
     return fail(input.error().message);
+  // MLIR's parser recurses per nesting level (docs/robustness.md).
+  if (unsigned line = numerics::findExcessiveNesting(std::string_view(
+          reinterpret_cast<const char *>(input->data()), input->size())))
+    return fail(inputFilename + ":" + std::to_string(line) +
+                ": brackets nest deeper than " +
+                std::to_string(numerics::kMaxTextNesting) +
+                " levels, more than the parser can take");
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       llvm::MemoryBuffer::getMemBufferCopy(
           llvm::StringRef(reinterpret_cast<const char *>(input->data()),

@@ -163,12 +163,15 @@ public:
   void getValidationBatch(int64_t index, void *input,
                           void *target) const override {
     // Windows spread evenly over the held-out bytes, the same for every run.
-    int64_t span = int64_t(text.size()) - trainBytes - length - 1;
-    int64_t windows = validationBatches * batch;
+    // In 128 bits: span · window reaches 2^64 for a large corpus and
+    // --eval-batches (it once wrapped to a negative offset and a SIGSEGV).
+    int64_t span = std::max<int64_t>(
+        0, int64_t(text.size()) - trainBytes - length - 1);
+    __int128 windows = std::max<__int128>(__int128(validationBatches) * batch, 1);
     for (int64_t b = 0; b < batch; ++b) {
-      int64_t window = index * batch + b;
-      copyWindow(trainBytes + span * window / std::max<int64_t>(windows, 1),
-                 b, input, target);
+      __int128 window = __int128(index) * batch + b;
+      copyWindow(trainBytes + int64_t(__int128(span) * window / windows), b,
+                 input, target);
     }
   }
 

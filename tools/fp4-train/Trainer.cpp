@@ -7,12 +7,22 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
 using namespace fp4train::train;
 using mlir::fp4train::JitFunction;
 using mlir::fp4train::JitValue;
+
+void fp4train::train::fail(const llvm::Twine &message) {
+  llvm::errs() << "fp4-train: error: " << message << "\n";
+  std::fflush(nullptr);
+  std::_Exit(1);
+}
 
 double fp4train::train::getLearningRate(const TrainOptions &options,
                                         int64_t step) {
@@ -78,7 +88,9 @@ float Trainer::call(int64_t step, float rate) {
   callResults = {&callLoss};
   for (std::vector<float> &out : outs)
     callResults.push_back(out.data());
-  jit.call(callArgs, callResults);
+  // [IDX1] A token id or target out of range: a one-line error.
+  if (llvm::Error error = jit.call(callArgs, callResults))
+    fail(llvm::toString(std::move(error)));
   return callLoss;
 }
 
@@ -119,18 +131,17 @@ double Trainer::validate(const Task &task, int64_t step) {
   return batches ? sum / double(batches) : NAN;
 }
 
-std::optional<std::string> Trainer::dump(const Task &task, int64_t step,
-                                         const std::string &directory) {
-  if (std::error_code error = llvm::sys::fs::create_directories(directory))
-    return "cannot create '" + directory + "': " + error.message();
+std::vector<::fp4train::numerics::OutputFile>
+Trainer::dump(const Task &task, int64_t step, const std::string &directory) {
   task.getBatch(step, inputData(), targetData());
   call(step, float(getLearningRate(options, step)));
   // What the call read and wrote, still in place.
   llvm::ArrayRef<const void *> args = callArgs;
   llvm::ArrayRef<void *> results = callResults;
   namespace numerics = ::fp4train::numerics;
-  auto write = [&](const std::string &name, const JitValue &value,
-                   const void *data) -> std::optional<std::string> {
+  std::vector<numerics::OutputFile> files;
+  auto add = [&](const std::string &name, const JitValue &value,
+                 const void *data) {
     float scalar = 0;
     if (value.kind == JitValue::Kind::F32)
       scalar = *static_cast<const float *>(data);
@@ -141,19 +152,14 @@ std::optional<std::string> Trainer::dump(const Task &task, int64_t step,
     numerics::NpyDType type = value.elementBytes == 1 ? numerics::NpyDType::UInt8
                               : value.isInt32 ? numerics::NpyDType::Int32
                                               : numerics::NpyDType::Float32;
-    numerics::Status status = numerics::writeNpy(
-        directory + "/" + name + ".npy", type, value.shape, data);
-    if (!status)
-      return status.error().message;
-    return std::nullopt;
+    files.push_back({directory + "/" + name + ".npy",
+                     numerics::serializeNpy(type, value.shape, data)});
   };
   for (auto [i, value] : llvm::enumerate(jit.getArguments()))
-    if (auto error = write("arg" + std::to_string(i), value, args[i]))
-      return error;
+    add("arg" + std::to_string(i), value, args[i]);
   for (auto [j, value] : llvm::enumerate(jit.getResults()))
-    if (auto error = write("result" + std::to_string(j), value, results[j]))
-      return error;
-  return std::nullopt;
+    add("result" + std::to_string(j), value, results[j]);
+  return files;
 }
 
 void Trainer::update(size_t i, int64_t t, double rate, float gradScale) {

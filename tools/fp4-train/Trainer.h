@@ -10,6 +10,8 @@
 
 #include "Tasks.h"
 
+#include "fp4train/Numerics/Files.h"
+
 #include "fp4train/Runtime/JitFunction.h"
 
 #include <cstdint>
@@ -18,6 +20,10 @@
 #include <vector>
 
 namespace fp4train::train {
+
+/// Prints "fp4-train: error: MESSAGE" and ends the process at once (runs
+/// train on several threads: no static destructors under the others' feet).
+[[noreturn]] void fail(const llvm::Twine &message);
 
 /// How the step function is called, read from its signature.
 struct StepSignature {
@@ -71,11 +77,11 @@ public:
   /// loss result; its gradients are discarded, the parameters unchanged).
   double validate(const Task &task, int64_t step);
 
-  /// Calls the step once on `step`'s batch and writes its arguments
-  /// (argN.npy) and results (resultN.npy) into `directory`. Returns an
-  /// error message on failure.
-  std::optional<std::string> dump(const Task &task, int64_t step,
-                                  const std::string &directory);
+  /// Calls the step once on `step`'s batch and returns its arguments
+  /// (`directory`/argN.npy) and results (`directory`/resultN.npy) as files
+  /// for the caller to write with the run's other outputs, all or none.
+  std::vector<::fp4train::numerics::OutputFile>
+  dump(const Task &task, int64_t step, const std::string &directory);
 
 private:
   /// Calls the step function on the current input and target; returns the

@@ -26,6 +26,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
+#include "fp4train/ParseModule.h"
 #include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Npy.h"
 #include "fp4train/Numerics/Parallel.h"
@@ -188,20 +189,18 @@ static cl::list<std::string>
           cl::desc("recipe override: the roles to quantize (e.g. "
                    "fprop,dgrad)"),
           cl::cat(category));
+static cl::opt<bool> checkIndices(
+    "check-indices", cl::init(true),
+    cl::desc("bounds-check the step's data-dependent indices (token ids, "
+             "targets): an id out of range is an error, not a wild read "
+             "([IDX1], docs/robustness.md); =false for speed"),
+    cl::cat(category));
 static cl::opt<std::string> scaleMode("scale-mode",
                                       cl::desc("recipe override: floor or "
                                                "rceil"),
                                       cl::cat(category));
 
 namespace {
-
-[[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "fp4-train: error: " << message << "\n";
-  // Runs train on several threads: end the process without running static
-  // destructors under the others' feet.
-  std::fflush(nullptr);
-  std::_Exit(1);
-}
 
 
 /// Whether a 1-D parameter scales something (a norm gain) rather than
@@ -337,7 +336,7 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
     options.outParams = true;
     options.numerics = path;
     buildCPUPipeline(pm, options);
-  });
+  }, JitOptions{checkIndices});
   if (!jit)
     fail(recipeName + ": " + llvm::toString(jit.takeError()));
   return std::move(*jit);
@@ -399,9 +398,10 @@ struct Session {
   int64_t horizon = 0, limit = 0, window = 0, evalEvery = 0;
   int64_t tokensPerStep = 0;
   bool labelsWithSeed = false;
-  /// The run whose first step --dump-first-step writes.
+  /// The run whose first step --dump-first-step writes, and its files.
   std::string dumpRecipe;
   uint64_t dumpSeed = 0;
+  std::vector<::fp4train::numerics::OutputFile> dumped;
   /// Compilation and reading the IR are serialized: runs share one
   /// MLIRContext. Training needs neither.
   std::mutex compileMutex;
@@ -436,10 +436,10 @@ Run train(Session &session, const Task &task, const std::string &recipeName,
   TrainOptions options = session.options;
   options.seed = seed;
   Trainer trainer(*jit, signature, options);
+  // Written with the run's other outputs, once all runs have succeeded.
   if (!dumpStep.empty() && recipeName == session.dumpRecipe &&
       seed == session.dumpSeed)
-    if (std::optional<std::string> error = trainer.dump(task, 0, dumpStep))
-      fail(*error);
+    session.dumped = trainer.dump(task, 0, dumpStep);
 
   Run run;
   run.recipe = recipeName;
@@ -551,8 +551,7 @@ std::optional<std::string> findRecursion(ModuleOp module,
 }
 
 OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
-  llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(readInputFile(inputFile), llvm::SMLoc());
+  std::unique_ptr<llvm::MemoryBuffer> input = readInputFile(inputFile);
   std::string message;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
     if (message.empty()) {
@@ -565,7 +564,7 @@ OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
     return success();
   });
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sources, &context);
+      parseModule(input->getBuffer(), inputFile, &context);
   if (!module)
     fail(message);
   auto function = module->lookupSymbol<func::FuncOp>(functionName);
@@ -628,16 +627,37 @@ void runAll(Session &session, const std::map<uint64_t, std::unique_ptr<Task>>
 
 } // namespace
 
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "fp4-train: train a step function under fp4train recipes on the CPU\n");
+/// Fails unless `value` of option `name` lies in [lo, hi].
+template <typename T>
+static void checkRange(llvm::StringRef name, T value, T lo, T hi) {
+  if (value < lo || value > hi)
+    fail("--" + name + " must lie in [" + llvm::Twine(lo) + ", " +
+         llvm::Twine(hi) + "], not " + llvm::Twine(value));
+}
 
-  if (steps < 0)
-    fail("--steps must be positive");
-  if (learningRate < 0)
-    fail("--lr must be positive");
+/// Every numeric option is range-checked before anything is read or
+/// allocated from it (docs/robustness.md): the bounds are far above what a
+/// CPU run can use, and keep every count the trainer derives from them
+/// (step numbers, held-out windows, offsets into the corpus) within int64.
+static void checkOptionRanges() {
+  constexpr int64_t kMaxSteps = 1'000'000'000;
+  constexpr int64_t kMaxEvalBatches = 1'000'000;
+  constexpr unsigned kMaxThreads = 1024;
+  checkRange<int64_t>("steps", steps, 0, kMaxSteps);
+  checkRange<int64_t>("warmup", warmup, -1, kMaxSteps);
+  checkRange<int64_t>("eval-every", evalEvery, 0, kMaxSteps);
+  checkRange<int64_t>("eval-batches", evalBatches, 1, kMaxEvalBatches);
+  checkRange<unsigned>("jobs", jobs, 0, kMaxThreads);
+  checkRange<unsigned>("num-threads", threads, 1, kMaxThreads);
+  checkRange<int>("keep-first", keepFirst, -1, 1 << 20);
+  checkRange<int>("keep-last", keepLast, -1, 1 << 20);
+  checkRange<int>("step-arg", stepArg, -1, 1 << 20);
+  checkRange<int>("stochastic-rounding", stochasticRounding, -1, 1);
+  checkRange<int>("hadamard", hadamard, -1, 1 << 20);
+  if (!std::isfinite(learningRate) || learningRate < 0)
+    fail("--lr must be a finite number, not negative");
+  if (!std::isfinite(clip) || (clip < 0 && clip != -1))
+    fail("--clip must be a finite number, not negative (or -1)");
   if (optimizer != "auto" && optimizer != "sgd" && optimizer != "adam")
     fail("unknown optimizer '" + optimizer + "' (expected sgd or adam)");
   if (numerics != "ir" && numerics != "runtime")
@@ -647,15 +667,15 @@ int main(int argc, char **argv) {
   if (schedule != "auto" && schedule != "constant" && schedule != "cosine")
     fail("unknown schedule '" + schedule +
          "' (expected constant, cosine or auto)");
-  if (warmup < -1)
-    fail("--warmup must not be negative");
-  if (clip < 0 && clip != -1)
-    fail("--clip must not be negative");
-  if (evalEvery < 0 || evalBatches <= 0)
-    fail("--eval-every must not be negative and --eval-batches must be "
-         "positive");
-  if (threads == 0)
-    fail("--num-threads must be positive");
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fp4-train: train a step function under fp4train recipes on the CPU\n");
+
+  checkOptionRanges();
   ::fp4train::numerics::setNumThreads(threads);
 
   std::vector<std::string> recipes;
@@ -873,22 +893,30 @@ int main(int argc, char **argv) {
                 windowMean(run.losses, session.window, session.window),
                 run.seconds);
   }
+  // The outputs of the run are one set: the first step's dump and the loss
+  // curves are all written, every write checked, or none is.
+  std::vector<::fp4train::numerics::OutputFile> outputs =
+      std::move(session.dumped);
+  std::string csv = outDir + "/losses.csv", svg = outDir + "/loss_curves.svg";
   if (!outDir.empty()) {
-    if (std::error_code error = llvm::sys::fs::create_directories(outDir))
-      fail("cannot create '" + outDir + "': " + error.message());
-    std::string csv = outDir + "/losses.csv", svg = outDir + "/loss_curves.svg";
     auto bytes = [](const std::string &text) {
       return std::vector<uint8_t>(text.begin(), text.end());
     };
-    // Both files or neither, every write checked.
-    ::fp4train::numerics::Status status = ::fp4train::numerics::writeFiles(
-        {{csv, bytes(renderCsv(runs, session.labelsWithSeed))},
-         {svg, bytes(renderSvg(runs, session.window,
-                               inputFile + " @" + functionName + ": " +
-                                   tasks.begin()->second->describe()))}});
-    if (!status)
-      fail(status.error().message);
-    std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
+    outputs.push_back({csv, bytes(renderCsv(runs, session.labelsWithSeed))});
+    outputs.push_back(
+        {svg, bytes(renderSvg(runs, session.window,
+                              inputFile + " @" + functionName + ": " +
+                                  tasks.begin()->second->describe()))});
   }
+  for (const std::string &directory : {dumpStep.getValue(), outDir.getValue()})
+    if (!directory.empty())
+      if (std::error_code error = llvm::sys::fs::create_directories(directory))
+        fail("cannot create '" + directory + "': " + error.message());
+  ::fp4train::numerics::Status status =
+      ::fp4train::numerics::writeFiles(outputs);
+  if (!status)
+    fail(status.error().message);
+  if (!outDir.empty())
+    std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
   return 0;
 }

@@ -131,7 +131,7 @@ void expectSameAsReference(const Contraction &contraction, uint32_t seed) {
   std::memcpy(buffers.args[0].data(), a.data(), a.size() * 4);
   std::memcpy(buffers.args[1].data(), b.data(), b.size() * 4);
   std::memcpy(buffers.args[2].data(), c.data(), c.size() * 4);
-  function->call(buffers.argPointers, buffers.outPointers);
+  llvm::cantFail(function->call(buffers.argPointers, buffers.outPointers));
 
   std::vector<float> expected = reference(contraction, a, b, c);
   std::vector<uint8_t> bytes(expected.size() * 4);

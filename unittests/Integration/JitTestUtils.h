@@ -153,8 +153,9 @@ inline void expectPathsAgree(
   for (size_t i = 0; i < irBuffers.args.size(); ++i)
     std::copy(irBuffers.args[i].begin(), irBuffers.args[i].end(),
               runtimeBuffers.args[i].begin());
-  ir->call(irBuffers.argPointers, irBuffers.outPointers);
-  runtime->call(runtimeBuffers.argPointers, runtimeBuffers.outPointers);
+  llvm::cantFail(ir->call(irBuffers.argPointers, irBuffers.outPointers));
+  llvm::cantFail(
+      runtime->call(runtimeBuffers.argPointers, runtimeBuffers.outPointers));
   for (size_t i = 0; i < irBuffers.outs.size(); ++i)
     expectSameBits("result " + std::to_string(i), ir->getResults()[i],
                    irBuffers.outs[i], runtimeBuffers.outs[i]);

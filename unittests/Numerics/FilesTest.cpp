@@ -83,10 +83,27 @@ TEST(Files, WritesDevicesInPlace) {
   EXPECT_TRUE(S_ISCHR(info.st_mode));
   EXPECT_TRUE(exists(path));
 
-  // A full device fails the set, after the regular files are in place.
-  Status full = writeFiles({{"/dev/full", {1}}});
+  // A full device fails the set before any regular file is renamed into
+  // place: none of the set is left behind (the SVG of fp4-train's set once
+  // was, next to a losses.csv linked to /dev/full).
+  std::string kept = dir.path + "/kept";
+  Status full = writeFiles({{kept, {1}}, {"/dev/full", {1}}});
   ASSERT_FALSE(bool(full));
   EXPECT_NE(full.error().message.find("No space left on device"),
+            std::string::npos);
+  EXPECT_FALSE(exists(kept));
+  EXPECT_EQ(std::system(("test -z \"$(ls -A '" + dir.path +
+                         "' | grep -v '^b$')\"").c_str()),
+            0);
+}
+
+TEST(Files, FifoWithoutReaderIsAnErrorNotAHang) {
+  TempDir dir;
+  std::string fifo = dir.path + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Status status = writeFiles({{fifo, {1}}});
+  ASSERT_FALSE(bool(status));
+  EXPECT_NE(status.error().message.find("cannot write '" + fifo + "'"),
             std::string::npos);
 }
 
@@ -100,4 +117,49 @@ TEST(Files, ReadsStandardInputOnlyFromFilesPipesAndTerminals) {
   ASSERT_TRUE(bool(contents));
   EXPECT_EQ(*contents, (std::vector<uint8_t>{7}));
   EXPECT_FALSE(bool(readFileOrStdin("/dev/zero")));
+}
+
+TEST(Files, ReadsNamedPipesByPath) {
+  // `fp4-opt <(...)`: the shell passes /dev/fd/N, a pipe. readFile still
+  // refuses it; readFileOrStdin reads it to its end.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "abc", 3), 3);
+  ::close(fds[1]);
+  std::string path = "/dev/fd/" + std::to_string(fds[0]);
+  EXPECT_FALSE(bool(readFile(path)));
+  Expected<std::vector<uint8_t>> contents = readFileOrStdin(path);
+  ::close(fds[0]);
+  ASSERT_TRUE(bool(contents));
+  EXPECT_EQ(*contents, (std::vector<uint8_t>{'a', 'b', 'c'}));
+}
+
+TEST(Files, FindsExcessiveNesting) {
+  // [NEST1] The line where more than maxDepth brackets are open.
+  EXPECT_EQ(findExcessiveNesting("module {\n}\n"), 0u);
+  EXPECT_EQ(findExcessiveNesting("{{\n{", 2), 2u);
+  EXPECT_EQ(findExcessiveNesting("{}{}{}{}{}", 1), 0u);
+  std::string deep(100000, '{');
+  EXPECT_EQ(findExcessiveNesting(deep), 1u);
+  // Every kind counts; closers of any kind close.
+  EXPECT_EQ(findExcessiveNesting("([<{", 3), 1u);
+  EXPECT_EQ(findExcessiveNesting("([<>])([<>])", 3), 0u);
+  // Strings (with escapes) and comments do not count.
+  EXPECT_EQ(findExcessiveNesting("\"{{{\\\"{{\" // {{{\n{", 1), 0u);
+  // The `>` of `->` and `>=` does not close, so it cannot hide depth.
+  EXPECT_EQ(findExcessiveNesting("(<->(<>=(", 4), 1u);
+  EXPECT_EQ(findExcessiveNesting("f(x) -> (y)", 1), 0u);
+  // Stray closers do not make room below zero.
+  EXPECT_EQ(findExcessiveNesting("}}}}{{", 1), 1u);
+}
+
+TEST(Files, PlainFileNames) {
+  // [PATH1]
+  for (const char *name : {"gemm", "gemm-big.k_0", "A1", "x.cubin"})
+    EXPECT_TRUE(isPlainFileName(name)) << name;
+  for (const char *name : {"", ".", "..", ".hidden", "../x", "a/b", "/abs",
+                           "a b", "tab\t", "nul\x01"})
+    EXPECT_FALSE(isPlainFileName(name)) << name;
+  EXPECT_TRUE(isPlainFileName(std::string(200, 'a')));
+  EXPECT_FALSE(isPlainFileName(std::string(201, 'a')));
 }

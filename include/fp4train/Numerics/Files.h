@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fp4train::numerics {
@@ -34,11 +35,32 @@ Expected<std::vector<uint8_t>> readFile(const std::string &path,
                                         uint64_t maxBytes = 0);
 
 /// readFile, or standard input for "-": a regular file as readFile reads it,
-/// a pipe or a terminal to its end (an error once it passes `maxBytes`,
-/// default the physical memory); any other kind (a character device such as
-/// /dev/zero, a socket) is refused.
+/// a pipe (standard input, or a named one such as the `/dev/fd/N` of a
+/// shell's `<(...)`) or a terminal to its end (an error once it passes
+/// `maxBytes`, default the physical memory); any other kind (a character
+/// device such as /dev/zero, a socket) is refused.
 Expected<std::vector<uint8_t>> readFileOrStdin(const std::string &path,
                                                uint64_t maxBytes = 0);
+
+/// How deeply the tools let MLIR text nest brackets (`{ ( [ <`). MLIR's
+/// parser recurses once per level of regions, attributes and types, so
+/// 100,000 nested `module {` overflow any thread's stack; real training
+/// graphs nest a few dozen levels.
+constexpr unsigned kMaxTextNesting = 512;
+
+/// The 1-based line on which MLIR text `text` first has more than
+/// `maxDepth` brackets open, or 0 when it never has. A lexical scan that
+/// skips string literals and `//` comments and does not take the `>` of `->`
+/// or `>=` for a closing bracket, so the depth it counts is never below the
+/// parser's recursion depth.
+unsigned findExcessiveNesting(std::string_view text,
+                              unsigned maxDepth = kMaxTextNesting);
+
+/// A file name made from input text (a case name, a symbol) is safe to join
+/// to an output folder: non-empty, at most 200 characters of letters,
+/// digits, `_`, `-` and `.`, not starting with `.`. Such a name has no `/`
+/// and is never `.` or `..`, so the joined path stays inside the folder.
+bool isPlainFileName(std::string_view name);
 
 /// One file of an output set.
 struct OutputFile {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mlir {
@@ -51,6 +52,15 @@ struct JitValue {
   int64_t getNumElements() const;
 };
 
+/// How JitFunction::compile prepares a function.
+struct JitOptions {
+  /// [IDX1] Run fp4train-check-indices before the pipeline, so that an
+  /// index out of bounds (a token id past the vocabulary) makes call()
+  /// return an error instead of reading or writing outside a buffer. Off
+  /// only where the inputs are known to be in range and speed matters.
+  bool checkIndices = true;
+};
+
 class JitFunction {
 public:
   /// Lowers `module` in place with the passes `buildPipeline` adds, which
@@ -60,7 +70,8 @@ public:
   /// JitValue kind. Errors carry the first diagnostic of the failing step.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, llvm::StringRef name,
-          llvm::function_ref<void(OpPassManager &)> buildPipeline);
+          llvm::function_ref<void(OpPassManager &)> buildPipeline,
+          const JitOptions &options = {});
 
   ~JitFunction();
 
@@ -69,13 +80,19 @@ public:
 
   /// Calls the function: `args[i]` points to argument i's value (a tensor
   /// buffer, a float or an int64_t, see JitValue::Kind), `outs[j]` to a
-  /// buffer of result j's size.
-  void call(llvm::ArrayRef<const void *> args, llvm::ArrayRef<void *> outs);
+  /// buffer of result j's size. Fails when a check of
+  /// JitOptions::checkIndices failed: the call then ran to its end without
+  /// the out-of-bounds accesses, and `outs` hold unspecified values.
+  [[nodiscard]] llvm::Error call(llvm::ArrayRef<const void *> args,
+                                 llvm::ArrayRef<void *> outs);
 
 private:
   JitFunction() = default;
 
+  std::string name;
   std::vector<JitValue> arguments, results;
+  /// The accesses fp4train-check-indices guards, by site number.
+  std::vector<std::string> indexSites;
   std::unique_ptr<ExecutionEngine> engine;
   void (*entry)(void **) = nullptr;
 };

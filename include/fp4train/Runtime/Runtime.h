@@ -30,6 +30,7 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 /// Block formats, the `format` argument of the entry points.
@@ -113,6 +114,12 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
     int32_t rhsFormat, int32_t rhsFlags, float rhsGlobalDecode,
     int64_t blockSize);
 
+/// [IDX1] Records that check `site` of fp4train-check-indices failed: index
+/// `index` of dimension `dim` is outside [0, `size`). The first failure of
+/// a call on this thread is kept until takeIndexError.
+void fp4train_rt_index_error(int64_t site, int64_t dim, int64_t index,
+                             int64_t size);
+
 } // extern "C"
 
 namespace fp4train::runtime {
@@ -131,6 +138,18 @@ inline constexpr const char *kScaledMatmulFunction = "fp4train_rt_scaled_matmul"
 numerics::QuantConfig makeQuantConfig(int32_t format, int64_t blockSize,
                                       int64_t axis, int32_t flags,
                                       int64_t seed, float amax);
+
+/// The name fp4train-check-indices calls when a check fails.
+inline constexpr const char *kIndexErrorFunction = "fp4train_rt_index_error";
+
+/// A failed check of fp4train-check-indices.
+struct IndexError {
+  int64_t site, dim, index, size;
+};
+
+/// The first check that failed on this thread since the last call, if any;
+/// clears it. A JIT host calls it after each call of a checked function.
+std::optional<IndexError> takeIndexError();
 
 /// A symbol a JIT must resolve to run lowered code in this process.
 struct Symbol {

@@ -1,12 +1,13 @@
 //===- FP4TrainDialect.cpp - fp4train dialect -----------------------------===//
 //
 // Dialect registration and verification of the dialect's discardable
-// attributes (`fp4train.param`, `fp4train.role`).
+// attributes (`fp4train.param`, `fp4train.role`, `fp4train.index_checks`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -37,6 +38,14 @@ LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
   if (name == kParamAttrName)
     return op->emitError() << "'" << kParamAttrName
                            << "' is only valid on function arguments";
+  if (name == kIndexChecksAttrName) {
+    auto sites = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !sites ||
+        !llvm::all_of(sites, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'" << kIndexChecksAttrName
+                             << "' must be an array of strings on a module";
+    return success();
+  }
   return op->emitError() << "unknown fp4train attribute '" << name << "'";
 }
 

@@ -10,6 +10,7 @@
 #include "fp4train/Dialect/FP4Train/Transforms/ContractionLayout.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
+#include "fp4train/Numerics/ElementCount.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -520,7 +521,7 @@ static llvm::json::Object describePlan(const ContractionPlan &plan) {
 
 namespace {
 struct QuantizeMatmulsPass
-    : public fp4train::impl::FP4TrainQuantizeMatmulsBase<QuantizeMatmulsPass> {
+    : public mlir::fp4train::impl::FP4TrainQuantizeMatmulsBase<QuantizeMatmulsPass> {
   using Base::Base;
 
   /// Options are checked once, before any IR is touched.
@@ -577,6 +578,25 @@ struct QuantizeMatmulsPass
                << stringifyRole(*info.role)
                << " contraction with dynamic shapes: block scales need "
                   "static dimensions";
+      // A !fp4train.scaled type must count its elements in int64 (the
+      // type's verifier); a quantized operand of a shape past that would be
+      // IR that no later pass or parser accepts. Padding K to a multiple of
+      // kAlign at most multiplies a count by kAlign.
+      for (Value operand : op->getOperands()) {
+        auto shaped = dyn_cast<ShapedType>(operand.getType());
+        if (!shaped)
+          continue;
+        SmallVector<int64_t> padded(shaped.getShape());
+        if (plan.paddedK != info.k)
+          padded.push_back(plan.kAlign);
+        if (!::fp4train::checkedNumElements(padded))
+          return op.emitError("cannot quantize a ")
+                 << stringifyRole(*info.role) << " contraction on "
+                 << operand.getType()
+                 << ": its element count"
+                 << (plan.paddedK != info.k ? ", padded along K," : "")
+                 << " does not fit in int64";
+      }
       if (!pad && plan.paddedK != info.k)
         return op.emitError("K = ")
                << info.k << " is not a multiple of " << plan.kAlign

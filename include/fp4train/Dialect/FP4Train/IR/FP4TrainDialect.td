@@ -40,6 +40,10 @@ def FP4Train_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttrName = "fp4train.param";
     /// Name of the discardable attribute that pins a contraction's role.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "fp4train.role";
+    /// Name of the module attribute in which fp4train-check-indices lists
+    /// the accesses it guards ([IDX1]): an array of strings, by site number.
+    static constexpr ::llvm::StringLiteral kIndexChecksAttrName =
+        "fp4train.index_checks";
 
   private:
     void registerAttributes();

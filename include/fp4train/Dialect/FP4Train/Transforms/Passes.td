@@ -155,6 +155,70 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
   ];
 }
 
+def FP4TrainCheckIndices : Pass<"fp4train-check-indices", "ModuleOp"> {
+  let summary = "Guard data-dependent element accesses with a bounds check that reports instead of reading or writing out of bounds";
+  let description = [{
+    A training step indexes tensors with values it computes from its data:
+    an embedding lookup `tensor.extract %wte[%token, %d]` of token ids, a
+    cross-entropy target's logit `tensor.extract %logits[%t, %target]`. An
+    id out of range makes the compiled step read (or, for `tensor.insert`,
+    write) outside the buffer: a wrong result, or a SIGSEGV that takes an
+    embedding host down ([IDX1] in docs/robustness.md).
+
+    This pass wraps every `tensor.extract`, `tensor.insert`, `memref.load`
+    and `memref.store` inside a function whose indices are not all constants
+    within bounds in an `scf.if` on `0 <= index < size` for every dimension
+    (one unsigned compare each). When the check holds, the access runs as
+    before; when it fails, the access does not run: the `else` branch calls
+
+    ```mlir
+    func.func private @fp4train_rt_index_error(i64, i64, i64, i64)
+    ```
+
+    with the access's site number, the first dimension out of bounds, the
+    index and the dimension's size, and yields zero (the tensor unchanged
+    for `tensor.insert`). The step runs to its end without touching memory
+    it does not own; the host then turns the recorded failure into an
+    error. The site numbers index the module attribute
+    `fp4train.index_checks`, an array of strings naming each access and its
+    location, which the pass extends.
+
+    The JIT host (`JitFunction`, so `fp4-train`, the C API and Python)
+    runs this pass before the pipeline by default and defines the callee;
+    accesses inside `gpu.launch` bodies are left alone (device code cannot
+    call the host).
+
+    Example:
+
+    ```mlir
+    // Before
+    %e = tensor.extract %wte[%row, %d] : tensor<256x128xf32>
+    // After
+    %c256 = arith.constant 256 : index
+    %ok0 = arith.cmpi ult, %row, %c256 : index
+    %ok1 = arith.cmpi ult, %d, %c128 : index
+    %ok = arith.andi %ok0, %ok1 : i1
+    %e = scf.if %ok -> (f32) {
+      %v = tensor.extract %wte[%row, %d] : tensor<256x128xf32>
+      scf.yield %v : f32
+    } else {
+      // site 0; the first failing dimension, its index and size
+      func.call @fp4train_rt_index_error(%c0_i64, %dim, %index, %size)
+          : (i64, i64, i64, i64) -> ()
+      scf.yield %zero : f32
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::ub::UBDialect"
+  ];
+}
+
 def FP4TrainInterchangeContractions
     : Pass<"fp4train-interchange-contractions"> {
   let summary = "Reorder the loops of f32 contractions so that the innermost one runs over independent contiguous outputs";

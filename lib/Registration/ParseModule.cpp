@@ -1,0 +1,31 @@
+//===- ParseModule.cpp - Parse MLIR text with the tools' bounds -----------===//
+
+#include "fp4train/ParseModule.h"
+#include "fp4train/Numerics/Files.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Parser/Parser.h"
+
+using namespace mlir;
+
+LogicalResult mlir::fp4train::checkParseDepth(StringRef text, StringRef name,
+                                              MLIRContext *context) {
+  namespace numerics = ::fp4train::numerics;
+  unsigned line = numerics::findExcessiveNesting(
+      std::string_view(text.data(), text.size()));
+  if (line == 0)
+    return success();
+  emitError(FileLineColLoc::get(context, name, line, 1))
+      << "brackets nest deeper than " << numerics::kMaxTextNesting
+      << " levels, more than the parser can take";
+  return failure();
+}
+
+OwningOpRef<ModuleOp> mlir::fp4train::parseModule(StringRef text,
+                                                  StringRef name,
+                                                  MLIRContext *context) {
+  if (failed(checkParseDepth(text, name, context)))
+    return nullptr;
+  return parseSourceString<ModuleOp>(text, ParserConfig(context), name);
+}
