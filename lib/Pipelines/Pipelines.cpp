@@ -100,6 +100,47 @@ struct CheckNoOutlinedGPUCodePass
   }
 };
 
+/// Rejects device symbols the NVPTX and AMDGPU assembly printers cannot
+/// write. Neither quotes names, and both end the process (`LLVM ERROR:
+/// Symbol name with unsupported characters`) on a name such as the
+/// `up/../x_kernel` that kernel outlining derives from a host function
+/// `@"up/../x"`. Letters, digits, `_`, `$` and `.` (not first) are what
+/// both accept.
+struct CheckDeviceSymbolNamesPass
+    : public PassWrapper<CheckDeviceSymbolNamesPass,
+                         OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckDeviceSymbolNamesPass)
+
+  StringRef getArgument() const final {
+    return "fp4train-check-device-symbol-names";
+  }
+  StringRef getDescription() const final {
+    return "Reject device symbols that the GPU assembly printers cannot write";
+  }
+
+  static bool isWritable(StringRef name) {
+    auto plain = [](char c) {
+      return llvm::isAlnum(c) || c == '_' || c == '$';
+    };
+    return !name.empty() && !llvm::isDigit(name.front()) &&
+           plain(name.front()) &&
+           llvm::all_of(name, [&](char c) { return plain(c) || c == '.'; });
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([&](SymbolOpInterface symbol) {
+      if (symbol == getOperation() || isWritable(symbol.getName()))
+        return;
+      symbol->emitOpError("has the device symbol name '")
+          << symbol.getName()
+          << "', which the GPU assembly printers cannot write: device "
+             "symbols take letters, digits, '_', '$' and '.' (rename the "
+             "function the kernel is outlined from)";
+      signalPassFailure();
+    });
+  }
+};
+
 } // namespace
 
 void mlir::fp4train::buildQuantizePipeline(
@@ -258,6 +299,8 @@ static void addGPUBackHalfPrologue(OpPassManager &pm, GPUMemory memory) {
 static void addGPUBackHalfEpilogue(OpPassManager &pm, StringRef format,
                                    StringRef toolkit = "") {
   addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      std::make_unique<CheckDeviceSymbolNamesPass>());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = format.str();
   binary.toolkitPath = toolkit.str();

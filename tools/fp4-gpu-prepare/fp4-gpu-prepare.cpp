@@ -112,12 +112,7 @@ uint64_t hashBytes(const std::vector<uint8_t> &bytes) {
 /// Writes the output files and the manifest.
 class Folder {
 public:
-  explicit Folder(std::string root) : root(std::move(root)) {
-    for (const char *sub : {"", "/blobs", "/cubins"})
-      if (::mkdir((this->root + sub).c_str(), 0777) != 0 && errno != EEXIST)
-        fail("cannot create '" + this->root + sub + "': " +
-             std::strerror(errno));
-  }
+  explicit Folder(std::string root) : root(std::move(root)) {}
 
   /// Stores `bytes` once; returns its path relative to the folder.
   std::string blob(const std::vector<uint8_t> &bytes) {
@@ -138,7 +133,12 @@ public:
   }
   llvm::raw_string_ostream &manifest() { return manifestStream; }
 
+  /// Creates the folder and writes every file, once all cases succeeded: a
+  /// failing case leaves nothing behind.
   void write() {
+    for (const char *sub : {"", "/blobs", "/cubins"})
+      if (::mkdir((root + sub).c_str(), 0777) != 0 && errno != EEXIST)
+        fail("cannot create '" + root + sub + "': " + std::strerror(errno));
     files.push_back({root + "/manifest.txt",
                      std::vector<uint8_t>(manifestText.begin(),
                                           manifestText.end())});
