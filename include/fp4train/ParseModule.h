@@ -26,9 +26,11 @@ namespace fp4train {
 LogicalResult checkParseDepth(llvm::StringRef text, llvm::StringRef name,
                               MLIRContext *context);
 
-/// parseSourceString<ModuleOp> behind checkParseDepth: null, with the reason
-/// reported to the context's diagnostic handlers, for text that is too
-/// deep, does not parse or does not verify.
+/// The module `text` (named `name` in locations) holds, parsed from a
+/// NUL-terminated copy (MLIR's lexer reads up to a NUL; `text` need not be
+/// followed by one) behind checkParseDepth: null, with the reason reported
+/// to the context's diagnostic handlers, for text that is too deep, does not
+/// parse or does not verify.
 OwningOpRef<ModuleOp> parseModule(llvm::StringRef text, llvm::StringRef name,
                                   MLIRContext *context);
 

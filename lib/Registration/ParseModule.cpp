@@ -6,6 +6,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
@@ -27,5 +29,10 @@ OwningOpRef<ModuleOp> mlir::fp4train::parseModule(StringRef text,
                                                   MLIRContext *context) {
   if (failed(checkParseDepth(text, name, context)))
     return nullptr;
-  return parseSourceString<ModuleOp>(text, ParserConfig(context), name);
+  // MLIR's lexer reads up to a NUL: a text that is not followed by one (a C
+  // host's MlirStringRef into a larger buffer) was read past its end.
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                             llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sources, ParserConfig(context));
 }
