@@ -149,6 +149,11 @@ unsigned findExcessiveNesting(std::string_view text, unsigned maxDepth) {
   return 0;
 }
 
+std::string describeExcessiveNesting() {
+  return "brackets nest deeper than " + std::to_string(kMaxTextNesting) +
+         " levels, more than the parser can take";
+}
+
 bool isPlainFileName(std::string_view name) {
   if (name.empty() || name.size() > 200 || name.front() == '.')
     return false;

@@ -19,8 +19,7 @@ LogicalResult mlir::fp4train::checkParseDepth(StringRef text, StringRef name,
   if (line == 0)
     return success();
   emitError(FileLineColLoc::get(context, name, line, 1))
-      << "brackets nest deeper than " << numerics::kMaxTextNesting
-      << " levels, more than the parser can take";
+      << numerics::describeExcessiveNesting();
   return failure();
 }
 

@@ -56,10 +56,8 @@ int main(int argc, char **argv) {
   // MLIR's parser recurses per nesting level (docs/robustness.md).
   if (unsigned line = numerics::findExcessiveNesting(std::string_view(
           reinterpret_cast<const char *>(input->data()), input->size())))
-    return fail(inputFilename + ":" + std::to_string(line) +
-                ": brackets nest deeper than " +
-                std::to_string(numerics::kMaxTextNesting) +
-                " levels, more than the parser can take");
+    return fail(inputFilename + ":" + std::to_string(line) + ": " +
+                numerics::describeExcessiveNesting());
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       llvm::MemoryBuffer::getMemBufferCopy(
           llvm::StringRef(reinterpret_cast<const char *>(input->data()),

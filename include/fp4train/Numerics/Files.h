@@ -56,6 +56,9 @@ constexpr unsigned kMaxTextNesting = 512;
 unsigned findExcessiveNesting(std::string_view text,
                               unsigned maxDepth = kMaxTextNesting);
 
+/// The reason every tool gives for such a text (after its `FILE:LINE: `).
+std::string describeExcessiveNesting();
+
 /// A file name made from input text (a case name, a symbol) is safe to join
 /// to an output folder: non-empty, at most 200 characters of letters,
 /// digits, `_`, `-` and `.`, not starting with `.`. Such a name has no `/`
