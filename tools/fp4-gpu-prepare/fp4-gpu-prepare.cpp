@@ -521,10 +521,11 @@ int main(int argc, char **argv) {
   if (out.empty() || casesPath.empty())
     fail("usage: fp4-gpu-prepare [--chip C] [--toolkit DIR] --out DIR "
          "CASES.txt");
-  // Options are checked before any case is compiled.
+  // Options and the case file are checked before any case is compiled.
   if (!NVVMChip::parse(chip))
     fail("unknown chip '" + chip +
          "': expected an NVIDIA target such as sm_90a, sm_100a or sm_120a");
+  std::vector<Case> cases = readCases(casesPath);
   if (!llvm::sys::fs::can_execute(toolkit + "/bin/ptxas"))
     fail("--toolkit '" + toolkit + "' has no executable bin/ptxas");
 
@@ -535,7 +536,6 @@ int main(int argc, char **argv) {
   registerAllPasses();
   MLIRContext context(registry);
 
-  std::vector<Case> cases = readCases(casesPath);
   Folder folder(out);
   folder.manifest() << "fp4-gpu-check 2\nchip " << chip << "\n";
   for (const Case &c : cases)
