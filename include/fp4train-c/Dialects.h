@@ -79,7 +79,7 @@ MLIR_CAPI_EXPORTED bool fp4trainScaledTensorTypeHasGlobalScale(MlirType type);
 // #fp4train.recipe and its parts
 //===----------------------------------------------------------------------===//
 
-/// The GEMM roles of DESIGN.md §4.
+/// The GEMM roles of role inference (docs/semantics.md, [ROLE1]-[ROLE6]).
 typedef enum FP4TrainRole {
   FP4TrainRoleFprop = 0,
   FP4TrainRoleDgrad = 1,
@@ -102,7 +102,8 @@ MLIR_CAPI_EXPORTED MlirAttribute fp4trainRecipeAttrParse(
 /// fp4trainRecipeGetPresetName(0..n).
 MLIR_CAPI_EXPORTED intptr_t fp4trainRecipeGetNumPresets(void);
 
-/// The name of preset `pos`, in the order of DESIGN.md §3 (`none` last).
+/// The name of preset `pos`, in the order of the presets table [RCP2]
+/// (docs/recipes.md; `none` last).
 MLIR_CAPI_EXPORTED MlirStringRef fp4trainRecipeGetPresetName(intptr_t pos);
 
 /// The recipe's `name` parameter (empty when the attribute has none).

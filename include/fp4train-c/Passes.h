@@ -46,12 +46,13 @@ MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainModuleRunPipeline(
     void *userData);
 
 /// Classifies the contractions of every function with a body of `module`
-/// (DESIGN.md §4) without changing it, and passes the report of
-/// `fp4train-annotate-roles` to `onReport(json, reportUserData)`: a JSON array
-/// of objects with keys `role` (`fprop`, `dgrad`, `wgrad` or `other`), `op`,
-/// `param` (argument index or null), `m`, `n`, `k`, `batch` (null when
-/// dynamic) and `loc`. `weightLayout` is `out-in` (PyTorch) or `in-out`
-/// (JAX). Fails, calling `onError`, on an unknown layout or an analysis error.
+/// (docs/semantics.md, [ROLE1]-[ROLE6]) without changing it, and passes the
+/// report of `fp4train-annotate-roles` to `onReport(json, reportUserData)`: a
+/// JSON array of objects with keys `role` (`fprop`, `dgrad`, `wgrad` or
+/// `other`), `op`, `param` (argument index or null), `m`, `n`, `k`, `batch`
+/// (null when dynamic) and `loc`. `weightLayout` is `out-in` (PyTorch) or
+/// `in-out` (JAX). Fails, calling `onError`, on an unknown layout or an
+/// analysis error.
 MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainModuleGetRoleReport(
     MlirModule module, MlirStringRef weightLayout, MlirStringCallback onReport,
     void *reportUserData, MlirStringCallback onError, void *userData);

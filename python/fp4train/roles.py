@@ -1,4 +1,4 @@
-"""The role report of a training step (DESIGN.md §4)."""
+"""The role report of a training step (docs/semantics.md, role rules)."""
 
 import json
 

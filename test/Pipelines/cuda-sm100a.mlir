@@ -4,7 +4,7 @@
 // tcgen05.cp, issues the recipe's block-scaled tcgen05.mma on mbarriers and
 // reads the accumulator back with tcgen05.ld; no kernel references
 // libdevice. Both chips get the same kernels (sm_103a through
-// llvm.call_intrinsic, NVVM.md trap 1) at PTX 8.8 (trap 2).
+// llvm.call_intrinsic, [PTX1] in docs/nvvm.md) at PTX 8.8 ([PTX2]).
 //
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_100a format=isa" | FileCheck %s --check-prefixes=MXFP4,SM100
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_103a format=isa" | FileCheck %s --check-prefixes=MXFP4,SM103

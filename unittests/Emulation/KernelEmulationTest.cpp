@@ -1,10 +1,10 @@
 //===- KernelEmulationTest.cpp - gfx950 kernels, lane-exact, vs numerics --===//
 //
-// DESIGN.md §7.4: the kernels fp4train-to-amdgpu generates for gfx950 are
-// compiled by buildROCmKernelPipeline (the module llc would get next) and
-// executed by the lockstep emulator, whose scaled MFMA and conversion
-// instructions are the CDNA4 models; the results are compared with the
-// numerics library on the same inputs:
+// [CHK4] (docs/semantics.md): the kernels fp4train-to-amdgpu generates for
+// gfx950 are compiled by buildROCmKernelPipeline (the module llc would get
+// next) and executed by the lockstep emulator, whose scaled MFMA and conversion
+// instructions are the CDNA4 models; the results are compared with the numerics
+// library on the same inputs:
 //  - quantize kernels: codes and scales bit for bit, every MX element format,
 //    input type, scale mode, block count that is or is not a multiple of
 //    the workgroup, special values;

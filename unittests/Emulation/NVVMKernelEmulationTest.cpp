@@ -1,12 +1,12 @@
 //===- NVVMKernelEmulationTest.cpp - sm_120a / sm_90a kernels vs numerics -===//
 //
-// DESIGN.md §7.4 for NVIDIA: the kernels fp4train-to-nvvm generates for
-// sm_120a and sm_90a are compiled by buildCUDAKernelPipeline (recipe none;
-// the module gpu-to-nvvm would get next) and executed by the lockstep
-// emulator on the chip's instruction set, whose nvvm.mma.block_scale (sm_120a),
-// FP8 mma.sync and prmt (sm_90a) and nvvm.convert.* ops are the PTX models of
-// lib/Emulation/PTX; the results are compared with the numerics library on
-// the same inputs, every case on both chips:
+// [CHK4] (docs/semantics.md) for NVIDIA: the kernels fp4train-to-nvvm generates
+// for sm_120a and sm_90a are compiled by buildCUDAKernelPipeline (recipe none;
+// the module gpu-to-nvvm would get next) and executed by the lockstep emulator
+// on the chip's instruction set, whose nvvm.mma.block_scale (sm_120a), FP8
+// mma.sync and prmt (sm_90a) and nvvm.convert.* ops are the PTX models of
+// lib/Emulation/PTX; the results are compared with the numerics library on the
+// same inputs, every case on both chips:
 //  - quantize kernels: codes, scales and the NVFP4 global decode scale bit
 //    for bit: MXFP4 RNE (floor, rceil), MXFP8 E4M3 / E5M2 RNE, MXFP4 and
 //    NVFP4 [SR1] with the library's seed, NVFP4 ([NV1], blocks of 16) with

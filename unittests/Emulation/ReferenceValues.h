@@ -1,8 +1,8 @@
 //===- ReferenceValues.h - Test-side values of the MMA formats -*- C++ -*-====//
 //
-// The test side's own decoding of the formats the block-scaled MMA models
-// take, written from the tables of DESIGN.md §2 / PTX ISA §5.2.3 for the
-// ranges the tests use (finite codes), so that test references do not
+// The test side's own decoding of the formats the block-scaled MMA models take,
+// written from the format tables ([FMT1] in docs/semantics.md, PTX ISA §5.2.3)
+// for the ranges the tests use (finite codes), so that test references do not
 // depend on the models they check.
 //
 //===----------------------------------------------------------------------===//

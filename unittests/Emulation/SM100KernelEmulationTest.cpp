@@ -1,12 +1,12 @@
 //===- SM100KernelEmulationTest.cpp - sm_100a/sm_103a kernels vs numerics -===//
 //
-// DESIGN.md §7.4 for the tcgen05 chips: the kernels buildCUDAKernelPipeline
-// (recipe none) generates for sm_100a and sm_103a (the same tcgen05 GEMM,
-// as NVVM ops on sm_100a and as llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
-// on sm_103a, NVVM.md trap 1) are executed by the emulator on that chip's
-// instruction set (the kernel's warp roles as fibers that switch at
-// mbarrier waits), whose tcgen05 / mbarrier / cp.async ops are the
-// PTX models of lib/Emulation/PTX (written independently of the lowering),
+// [CHK4] (docs/semantics.md) for the tcgen05 chips: the kernels
+// buildCUDAKernelPipeline (recipe none) generates for sm_100a and sm_103a (the
+// same tcgen05 GEMM, as NVVM ops on sm_100a and as llvm.call_intrinsic
+// "llvm.nvvm.tcgen05.*" on sm_103a, [PTX1] in docs/nvvm.md) are executed by the
+// emulator on that chip's instruction set (the kernel's warp roles as fibers
+// that switch at mbarrier waits), whose tcgen05 / mbarrier / cp.async ops are
+// the PTX models of lib/Emulation/PTX (written independently of the lowering),
 // and compared with the numerics library on the same inputs:
 //  - GEMM kernels ([GEMM1]) on tcgen05.mma.cta_group::1 M = N = 128:
 //    kind::mxf4nvf4.block16 (NVFP4, UE4M3, 1-D and 16x16 blocks, global

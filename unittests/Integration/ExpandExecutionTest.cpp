@@ -1,9 +1,9 @@
 //===- ExpandExecutionTest.cpp - Execute fp4train-expand, compare bits ----===//
 //
-// DESIGN.md §7.2: the expanded MLIR executed on the CPU must agree with the
-// numerics library bit for bit. Each test writes a small module in text,
-// runs the CPU lowering (fp4train-expand, bufferization, LLVM) in process,
-// JITs it with MLIR's ExecutionEngine, feeds it the same inputs as the
+// [CHK2] (docs/semantics.md): the expanded MLIR executed on the CPU must agree
+// with the numerics library bit for bit. Each test writes a small module in
+// text, runs the CPU lowering (fp4train-expand, bufferization, LLVM) in
+// process, JITs it with MLIR's ExecutionEngine, feeds it the same inputs as the
 // library and compares every element code, scale code and f32 result. NaN
 // results compare by class only (IEEE leaves NaN payloads and signs open).
 //
@@ -137,9 +137,9 @@ void expectFloats(const char *what, const float *got, const float *want,
   expectEqual(what, got, want, count, sameFloat);
 }
 
-/// Deterministic test data over many binades, with the special inputs of §2
-/// when `specials` is set: a NaN, ±Inf, an all-zero block, subnormals,
-/// exact ties and values past the element range.
+/// Deterministic test data over many binades, with the special inputs of [FMT1]
+/// (docs/semantics.md) when `specials` is set: a NaN, ±Inf, an all-zero block,
+/// subnormals, exact ties and values past the element range.
 std::vector<float> makeData(int64_t count, uint32_t seed, bool specials) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;

@@ -1,13 +1,12 @@
 //===- RuntimeEquivalenceTest.cpp - fp4train-to-runtime vs fp4train-expand ===//
 //
 // The same module of fp4train ops lowered by the exact expansion and by the
-// runtime calls must compute the same bits (DESIGN.md §7.2): codes, scales,
-// global scales, dequantized values, rotations and products, for every
-// format, scale mode, rounding, block shape, axis and batch, including a
+// runtime calls must compute the same bits ([CHK2] in docs/semantics.md):
+// codes, scales, global scales, dequantized values, rotations and products, for
+// every format, scale mode, rounding, block shape, axis and batch, including a
 // sliced (strided) operand, which the runtime reads through its strides.
 // ExpandExecutionTest ties the expansion to the numerics library; this test
 // ties the runtime lowering to the expansion.
-//
 //===----------------------------------------------------------------------===//
 
 #include "JitTestUtils.h"

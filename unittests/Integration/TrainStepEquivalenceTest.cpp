@@ -1,12 +1,12 @@
 //===- TrainStepEquivalenceTest.cpp - Whole quantized steps, both paths ---===//
 //
-// Issue 5 / DESIGN.md §7.2 on whole training steps: each bundled example,
-// quantized by a recipe with fp4train-cpu-pipeline, runs once through the
-// exact expansion (numerics=ir) and once through the runtime calls into the
-// numerics library's reference path (numerics=runtime), on the same inputs
-// and step; the loss and every returned tensor (updated parameters or
-// gradients) must agree bit for bit. Stochastic rounding and random Hadamard
-// signs depend on the step argument, so both paths see the same random bits.
+// Issue 5 / [CHK2] (docs/semantics.md) on whole training steps: each bundled
+// example, quantized by a recipe with fp4train-cpu-pipeline, runs once through
+// the exact expansion (numerics=ir) and once through the runtime calls into the
+// numerics library's reference path (numerics=runtime), on the same inputs and
+// step; the loss and every returned tensor (updated parameters or gradients)
+// must agree bit for bit. Stochastic rounding and random Hadamard signs depend
+// on the step argument, so both paths see the same random bits.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,12 +1,13 @@
 //===- CDNA4.h - CPU models of gfx950 matrix and conversion instructions -===//
 //
 // Lane-level models of the CDNA4 (gfx950) instructions that the
-// fp4train-to-amdgpu kernels use, for the lane-exact emulation of DESIGN.md
-// §7.4. Each model lives in its own file under lib/Emulation/CDNA4/ and is
-// written from AMD's documentation of the instruction (the CDNA4 ISA guide's
-// operand layouts and AMD's HIP host reference of the conversion builtins,
-// cited in each file), never from the lowering it checks: nothing here
-// includes fp4train's Conversion or Numerics code.
+// fp4train-to-amdgpu kernels use, for the lane-exact emulation of [CHK4]
+// (docs/semantics.md). Each model lives in its own file under
+// lib/Emulation/CDNA4/ and is written from AMD's documentation of the
+// instruction (the CDNA4 ISA guide's operand layouts and AMD's HIP host
+// reference of the conversion builtins, cited in each file), never from the
+// lowering it checks: nothing here includes fp4train's Conversion or Numerics
+// code.
 //
 // Operands are raw register contents (32-bit words per lane), as the ROCDL
 // intrinsics pass them, so a model sees exactly what the instruction sees.

@@ -1,6 +1,6 @@
 //===- GPUEmulator.h - Lane-exact CPU execution of GPU kernels -*- C++ -*-===//
 //
-// The emulator of DESIGN.md §7.4 by chip name: the interpreter of
+// The emulator of [CHK4] (docs/semantics.md) by chip name: the interpreter of
 // fp4train/Emulation/Interpreter.h with the instruction set registered for
 // the chip (fp4train/Emulation/InstructionSets.h): gfx950 for the kernels
 // the ROCm kernel pipeline (buildROCmKernelPipeline) produces — host code on

@@ -1,13 +1,14 @@
 //===- Interpreter.h - Lockstep SIMT interpreter of GPU kernels -*- C++ -*-===//
 //
-// The ISA-independent core of the lane-exact emulation (DESIGN.md §7.4): it
-// executes host functions on memrefs and the gpu.launch_func'ed kernels of a
-// module on the CPU, every workgroup with all its threads in lockstep under
-// an execution mask, grouped into subgroups (waves, warps) of the size the
-// instruction set gives. It knows the target-independent dialects (arith,
-// vector, memref, scf, gpu, the LLVM casts and aggregates, host
-// linalg.generic); every other op goes to an InstructionSet, which models
-// the target's intrinsics on the registers of the lanes.
+// The ISA-independent core of the lane-exact emulation ([CHK4] in
+// docs/semantics.md): it executes host functions on memrefs and the
+// gpu.launch_func'ed kernels of a module on the CPU, every workgroup with all
+// its threads in lockstep under an execution mask, grouped into subgroups
+// (waves, warps) of the size the instruction set gives. It knows the
+// target-independent dialects (arith, vector, memref, scf, gpu, the LLVM casts
+// and aggregates, host linalg.generic); every other op goes to an
+// InstructionSet, which models the target's intrinsics on the registers of the
+// lanes.
 //
 // Besides computing the results, the core checks what a GPU would not
 // report: every global and shared-memory access is bounds-checked, accesses

@@ -2,15 +2,14 @@
 //
 // Lane-level models of the NVIDIA PTX instructions that the sm_120a and
 // sm_89/sm_90a lowerings use, the counterpart of CDNA4.h for the lane-exact
-// emulation of DESIGN.md §7.4: the warp-level block-scaled mma.sync
+// emulation of [CHK4] (docs/semantics.md): the warp-level block-scaled mma.sync
 // (m16n8k64 kind::mxf4 / kind::mxf4nvf4, m16n8k32 kind::mxf8f6f4), the FP8
-// mma.sync (m16n8k32 / m16n8k16 e4m3/e5m2), prmt.b32 and the packed
-// conversions cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32,
-// cvt.rp.satfinite.ue8m0x2.f32 and cvt.rn.f16x2.e4m3x2.
-// Each model lives in its own file under lib/Emulation/PTX/ and is written
-// from the PTX ISA (cited in each file), never from the lowering it checks:
-// nothing here includes fp4train's Conversion or Numerics code.
-//
+// mma.sync (m16n8k32 / m16n8k16 e4m3/e5m2), prmt.b32 and the packed conversions
+// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32, cvt.rp.satfinite.ue8m0x2.f32 and
+// cvt.rn.f16x2.e4m3x2. Each model lives in its own file under
+// lib/Emulation/PTX/ and is written from the PTX ISA (cited in each file),
+// never from the lowering it checks: nothing here includes fp4train's
+// Conversion or Numerics code.
 // Operands are raw register contents (32-bit words per lane, f32 as bits), as
 // the NVVM intrinsics pass them, so a model sees exactly what the instruction
 // sees.

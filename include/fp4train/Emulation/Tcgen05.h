@@ -1,17 +1,16 @@
 //===- Tcgen05.h - CPU models of sm_100a/sm_103a tcgen05 and mbarrier -----===//
 //
-// Lane-level models of the Blackwell datacenter (sm_100a, sm_103a) tensor
-// core instructions the tcgen05 lowering uses, for the lane-exact emulation
-// of DESIGN.md §7.4: the per-CTA tensor memory and its allocation, the
+// Lane-level models of the Blackwell datacenter (sm_100a, sm_103a) tensor core
+// instructions the tcgen05 lowering uses, for the lane-exact emulation of
+// [CHK4] (docs/semantics.md): the per-CTA tensor memory and its allocation, the
 // shared-memory matrix descriptor and the canonical K-major layouts it
-// describes, the instruction descriptor of the block-scaled kinds,
-// tcgen05.mma ... .block_scale, tcgen05.cp, tcgen05.ld / tcgen05.st and the
-// mbarrier object that tcgen05.commit arrives on. Each model lives in its own
-// file under lib/Emulation/PTX/ (Tcgen05*.cpp, Mbarrier.cpp), written from
-// the PTX ISA (§9.7.16 "TensorCore 5th Generation Family Instructions",
-// §9.7.13.15 "mbarrier"; cited section by section in each file), never from
-// the lowering it checks: nothing here includes fp4train's Conversion or
-// Numerics code.
+// describes, the instruction descriptor of the block-scaled kinds, tcgen05.mma
+// ... .block_scale, tcgen05.cp, tcgen05.ld / tcgen05.st and the mbarrier object
+// that tcgen05.commit arrives on. Each model lives in its own file under
+// lib/Emulation/PTX/ (Tcgen05*.cpp, Mbarrier.cpp), written from the PTX ISA
+// (§9.7.16 "TensorCore 5th Generation Family Instructions", §9.7.13.15
+// "mbarrier"; cited section by section in each file), never from the lowering
+// it checks: nothing here includes fp4train's Conversion or Numerics code.
 //
 // Every model returns "" or a message saying why the operands are invalid
 // or what the model does not cover; none asserts on its inputs.

@@ -25,7 +25,7 @@
 
 namespace fp4train::numerics {
 
-/// The block formats of §2.
+/// The block formats of [FMT1] (docs/semantics.md).
 enum class Format : uint8_t { MXFP4, NVFP4, MXFP8E4M3, MXFP8E5M2 };
 
 /// How an MX block's E8M0 scale is chosen: [MX1] `floor` or [MX2] `rceil`.

@@ -2,11 +2,11 @@
 //
 // Bit-exact encoders and decoders for the element formats E2M1 (f4E2M1FN),
 // E4M3FN (f8E4M3FN), E5M2 (f8E5M2) and the scale format E8M0 (f8E8M0FNU), as
-// DESIGN.md §2 defines them. Every other layer of the project (block
-// quantization here, the MLIR CPU expansion, GPU lane emulation) is checked
-// against these functions, so they are written as branch-free integer and f32
-// arithmetic that a vectorizer, an MLIR `arith` lowering or a GPU lane model
-// can reproduce operation for operation.
+// [FMT1] (docs/semantics.md) and docs/numerics.md §1 define them. Every other
+// layer of the project (block quantization here, the MLIR CPU expansion, GPU
+// lane emulation) is checked against these functions, so they are written as
+// branch-free integer and f32 arithmetic that a vectorizer, an MLIR `arith`
+// lowering or a GPU lane model can reproduce operation for operation.
 //
 // Codes are returned in the low bits of a uint8_t: E2M1 uses bits 3..0 with
 // the sign in bit 3; the FP8 formats use all eight bits with the sign in bit 7.
@@ -22,10 +22,10 @@
 
 namespace fp4train::numerics {
 
-/// The element formats of §2.
+/// The element formats of [FMT1].
 enum class ElementType : uint8_t { E2M1, E4M3FN, E5M2 };
 
-/// The block scale formats of §2.
+/// The block scale formats of [FMT1].
 enum class ScaleType : uint8_t { E8M0, E4M3FN };
 
 /// Reinterprets an f32 as its IEEE-754 bit pattern.

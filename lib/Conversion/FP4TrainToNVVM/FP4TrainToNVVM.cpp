@@ -86,7 +86,7 @@ std::string NVVMChip::getPTXFeature() const {
   // The first PTX ISA versions with the chip's block-scaled instructions:
   // 8.7 for sm_120a (llc 22's default for it), 8.8 for sm_121a (llc aborts
   // below it), sm_103a and tcgen05 block scaling on sm_100a (docs/nvvm.md;
-  // NVVM.md trap 2).
+  // [PTX2]).
   if (capability == 100 || capability == 103 || capability == 121)
     return "+ptx88";
   if (capability >= 120)
@@ -274,7 +274,7 @@ void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
   // none at all for Hadamard). The FP8 chips have no FP4 converts and take
   // the integer recipe for E2M1. [SR1] stays the software recipe on
   // sm_100a/sm_103a unless sr=hardware asks for cvt.rs.satfinite.e2m1x4.f32,
-  // which draws 8 random bits per element, not [SR1]'s 22 (NVVM.md trap 12,
+  // which draws 8 random bits per element, not [SR1]'s 22 ([PTX5],
   // docs/nvvm.md). The fused rotate-and-quantize kernel shares the target.
   std::shared_ptr<const TargetInfoBase> target;
   if (chip.hasFP8WarpMMA())

@@ -231,8 +231,9 @@ BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
       rbits = rbits ? arith::OrIOp::create(b, rbits, placed).getResult()
                     : placed;
     }
-    // MLIR's per-op chip check rejects sm_103a (NVVM.md trap 1): the
-    // intrinsic by name there.
+    // sm_103a: the intrinsic by name, as its tcgen05 kernels take theirs
+    // ([PTX1] in docs/nvvm.md; MLIR 22.1.8's chip check itself accepts
+    // this op on sm_103a).
     Value d =
         getChip() == "sm_103a"
             ? LLVM::CallIntrinsicOp::create(

@@ -213,7 +213,7 @@ private:
 
   // tcgen05 instructions, as NVVM ops where MLIR's per-op chip check
   // accepts the chip (sm_100a), else as the same LLVM intrinsics through
-  // llvm.call_intrinsic (sm_103a; NVVM.md trap 1).
+  // llvm.call_intrinsic (sm_103a; [PTX1] in docs/nvvm.md).
   void callIntrinsic(StringRef name, ValueRange args);
   void fence(NVVM::Tcgen05FenceKind kind);
   /// bar.warp.sync of the whole warp: the .sync.aligned tcgen05
@@ -266,7 +266,8 @@ private:
 } // namespace
 
 Value Tcgen05KernelBuilder::descriptor(uint64_t fields, Value offset) {
-  // [addr >> 4] & 0x3FFF in bits 0-13 (NVVM.md trap 5: shifted here).
+  // [addr >> 4] & 0x3FFF in bits 0-13 ([PTX4] in docs/nvvm.md: shifted
+  // here).
   Value address = sharedAddress(offset);
   Value field = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, address, km.i64(4)),
@@ -768,7 +769,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   config.threads = kThreads;
   config.dynamicSharedBytes = format.getSharedBytes();
   // MLIR's per-op chip check of the tcgen05 NVVM ops accepts sm_100a only
-  // (NVVM.md trap 1).
+  // ([PTX1] in docs/nvvm.md).
   bool viaIntrinsics = chip.capability != 100;
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, acc, config,

@@ -28,7 +28,7 @@ const num::MiniFloatFormat &codecs::getMiniFloatFormat(Type type) {
     return num::kE2M1;
   if (isa<Float8E4M3FNType>(type))
     return num::kE4M3FN;
-  assert(isa<Float8E5M2Type>(type) && "not an element format of DESIGN §2");
+  assert(isa<Float8E5M2Type>(type) && "not an element format of [FMT1]");
   return num::kE5M2;
 }
 

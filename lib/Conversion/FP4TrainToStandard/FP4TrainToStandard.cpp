@@ -26,7 +26,8 @@ namespace mlir::fp4train {
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// The element and scale types of DESIGN §2, stored as i8 codes.
+/// The element and scale types of [FMT1] (docs/semantics.md), stored as i8
+/// codes.
 static bool isNarrowFloat(Type type) {
   return isa<Float4E2M1FNType, Float8E4M3FNType, Float8E5M2Type,
              Float8E8M0FNUType>(type);

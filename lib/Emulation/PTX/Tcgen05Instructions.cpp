@@ -2,14 +2,14 @@
 //
 // The NVVM ops of Blackwell datacenter kernels, executed by the tcgen05 and
 // mbarrier models of fp4train/Emulation/Tcgen05.h, plus the ops every NVIDIA
-// set shares (NVVMCommon.h). The same handlers serve the MLIR 22 NVVM ops
-// and the llvm.call_intrinsic "llvm.nvvm.tcgen05.*" form that sm_103a
-// kernels use (NVVM.md trap 1: MLIR's per-op chip check rejects sm_103a).
+// set shares (NVVMCommon.h). The same handlers serve the MLIR 22 NVVM ops and
+// the llvm.call_intrinsic "llvm.nvvm.tcgen05.*" form that sm_103a kernels use
+// ([PTX1] in docs/nvvm.md: MLIR's per-op chip check rejects sm_103a).
 //
 // nvvm.tcgen05.mma_smem_desc is executed as MLIR 22 translates it (bit
 // packing of already encoded fields).
 //
-// Execution model (lockstep, DESIGN.md §7.4):
+// Execution model (lockstep, [CHK4] in docs/semantics.md):
 //  - tensor memory, the mbarrier objects and the bookkeeping of asynchronous
 //    operations are per-CTA state (Tcgen05State), created for each workgroup;
 //    a kernel that returns with tensor memory allocated is an error;
@@ -911,9 +911,9 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
                                          st.getTmemAddr(), st.getVal());
       })
       .Case([&](NVVM::Tcgen05MmaSmemDescOp desc) {
-        // Bit packing only, as MLIR 22 translates it (NVVM.md trap 5): the
-        // operands are the already encoded (>> 4) fields, masked to 14 bits,
-        // with the fixed 0b001 at bits 46..48.
+        // Bit packing only, as MLIR 22 translates it ([PTX4], docs/nvvm.md):
+        // the operands are the already encoded (>> 4) fields, masked to 14
+        // bits, with the fixed 0b001 at bits 46..48.
         LaneValues &out = context.define(desc.getRes());
         context.forEachActiveLane([&](unsigned lane) {
           auto field = [&](Value v, uint64_t mask, unsigned shift) {

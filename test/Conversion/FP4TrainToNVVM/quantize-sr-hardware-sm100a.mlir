@@ -4,7 +4,7 @@
 // top byte of each element's word at the byte the instruction reads for it
 // (element 0 at 31..24, 2 at 23..16, 1 at 15..8, 3 at 7..0), and the four
 // codes come out of d from the top nibble (element 0) down. sm_103a gets the
-// same instruction through llvm.call_intrinsic (NVVM.md trap 1).
+// same instruction through llvm.call_intrinsic ([PTX1] in docs/nvvm.md).
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_100a sr=hardware" | FileCheck %s --check-prefixes=CHECK,SM100
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_103a sr=hardware" | FileCheck %s --check-prefixes=CHECK,SM103
 // The default stays [SR1] in software.

@@ -1,5 +1,5 @@
 // The tcgen05 GEMM kernel of sm_100a (NVVM ops) and sm_103a (the same
-// intrinsics through llvm.call_intrinsic, NVVM.md trap 1).
+// intrinsics through llvm.call_intrinsic, [PTX1] in docs/nvvm.md).
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file | FileCheck %s --check-prefixes=CHECK,SM100
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_103a" --split-input-file | FileCheck %s --check-prefixes=CHECK,SM103
 

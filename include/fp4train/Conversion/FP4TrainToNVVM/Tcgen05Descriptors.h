@@ -6,9 +6,9 @@
 //
 //  - the shared-memory matrix descriptor (PTX ISA 9.7.16.4.1 "Shared Memory
 //    Descriptor"), a 64-bit word. Addresses and byte offsets are stored
-//    right-shifted by 4 in 14-bit fields; the caller shifts the run-time
-//    start address itself (nvvm.tcgen05.mma_smem_desc would not shift,
-//    NVVM.md trap 5), so the constant part here leaves that field zero;
+//    right-shifted by 4 in 14-bit fields; the caller shifts the run-time start
+//    address itself (nvvm.tcgen05.mma_smem_desc would not shift, [PTX4] in
+//    docs/nvvm.md), so the constant part here leaves that field zero;
 //  - the instruction descriptor of the block-scaled kinds (PTX ISA
 //    9.7.16.4.2 "Instruction Descriptor", the table of .kind::mxf8f6f4,
 //    .kind::mxf4 and .kind::mxf4nvf4), a 32-bit word.

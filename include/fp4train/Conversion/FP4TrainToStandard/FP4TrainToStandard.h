@@ -1,8 +1,8 @@
 //===- FP4TrainToStandard.h - Expand fp4train to upstream ops ---*- C++ -*-===//
 //
-// The exact CPU expansion of DESIGN.md §6: every fp4train op and type becomes
-// arith/math/linalg/tensor ops on tensors, bit-identical to the numerics
-// library (§2, §7.2).
+// The exact CPU expansion (fp4train-expand, docs/passes.md): every fp4train
+// op and type becomes arith/math/linalg/tensor ops on tensors, bit-identical
+// to the numerics library ([CHK2] in docs/semantics.md, docs/numerics.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 //===- FP4TrainTypes.cpp - fp4train types ---------------------------------===//
 //
 // The block-scaled tensor type: its syntax, and the verifier that admits
-// exactly the formats of the design document's format table (§2).
+// exactly the formats of the format table [FMT1] (docs/semantics.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,8 +101,8 @@ ScaledTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
       blockedDims.push_back(dim);
   int64_t rank = shape.size();
 
-  // The format table of DESIGN.md §2: which element/scale pairs exist and
-  // which blocks each admits.
+  // The format table [FMT1] (docs/semantics.md): which element/scale pairs
+  // exist and which blocks each admits.
   bool fp4Element = isa<Float4E2M1FNType>(elementType);
   bool fp8Element = isa<Float8E4M3FNType, Float8E5M2Type>(elementType);
   bool e8m0Scale = isa<Float8E8M0FNUType>(scaleType);

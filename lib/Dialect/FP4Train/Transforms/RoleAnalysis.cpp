@@ -1,6 +1,6 @@
 //===- RoleAnalysis.cpp - Roles of the contractions of a training step ----===//
 //
-// DESIGN.md §4. Two walks over use-def chains do the work:
+// [ROLE1]-[ROLE6] (docs/semantics.md). Two walks over use-def chains do it:
 //
 // - backward from a contraction operand through layout and cast ops to a
 //   function argument, remembering which argument dimension each operand

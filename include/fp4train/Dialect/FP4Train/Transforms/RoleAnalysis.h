@@ -1,6 +1,6 @@
 //===- RoleAnalysis.h - Roles of the contractions of a training step -*- C++ -*-===//
 //
-// DESIGN.md §4: which contractions of a training step are Fprop, Dgrad and
+// [ROLE1]-[ROLE6]: which contractions of a training step are Fprop, Dgrad and
 // Wgrad, and which weight each one involves. Shared by the annotation pass
 // and the quantize pass, so both see the same roles.
 //
