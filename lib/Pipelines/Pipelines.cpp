@@ -34,114 +34,12 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 
-#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
-
-namespace {
-
-/// Drops the {fp4train.param} argument markers. They serve role inference
-/// only; the dialect verifies that they sit on tensors or memrefs, which the
-/// arguments stop being once functions are lowered to the LLVM dialect.
-struct DropParamMarkersPass
-    : public PassWrapper<DropParamMarkersPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropParamMarkersPass)
-
-  StringRef getArgument() const final { return "fp4train-drop-param-markers"; }
-  StringRef getDescription() const final {
-    return "Remove {fp4train.param} argument attributes before LLVM lowering";
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([](func::FuncOp function) {
-      for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-        function.removeArgAttr(i, FP4TrainDialect::kParamAttrName);
-    });
-  }
-};
-
-/// Refuses modules that already hold outlined GPU code. The GPU pipelines
-/// outline, serialize and launch the kernels they create; a gpu.module,
-/// gpu.launch_func or gpu.binary of the input (a nested
-/// `gpu.container_module` that launches its own kernel) would go through
-/// kernel outlining, device memory and gpu-to-llvm as if it were theirs,
-/// and upstream gpu-to-llvm fails on it with invalid IR. A user's own
-/// gpu.launch region is supported: it is outlined with the others.
-struct CheckNoOutlinedGPUCodePass
-    : public PassWrapper<CheckNoOutlinedGPUCodePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckNoOutlinedGPUCodePass)
-
-  StringRef getArgument() const final {
-    return "fp4train-check-no-outlined-gpu-code";
-  }
-  StringRef getDescription() const final {
-    return "Reject inputs of the GPU pipelines that already hold gpu.module, "
-           "gpu.launch_func or gpu.binary ops";
-  }
-
-  void runOnOperation() override {
-    WalkResult result = getOperation().walk([](Operation *op) {
-      if (!isa<gpu::GPUModuleOp, gpu::LaunchFuncOp, gpu::BinaryOp>(op))
-        return WalkResult::advance();
-      op->emitOpError("in the input of a GPU pipeline is not supported: the "
-                      "pipelines outline and launch only the kernels they "
-                      "create (give GPU code as gpu.launch regions, or "
-                      "compile outlined GPU code on its own)");
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
-  }
-};
-
-/// Rejects device symbols the NVPTX and AMDGPU assembly printers cannot
-/// write. Neither quotes names, and both end the process (`LLVM ERROR:
-/// Symbol name with unsupported characters`) on a name such as the
-/// `up/../x_kernel` that kernel outlining derives from a host function
-/// `@"up/../x"`. Letters, digits, `_`, `$` and `.` (not first) are what
-/// both accept.
-struct CheckDeviceSymbolNamesPass
-    : public PassWrapper<CheckDeviceSymbolNamesPass,
-                         OperationPass<gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckDeviceSymbolNamesPass)
-
-  StringRef getArgument() const final {
-    return "fp4train-check-device-symbol-names";
-  }
-  StringRef getDescription() const final {
-    return "Reject device symbols that the GPU assembly printers cannot write";
-  }
-
-  static bool isWritable(StringRef name) {
-    auto plain = [](char c) {
-      return llvm::isAlnum(c) || c == '_' || c == '$';
-    };
-    return !name.empty() && !llvm::isDigit(name.front()) &&
-           plain(name.front()) &&
-           llvm::all_of(name, [&](char c) { return plain(c) || c == '.'; });
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([&](SymbolOpInterface symbol) {
-      if (symbol == getOperation() || isWritable(symbol.getName()))
-        return;
-      symbol->emitOpError("has the device symbol name '")
-          << symbol.getName()
-          << "', which the GPU assembly printers cannot write: device "
-             "symbols take letters, digits, '_', '$' and '.' (rename the "
-             "function the kernel is outlined from)";
-      signalPassFailure();
-    });
-  }
-};
-
-} // namespace
 
 void mlir::fp4train::buildQuantizePipeline(
     OpPassManager &pm, const QuantizePipelineOptions &options) {
@@ -154,18 +52,11 @@ void mlir::fp4train::buildQuantizePipeline(
   quantize.recipe = options.recipe;
   quantize.params = llvm::to_vector(options.params);
   quantize.weightLayout = options.weightLayout;
-  quantize.stochasticRounding = options.stochasticRounding;
-  quantize.hadamard = options.hadamard;
-  quantize.hadamardSigns = options.hadamardSigns;
-  quantize.scaleMode = options.scaleMode;
-  quantize.weights2d = options.weights2d;
-  quantize.keepFirst = options.keepFirst;
-  quantize.keepLast = options.keepLast;
-  quantize.roles = llvm::to_vector(options.roles);
   quantize.stepArg = options.stepArg;
   quantize.pad = options.pad;
   quantize.report = options.report;
-  pm.addPass(createFP4TrainQuantizeMatmuls(quantize));
+  pm.addPass(
+      createFP4TrainQuantizeMatmuls(quantize, options.overrides.getValue()));
 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -178,9 +69,9 @@ static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());
-  pm.addPass(std::make_unique<DropParamMarkersPass>());
+  pm.addPass(createFP4TrainDropParamMarkers());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // math-to-llvm first: libm has no rsqrtf (STYLE.md, known traps).
+  // math-to-llvm first: libm has no rsqrtf ([LOW1], docs/semantics.md).
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -252,7 +143,7 @@ void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
 static void addGPUFrontHalf(OpPassManager &pm,
                             const QuantizePipelineOptions &options,
                             std::unique_ptr<Pass> toGPU) {
-  pm.addPass(std::make_unique<CheckNoOutlinedGPUCodePass>());
+  pm.addPass(createFP4TrainCheckNoOutlinedGPUCode());
   buildQuantizePipeline(pm, options);
   pm.addPass(std::move(toGPU));
   pm.addPass(createCanonicalizerPass());
@@ -299,8 +190,7 @@ static void addGPUBackHalfPrologue(OpPassManager &pm, GPUMemory memory) {
 static void addGPUBackHalfEpilogue(OpPassManager &pm, StringRef format,
                                    StringRef toolkit = "") {
   addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
-  pm.addNestedPass<gpu::GPUModuleOp>(
-      std::make_unique<CheckDeviceSymbolNamesPass>());
+  pm.addNestedPass<gpu::GPUModuleOp>(createFP4TrainCheckDeviceSymbolNames());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = format.str();
   binary.toolkitPath = toolkit.str();
@@ -356,45 +246,6 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   addGPUBackHalfEpilogue(pm, format);
 }
 
-namespace {
-
-/// Sets `nvvm.minctasm = 1` (PTX `.minnctapersm 1`) on every kernel launched
-/// with more dynamic shared memory than half of the largest NVIDIA SM's
-/// 228 KiB: one workgroup per SM is all that fits, so ptxas may give each
-/// thread the registers that occupancy no longer needs. Without the hint
-/// ptxas caps such kernels near 64 registers and spills (the tcgen05 GEMM
-/// with ragged M, N and K; docs/nvvm.md).
-struct SingleWorkgroupOccupancyPass
-    : public PassWrapper<SingleWorkgroupOccupancyPass,
-                         OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SingleWorkgroupOccupancyPass)
-
-  StringRef getArgument() const final {
-    return "fp4train-single-workgroup-occupancy";
-  }
-  StringRef getDescription() const final {
-    return "Mark kernels whose dynamic shared memory allows one workgroup "
-           "per SM with nvvm.minctasm = 1";
-  }
-
-  void runOnOperation() override {
-    constexpr int64_t kHalfSharedMemoryPerSM = 228 * 1024 / 2;
-    ModuleOp module = getOperation();
-    module.walk([&](gpu::LaunchFuncOp launch) {
-      Value size = launch.getDynamicSharedMemorySize();
-      APInt bytes;
-      if (!size || !matchPattern(size, m_ConstantInt(&bytes)) ||
-          bytes.getSExtValue() <= kHalfSharedMemoryPerSM)
-        return;
-      if (auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-              launch, launch.getKernel()))
-        kernel->setAttr("nvvm.minctasm",
-                        IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
-    });
-  }
-};
-
-} // namespace
 
 void mlir::fp4train::buildCUDAKernelPipeline(
     OpPassManager &pm, const CUDAPipelineOptions &options) {
@@ -402,78 +253,9 @@ void mlir::fp4train::buildCUDAKernelPipeline(
   nvvm.chip = options.chip;
   nvvm.sr = options.sr;
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
-  pm.addPass(std::make_unique<SingleWorkgroupOccupancyPass>());
+  pm.addPass(createFP4TrainSingleWorkgroupOccupancy());
 }
 
-namespace {
-
-/// Fails on any call of a libdevice function (`__nv_*`) in a GPU module:
-/// fp4train kernels use no math library, and with format=isa a missing
-/// libdevice would otherwise leave a silent `.extern .func __nv_*` in the
-/// PTX (NVVM.md trap 4).
-struct CheckNoLibdevicePass
-    : public PassWrapper<CheckNoLibdevicePass, OperationPass<gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckNoLibdevicePass)
-
-  StringRef getArgument() const final { return "fp4train-check-no-libdevice"; }
-  StringRef getDescription() const final {
-    return "Reject GPU modules that call libdevice (__nv_*) functions";
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([&](LLVM::LLVMFuncOp function) {
-      if (function.isExternal() && function.getName().starts_with("__nv_")) {
-        function.emitError("kernel code references libdevice function ")
-            << function.getName()
-            << ": fp4train kernels must not call math library functions";
-        signalPassFailure();
-      }
-    });
-  }
-};
-
-/// For format=bin: finds the ptxas that gpu-module-to-binary will run
-/// (`toolkit`/bin/ptxas, the toolkit being the option, else $CUDA_ROOT,
-/// $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda) and fails with a message
-/// saying so when it is missing, instead of upstream's late error.
-struct CheckPtxasPass
-    : public PassWrapper<CheckPtxasPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckPtxasPass)
-
-  explicit CheckPtxasPass(std::string toolkit) : toolkit(std::move(toolkit)) {}
-  StringRef getArgument() const final { return "fp4train-check-ptxas"; }
-  StringRef getDescription() const final {
-    return "Fail early when format=bin has no ptxas to run";
-  }
-
-  void runOnOperation() override {
-    std::string ptxas = toolkit + "/bin/ptxas";
-    if (!llvm::sys::fs::can_execute(ptxas)) {
-      getOperation().emitError(
-          "format=bin needs ptxas from the CUDA toolkit: ")
-          << ptxas
-          << " is not an executable; set toolkit= or $CUDA_ROOT, or use "
-             "format=isa for PTX";
-      signalPassFailure();
-    }
-  }
-
-  std::string toolkit;
-};
-
-/// The CUDA toolkit of format=bin (see CheckPtxasPass).
-static std::string getCUDAToolkit(StringRef option) {
-  if (!option.empty())
-    return option.str();
-  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (std::optional<std::string> value =
-            llvm::sys::Process::GetEnv(variable))
-      if (!value->empty())
-        return *value;
-  return "/usr/local/cuda";
-}
-
-} // namespace
 
 void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
                                        const CUDAPipelineOptions &options) {
@@ -484,7 +266,7 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
-  pm.addNestedPass<gpu::GPUModuleOp>(std::make_unique<CheckNoLibdevicePass>());
+  pm.addNestedPass<gpu::GPUModuleOp>(createFP4TrainCheckNoLibdevice());
   GpuNVVMAttachTargetOptions attach;
   attach.chip = options.chip;
   std::optional<NVVMChip> chip = NVVMChip::parse(options.chip);
@@ -501,8 +283,8 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
     break;
   case CUDAFormat::Binary:
     format = "bin";
-    toolkit = getCUDAToolkit(options.toolkit);
-    pm.addPass(std::make_unique<CheckPtxasPass>(toolkit));
+    toolkit = getCUDAToolkitPath(options.toolkit);
+    pm.addPass(createFP4TrainCheckPtxas({toolkit}));
     break;
   case CUDAFormat::LLVM:
     format = "llvm";

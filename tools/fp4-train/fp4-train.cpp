@@ -24,6 +24,7 @@
 #include "Tasks.h"
 #include "Trainer.h"
 
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
 #include "fp4train/ParseModule.h"
@@ -159,14 +160,6 @@ static cl::opt<std::string> dumpStep(
              "checking other hosts of the compiled step (the Python "
              "package) against this one"),
     cl::cat(category));
-static cl::opt<int> keepFirst("keep-first", cl::init(-1),
-                              cl::desc("leading linear layers kept in high "
-                                       "precision"),
-                              cl::cat(category));
-static cl::opt<int> keepLast("keep-last", cl::init(-1),
-                             cl::desc("trailing linear layers kept in high "
-                                      "precision"),
-                             cl::cat(category));
 static cl::opt<int> stepArg("step-arg", cl::init(-1),
                             cl::desc("index of the step argument (default: "
                                      "the i64 argument)"),
@@ -174,31 +167,14 @@ static cl::opt<int> stepArg("step-arg", cl::init(-1),
 static cl::opt<std::string> weightLayout("weight-layout", cl::init("out-in"),
                                          cl::desc("out-in or in-out"),
                                          cl::cat(category));
-static cl::opt<int> stochasticRounding("stochastic-rounding", cl::init(-1),
-                                       cl::desc("recipe override: 0 or 1"),
-                                       cl::cat(category));
-static cl::opt<int> hadamard("hadamard", cl::init(-1),
-                             cl::desc("recipe override: Wgrad Hadamard size"),
-                             cl::cat(category));
-static cl::opt<std::string> hadamardSigns("hadamard-signs",
-                                          cl::desc("recipe override: none, "
-                                                   "fixed or random"),
-                                          cl::cat(category));
-static cl::list<std::string>
-    roles("roles", cl::CommaSeparated,
-          cl::desc("recipe override: the roles to quantize (e.g. "
-                   "fprop,dgrad)"),
-          cl::cat(category));
+/// --stochastic-rounding, --hadamard, ...: the recipe overrides ([RO1]).
+static RecipeOverrideOptions recipeOverrides(category);
 static cl::opt<bool> checkIndices(
     "check-indices", cl::init(true),
     cl::desc("bounds-check the step's data-dependent indices (token ids, "
              "targets): an id out of range is an error, not a wild read "
              "([IDX1], docs/robustness.md); =false for speed"),
     cl::cat(category));
-static cl::opt<std::string> scaleMode("scale-mode",
-                                      cl::desc("recipe override: floor or "
-                                               "rceil"),
-                                      cl::cat(category));
 
 namespace {
 
@@ -304,13 +280,17 @@ std::string pipelineRecipe(llvm::StringRef name) {
   return name == "f32" ? "none" : name.str();
 }
 
-void checkRecipe(llvm::StringRef name) {
-  if (name.starts_with("#") || name == "f32" ||
-      llvm::is_contained(getRecipePresetNames(), name))
+/// Fails unless `name` is f32 or a recipe the quantize pass takes.
+void checkRecipe(MLIRContext &context, llvm::StringRef name) {
+  if (name == "f32")
     return;
-  fail("unknown recipe '" + name + "' (expected f32, " +
-       llvm::join(getRecipePresetNames(), ", ") +
-       ", or a #fp4train.recipe attribute)");
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    return success();
+  });
+  if (!parseRecipe(UnknownLoc::get(&context), name))
+    fail(message + "; or f32 (no quantization)");
 }
 
 /// Compiles a fresh copy of `module` under `recipeName`.
@@ -323,16 +303,10 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
     CPUPipelineOptions options;
     options.recipe = pipelineRecipe(recipeName);
     options.stepArg = resolvedStepArg;
-    options.keepFirst = keepFirst;
-    options.keepLast = keepLast;
     options.weightLayout = weightLayout;
-    options.stochasticRounding = stochasticRounding;
-    options.hadamard = hadamard;
-    options.hadamardSigns = hadamardSigns;
-    options.scaleMode = scaleMode;
-    // The f32 reference quantizes nothing, whatever the roles.
+    // The f32 reference quantizes nothing, whatever the overrides.
     if (recipeName != "f32")
-      options.roles = llvm::to_vector(roles);
+      options.overrides.setValue(recipeOverrides.getValue());
     options.outParams = true;
     options.numerics = path;
     buildCPUPipeline(pm, options);
@@ -649,11 +623,7 @@ static void checkOptionRanges() {
   checkRange<int64_t>("eval-batches", evalBatches, 1, kMaxEvalBatches);
   checkRange<unsigned>("jobs", jobs, 0, kMaxThreads);
   checkRange<unsigned>("num-threads", threads, 1, kMaxThreads);
-  checkRange<int>("keep-first", keepFirst, -1, 1 << 20);
-  checkRange<int>("keep-last", keepLast, -1, 1 << 20);
   checkRange<int>("step-arg", stepArg, -1, 1 << 20);
-  checkRange<int>("stochastic-rounding", stochasticRounding, -1, 1);
-  checkRange<int>("hadamard", hadamard, -1, 1 << 20);
   if (!std::isfinite(learningRate) || learningRate < 0)
     fail("--lr must be a finite number, not negative");
   if (!std::isfinite(clip) || (clip < 0 && clip != -1))
@@ -689,8 +659,13 @@ int main(int argc, char **argv) {
   } else {
     recipes.push_back(recipe);
   }
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  // Recipes are attributes of the dialect.
+  context.loadDialect<FP4TrainDialect>();
   for (const std::string &name : recipes)
-    checkRecipe(name);
+    checkRecipe(context, name);
   std::vector<uint64_t> seedList = {seed};
   if (!seeds.empty()) {
     std::optional<std::vector<uint64_t>> parsed = parseSeeds(seeds);
@@ -699,9 +674,6 @@ int main(int argc, char **argv) {
     seedList = *parsed;
   }
 
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext context(registry);
   OwningOpRef<ModuleOp> module = parseInput(context);
   auto function = module->lookupSymbol<func::FuncOp>(functionName);
 

@@ -121,7 +121,11 @@ TEST_F(LongLivedHost, ThousandBadModulesThenAGoodOne) {
       {"unknown weight layout", fprop("8", 128),
        cpu([](auto &o) { o.weightLayout = "jax"; })},
       {"recipe option out of range", fprop("8", 128),
-       quantize([](auto &o) { o.hadamard = 24; })},
+       quantize([](auto &o) {
+         RecipeOverrides overrides;
+         overrides.hadamard = 24u;
+         o.overrides.setValue(overrides);
+       })},
       {"report to a full device", fprop("8", 128),
        quantize([](auto &o) { o.report = "/dev/full"; })},
       {"chip without scaled MFMA", fprop("64", 128),

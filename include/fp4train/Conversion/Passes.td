@@ -10,7 +10,7 @@ def FP4TrainExpand : Pass<"fp4train-expand", "ModuleOp"> {
   let description = [{
     Lowers every fp4train op and type to `arith`, `math`, `linalg` and
     `tensor` ops on tensors, bit-identical to the numerics library
-    (DESIGN.md §2, docs/numerics.md). Afterwards the module holds no fp4train
+    ([FMT1], docs/numerics.md). Afterwards the module holds no fp4train
     op or type, calls nothing at run time, and any upstream pipeline
     (bufferization, loops or vectors, LLVM) can take it on.
 
@@ -60,7 +60,7 @@ def FP4TrainToRuntime : Pass<"fp4train-to-runtime", "ModuleOp"> {
     The fast alternative to `fp4train-expand` on the CPU: `quantize`,
     `dequantize`, `hadamard` and `scaled_matmul` become calls to the C entry
     points of `fp4train/Runtime/Runtime.h`, which run the numerics library
-    (the single source of truth, DESIGN.md §7.2). Both lowerings use the same
+    (the single source of truth, [CHK2]). Both lowerings use the same
     1:N type conversion (i8 codes, i8 scales, f32 global decode scale), so a
     module lowered either way computes the same bits.
 
@@ -316,6 +316,81 @@ def FP4TrainGPUDeviceMemory : Pass<"fp4train-gpu-device-memory", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def FP4TrainCheckNoOutlinedGPUCode
+    : Pass<"fp4train-check-no-outlined-gpu-code", "ModuleOp"> {
+  let summary = "Reject inputs of the GPU pipelines that already hold outlined GPU code";
+  let description = [{
+    The first pass of `fp4train-rocm-pipeline` and `fp4train-cuda-pipeline`.
+    Those pipelines outline, serialize and launch the kernels they create; a
+    `gpu.module`, `gpu.launch_func` or `gpu.binary` in their input (a nested
+    `gpu.container_module` that launches its own kernel) would go through
+    kernel outlining, device memory and `gpu-to-llvm` as if it were theirs,
+    and upstream `gpu-to-llvm` fails on it with invalid IR. This pass
+    reports the first such op and fails. A `gpu.launch` region of the input
+    is supported: it is outlined with the pipeline's own kernels.
+  }];
+}
+
+def FP4TrainCheckDeviceSymbolNames
+    : Pass<"fp4train-check-device-symbol-names", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Reject device symbols that the GPU assembly printers cannot write";
+  let description = [{
+    Runs on each `gpu.module` before `gpu-module-to-binary`. The NVPTX and
+    AMDGPU assembly printers do not quote symbol names, and both end the
+    process (`LLVM ERROR: Symbol name with unsupported characters`) on a
+    name such as `up/../x_kernel`, which kernel outlining derives from a host
+    function `@"up/../x"`. This pass reports every symbol of the module
+    whose name is not letters, digits, `_`, `$` and `.` (not first; a digit
+    not first either), the set both printers accept, and fails.
+  }];
+}
+
+def FP4TrainSingleWorkgroupOccupancy
+    : Pass<"fp4train-single-workgroup-occupancy", "ModuleOp"> {
+  let summary = "Mark NVIDIA kernels that fit one workgroup per SM with nvvm.minctasm = 1";
+  let description = [{
+    Sets `nvvm.minctasm = 1` (PTX `.minnctapersm 1`, [PTX7] in
+    docs/nvvm.md) on every `gpu.func` launched by a `gpu.launch_func` whose
+    constant dynamic shared memory size is more than half of the largest
+    NVIDIA SM's 228 KiB: one workgroup per SM is all that fits, so ptxas may
+    give each thread the registers that occupancy no longer needs. Without
+    the hint ptxas caps such kernels near 64 registers and spills (the
+    tcgen05 GEMM with ragged M, N and K). Launches with a dynamic size or
+    less shared memory are left alone.
+  }];
+}
+
+def FP4TrainCheckNoLibdevice
+    : Pass<"fp4train-check-no-libdevice", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Reject GPU modules that call libdevice (__nv_*) functions";
+  let description = [{
+    Runs on each `gpu.module` in the LLVM dialect. fp4train kernels use no
+    math library; a declaration of a libdevice function (`__nv_*`) means
+    some op was lowered to a library call, which `format=isa` would leave as
+    a silent `.extern .func __nv_*` in the PTX and `format=bin` would fail
+    to link without libdevice ([PTX3] in docs/nvvm.md). This pass reports
+    every such declaration and fails.
+  }];
+}
+
+def FP4TrainCheckPtxas : Pass<"fp4train-check-ptxas", "ModuleOp"> {
+  let summary = "Fail early when format=bin has no ptxas to run";
+  let description = [{
+    `fp4train-cuda-pipeline{format=bin}` serializes the device code with
+    ptxas from the CUDA toolkit: `toolkit`/bin/ptxas, the toolkit being the
+    option, else `$CUDA_ROOT`, `$CUDA_HOME` or `$CUDA_PATH`, else
+    /usr/local/cuda (as `gpu-module-to-binary` looks for it). This pass
+    fails with a message naming that path when it is not an executable, so
+    the user learns it before any lowering instead of from upstream's late
+    error. It does not change the module.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit root holding bin/ptxas (empty: the environment's "
+           "or /usr/local/cuda)">
   ];
 }
 

@@ -9,6 +9,8 @@
 #ifndef FP4TRAIN_PIPELINES_PIPELINES_H
 #define FP4TRAIN_PIPELINES_PIPELINES_H
 
+#include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include <string>
@@ -19,7 +21,8 @@ class OpPassManager;
 namespace fp4train {
 
 /// Options of fp4train-quantize-pipeline: every option of
-/// fp4train-annotate-roles and fp4train-quantize-matmuls.
+/// fp4train-annotate-roles and fp4train-quantize-matmuls, the recipe
+/// overrides included.
 struct QuantizePipelineOptions
     : public PassPipelineOptions<QuantizePipelineOptions> {
   Option<std::string> recipe{
@@ -34,36 +37,8 @@ struct QuantizePipelineOptions
       llvm::cl::desc("layout of weight matrices: out-in (PyTorch) or in-out "
                      "(JAX)"),
       llvm::cl::init("out-in")};
-  Option<int> stochasticRounding{
-      *this, "stochastic-rounding",
-      llvm::cl::desc("1: round dY stochastically, 0: round to nearest even"),
-      llvm::cl::init(-1)};
-  Option<int> hadamard{*this, "hadamard",
-                       llvm::cl::desc("Wgrad Hadamard size (0 disables it)"),
-                       llvm::cl::init(-1)};
-  Option<std::string> hadamardSigns{
-      *this, "hadamard-signs",
-      llvm::cl::desc("Wgrad Hadamard signs: none, fixed or random")};
-  Option<std::string> scaleMode{
-      *this, "scale-mode",
-      llvm::cl::desc("scale mode of MX operands: floor or rceil")};
-  Option<int> weights2d{
-      *this, "weights-2d",
-      llvm::cl::desc("1: 16x16 weight blocks shared by Fprop and Dgrad"),
-      llvm::cl::init(-1)};
-  Option<int> keepFirst{
-      *this, "keep-first",
-      llvm::cl::desc("number of leading linear layers kept in high precision"),
-      llvm::cl::init(-1)};
-  Option<int> keepLast{
-      *this, "keep-last",
-      llvm::cl::desc("number of trailing linear layers kept in high "
-                     "precision"),
-      llvm::cl::init(-1)};
-  ListOption<std::string> roles{
-      *this, "roles",
-      llvm::cl::desc("roles to quantize, e.g. fprop,dgrad (default: the "
-                     "recipe's)")};
+  /// stochastic-rounding, hadamard, ...: every recipe override ([RO1]).
+  RecipeOverrideOptions overrides{*this};
   Option<int> stepArg{
       *this, "step-arg",
       llvm::cl::desc("index of the function argument holding the training "

@@ -135,21 +135,21 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // NORECIPE: error: the recipe option is required: one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, mxfp4-fprop-dgrad, none, or a #fp4train.recipe attribute
 // UNKNOWN: error: unknown recipe 'fp4'; expected one of nvfp4, mxfp4, mxfp4-hadamard, mxfp4-random-hadamard, mxfp4-sr, mxfp8, mxfp4-fprop-dgrad, none, or a #fp4train.recipe attribute
 // NOTRECIPE: error: recipe '#fp4train.role<fprop>' is not a #fp4train.recipe
-// SRRANGE: error: stochastic-rounding=2 must be 0 or 1
+// SRRANGE: for the --stochastic-rounding option: '2' is not 0 or 1
 // SRFP8: error: stochastic-rounding=1 needs E2M1 gradients, but the dgrad dY format is mxfp8_e5m2
 // HSIZE: error: Hadamard size must be a power of two in [16, 256], got 48
-// HSIGNS: error: unknown hadamard-signs 'sometimes'; expected 'none', 'fixed' or 'random'
+// HSIGNS: for the --hadamard-signs option: 'sometimes' is not one of none, fixed, random
 // HNONE: error: hadamard-signs needs a Wgrad Hadamard rotation; set hadamard=N
-// SCALE: error: unknown scale-mode 'ceil'; expected 'floor' or 'rceil'
+// SCALE: for the --scale-mode option: 'ceil' is not one of floor, rceil
 // W2D: error: 2-D weight blocks need an nvfp4 weight, but the fprop weight is mxfp4
-// KEEPNEG: error: keep-first=-2 must not be negative
+// KEEPNEG: for the --keep-first option: '-2' is not an integer in [0, 2^32)
 // STEPRANGE: error: step-arg=9 names no argument: the function has 5
 // STEPTYPE: error: step-arg=0 names an argument of type 'tensor<32x64xf32>'; expected an integer
 // LAYOUT: error: unknown weight-layout 'jax'; expected 'out-in' or 'in-out'
-// MALFORMED: for the --stochastic-rounding option: 'yes' value invalid for integer argument
-// ROLENAME: error: roles=fprop,other must list distinct roles among fprop, dgrad and wgrad
-// ROLETWICE: error: roles=dgrad,dgrad must list distinct roles among fprop, dgrad and wgrad
-// ROLETWICE2: error: roles=wgrad,fprop,dgrad,fprop must list distinct roles
+// MALFORMED: for the --stochastic-rounding option: 'yes' is not 0 or 1
+// ROLENAME: for the --roles option: 'fprop,other' must list distinct roles among fprop, dgrad and wgrad
+// ROLETWICE: for the --roles option: 'dgrad,dgrad' must list distinct roles among fprop, dgrad and wgrad
+// ROLETWICE2: for the --roles option: 'wgrad,fprop,dgrad,fprop' must list distinct roles
 // ROLEGEMM: error: roles names wgrad, but the recipe has no wgrad GEMM
 // NOPAD: error: K = 16 is not a multiple of 32 (the K block or Hadamard size of the dgrad recipe), and pad=0 forbids zero padding
 

@@ -73,6 +73,10 @@ void populateFP4TrainToNVVMConversionPatterns(
     const NVVMChip &chip,
     NVVMStochasticRounding sr = NVVMStochasticRounding::Software);
 
+/// The CUDA toolkit whose bin/ptxas serializes device code: `option` when
+/// given, else $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH, else /usr/local/cuda.
+std::string getCUDAToolkitPath(StringRef option);
+
 /// Emits an error naming the chip and the format on every op under `root`
 /// that populateFP4TrainToNVVMConversionPatterns cannot lower on `chip`.
 LogicalResult checkFP4TrainNVVMSupport(Operation *root, const NVVMChip &chip);

@@ -176,15 +176,3 @@ void mlir::fp4train::printRoleSet(AsmPrinter &printer, unsigned roles) {
       printer, [&](Role role) { printer << stringifyRole(role); });
   printer << ']';
 }
-
-std::optional<unsigned>
-mlir::fp4train::parseRoleList(ArrayRef<std::string> names) {
-  unsigned roles = 0;
-  for (const std::string &name : names) {
-    std::optional<Role> role = symbolizeRole(StringRef(name).trim());
-    if (!role || (roles & roleBit(*role)))
-      return std::nullopt;
-    roles |= roleBit(*role);
-  }
-  return roles;
-}

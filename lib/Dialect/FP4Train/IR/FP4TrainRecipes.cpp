@@ -1,6 +1,6 @@
 //===- FP4TrainRecipes.cpp - Named training recipes -----------------------===//
 //
-// DESIGN.md §3, one row per recipe. Operand order per role: `lhs` is X for
+// docs/recipes.md, one row per recipe. Operand order per role: `lhs` is X for
 // Fprop and dY for Dgrad and Wgrad; `rhs` is W for Fprop and Dgrad and X for
 // Wgrad. Stochastic rounding is applied to gradients (dY) only.
 //
@@ -12,6 +12,7 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -122,4 +123,226 @@ RecipeAttr mlir::fp4train::parseRecipe(Location loc, StringRef text) {
   if (!recipe)
     emitError(loc, "recipe '") << text << "' is not a #fp4train.recipe";
   return recipe;
+}
+
+//===----------------------------------------------------------------------===//
+// Recipe overrides
+//===----------------------------------------------------------------------===//
+
+std::optional<std::string>
+OverrideValue<bool>::parse(StringRef text, bool &value) {
+  if (text == "1" || text == "true")
+    value = true;
+  else if (text == "0" || text == "false")
+    value = false;
+  else
+    return "'" + text.str() + "' is not 0 or 1";
+  return std::nullopt;
+}
+void OverrideValue<bool>::print(raw_ostream &os, const bool &value) {
+  os << (value ? 1 : 0);
+}
+StringRef OverrideValue<bool>::getValueName() { return "0|1"; }
+
+std::optional<std::string>
+OverrideValue<unsigned>::parse(StringRef text, unsigned &value) {
+  if (text.getAsInteger(10, value))
+    return "'" + text.str() + "' is not an integer in [0, 2^32)";
+  return std::nullopt;
+}
+void OverrideValue<unsigned>::print(raw_ostream &os, const unsigned &value) {
+  os << value;
+}
+StringRef OverrideValue<unsigned>::getValueName() { return "uint"; }
+
+/// The names of the cases of an enum of FP4TrainEnums.td, in value order.
+template <typename Enum, typename Stringify>
+static SmallVector<StringRef> getCaseNames(uint64_t maxValue,
+                                           Stringify stringify) {
+  SmallVector<StringRef> names;
+  for (uint64_t value = 0; value <= maxValue; ++value)
+    names.push_back(stringify(static_cast<Enum>(value)));
+  return names;
+}
+
+/// Parses the name of a case of `Enum`, or says which names there are.
+template <typename Enum, typename Symbolize>
+static std::optional<std::string> parseCase(StringRef text, Enum &value,
+                                            Symbolize symbolize,
+                                            ArrayRef<StringRef> names) {
+  if (std::optional<Enum> parsed = symbolize(text)) {
+    value = *parsed;
+    return std::nullopt;
+  }
+  return "'" + text.str() + "' is not one of " + llvm::join(names, ", ");
+}
+
+static ArrayRef<StringRef> getHadamardSignsNames() {
+  static const SmallVector<StringRef> names = getCaseNames<HadamardSigns>(
+      getMaxEnumValForHadamardSigns(),
+      [](HadamardSigns signs) { return stringifyHadamardSigns(signs); });
+  return names;
+}
+std::optional<std::string>
+OverrideValue<HadamardSigns>::parse(StringRef text, HadamardSigns &value) {
+  return parseCase(
+      text, value, [](StringRef s) { return symbolizeHadamardSigns(s); },
+      getHadamardSignsNames());
+}
+void OverrideValue<HadamardSigns>::print(raw_ostream &os,
+                                         const HadamardSigns &value) {
+  os << stringifyHadamardSigns(value);
+}
+StringRef OverrideValue<HadamardSigns>::getValueName() {
+  static const std::string name = llvm::join(getHadamardSignsNames(), "|");
+  return name;
+}
+
+static ArrayRef<StringRef> getScaleModeNames() {
+  static const SmallVector<StringRef> names = getCaseNames<ScaleMode>(
+      getMaxEnumValForScaleMode(),
+      [](ScaleMode mode) { return stringifyScaleMode(mode); });
+  return names;
+}
+std::optional<std::string>
+OverrideValue<ScaleMode>::parse(StringRef text, ScaleMode &value) {
+  return parseCase(
+      text, value, [](StringRef s) { return symbolizeScaleMode(s); },
+      getScaleModeNames());
+}
+void OverrideValue<ScaleMode>::print(raw_ostream &os, const ScaleMode &value) {
+  os << stringifyScaleMode(value);
+}
+StringRef OverrideValue<ScaleMode>::getValueName() {
+  static const std::string name = llvm::join(getScaleModeNames(), "|");
+  return name;
+}
+
+static constexpr Role kRoles[] = {Role::fprop, Role::dgrad, Role::wgrad};
+
+std::optional<std::string> OverrideValue<RoleSet>::parse(StringRef text,
+                                                         RoleSet &value) {
+  SmallVector<StringRef> names;
+  text.split(names, ',');
+  unsigned bits = 0;
+  for (StringRef name : names) {
+    std::optional<Role> role = symbolizeRole(name.trim());
+    if (!role || (bits & roleBit(*role)))
+      return "'" + text.str() +
+             "' must list distinct roles among fprop, dgrad and wgrad";
+    bits |= roleBit(*role);
+  }
+  value.bits = bits;
+  return std::nullopt;
+}
+void OverrideValue<RoleSet>::print(raw_ostream &os, const RoleSet &value) {
+  llvm::interleave(
+      llvm::make_filter_range(
+          kRoles, [&](Role role) { return value.bits & roleBit(role); }),
+      os, [&](Role role) { os << stringifyRole(role); }, ",");
+}
+StringRef OverrideValue<RoleSet>::getValueName() {
+  return "fprop,dgrad,wgrad";
+}
+
+bool RecipeOverrides::empty() const {
+  bool empty = true;
+  forEachField(*this, [&](const auto &field, StringRef, StringRef) {
+    empty &= !field.has_value();
+  });
+  return empty;
+}
+
+void RecipeOverrides::print(raw_ostream &os) const {
+  StringRef separator;
+  forEachField(*this, [&](const auto &field, StringRef name, StringRef) {
+    if (!field)
+      return;
+    os << separator << name << '=' << field;
+    separator = " ";
+  });
+}
+
+RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
+  MLIRContext *context = loc.getContext();
+  auto diag = [&]() { return mlir::emitError(loc); };
+
+  // One operand's quantization.
+  auto overrideQuant = [&](QuantSpecAttr spec, bool isGradient,
+                           Role role) -> QuantSpecAttr {
+    RoundingMode rounding = spec.getRounding();
+    if (stochasticRounding == false)
+      rounding = RoundingMode::nearest_even;
+    if (stochasticRounding == true && isGradient) {
+      if (!hasE2M1Elements(spec.getFormat())) {
+        emitError(loc, "stochastic-rounding=1 needs E2M1 gradients, but "
+                       "the ")
+            << stringifyRole(role) << " dY format is "
+            << stringifyFormat(spec.getFormat());
+        return {};
+      }
+      rounding = RoundingMode::stochastic;
+    }
+    ScaleMode mode = spec.getScaleMode();
+    if (scaleMode && spec.getFormat() != Format::nvfp4)
+      mode = *scaleMode;
+    return QuantSpecAttr::getChecked(diag, context, spec.getFormat(),
+                                     rounding, mode);
+  };
+
+  auto overrideGemm = [&](GemmRecipeAttr gemm, Role role) -> GemmRecipeAttr {
+    if (!gemm)
+      return {};
+    // lhs is dY for Dgrad and Wgrad: the operand stochastic rounding is for.
+    bool lhsIsGradient = role != Role::fprop;
+    QuantSpecAttr lhs = overrideQuant(gemm.getLhs(), lhsIsGradient, role);
+    QuantSpecAttr rhs = overrideQuant(gemm.getRhs(), false, role);
+    if (!lhs || !rhs)
+      return {};
+    HadamardAttr rotation = gemm.getHadamard();
+    if (role == Role::wgrad) {
+      if (hadamard == 0u) {
+        rotation = {};
+      } else if (hadamard || hadamardSigns) {
+        if (!rotation && !hadamard) {
+          emitError(loc, "hadamard-signs needs a Wgrad Hadamard rotation; "
+                         "set hadamard=N");
+          return {};
+        }
+        int64_t size = hadamard ? *hadamard : rotation.getSize();
+        // A new rotation without signs gets the deterministic rotation of
+        // the AMD MXFP4 recipe.
+        HadamardSigns signs = hadamardSigns ? *hadamardSigns
+                              : rotation    ? rotation.getSigns()
+                                            : HadamardSigns::fixed;
+        rotation = HadamardAttr::getChecked(diag, context, size, signs, {});
+        if (!rotation)
+          return {};
+      }
+    }
+    int64_t lhsBlock = getKBlockSize(lhs.getFormat());
+    int64_t rhsBlock = getKBlockSize(rhs.getFormat());
+    if (lhsBlock != rhsBlock) {
+      emitError(loc, "the ")
+          << stringifyRole(role) << " GEMM mixes K blocks of " << lhsBlock
+          << " and " << rhsBlock << " (formats "
+          << stringifyFormat(lhs.getFormat()) << " and "
+          << stringifyFormat(rhs.getFormat()) << ")";
+      return {};
+    }
+    return GemmRecipeAttr::get(context, lhs, rhs, rotation);
+  };
+
+  GemmRecipeAttr fprop = overrideGemm(recipe.getFprop(), Role::fprop);
+  GemmRecipeAttr dgrad = overrideGemm(recipe.getDgrad(), Role::dgrad);
+  GemmRecipeAttr wgrad = overrideGemm(recipe.getWgrad(), Role::wgrad);
+  if ((recipe.getFprop() && !fprop) || (recipe.getDgrad() && !dgrad) ||
+      (recipe.getWgrad() && !wgrad))
+    return {};
+  return RecipeAttr::getChecked(
+      diag, context, recipe.getName(), fprop, dgrad, wgrad,
+      weights2d.value_or(recipe.getWeights_2d()),
+      keepFirst.value_or(recipe.getKeepFirst()),
+      keepLast.value_or(recipe.getKeepLast()),
+      roles ? roles->bits : recipe.getRoles());
 }

@@ -2,13 +2,14 @@
 //
 // Rewrites the Fprop, Dgrad and Wgrad contractions of a training step into
 // hadamard? -> quantize -> scaled_matmul sequences chosen by a recipe
-// (DESIGN.md §3). Roles come from the shared RoleAnalysis (§4).
+// (docs/recipes.md). Roles come from the shared RoleAnalysis ([ROLE1]-[ROLE6]).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/Dialect/FP4Train/Transforms/ContractionLayout.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
+#include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 #include "fp4train/Numerics/ElementCount.h"
 
@@ -30,172 +31,6 @@ namespace fp4train {
 
 using namespace mlir;
 using namespace mlir::fp4train;
-
-//===----------------------------------------------------------------------===//
-// Recipe and overrides
-//===----------------------------------------------------------------------===//
-
-/// Block size along K of `format`: 16 for NVFP4, 32 for the MX formats.
-static int64_t getKBlock(Format format) {
-  return format == Format::nvfp4 ? 16 : 32;
-}
-
-static bool isE2M1(Format format) {
-  return format == Format::mxfp4 || format == Format::nvfp4;
-}
-
-namespace {
-/// The pass options that override one recipe choice each.
-struct RecipeOverrides {
-  int stochasticRounding = -1;
-  int hadamardSize = -1;
-  StringRef hadamardSigns;
-  StringRef scaleMode;
-  int weights2d = -1;
-  int keepFirst = -1;
-  int keepLast = -1;
-  /// The `roles` option: empty keeps the recipe's.
-  ArrayRef<std::string> roles;
-};
-} // namespace
-
-/// Applies `overrides` to `recipe`; the result goes through the recipe's
-/// verifier, so an inconsistent combination is reported, not built.
-static RecipeAttr applyOverrides(Location loc, RecipeAttr recipe,
-                                 const RecipeOverrides &overrides) {
-  MLIRContext *context = loc.getContext();
-  auto diag = [&]() { return mlir::emitError(loc); };
-
-  std::optional<ScaleMode> scaleMode;
-  if (!overrides.scaleMode.empty()) {
-    scaleMode = symbolizeScaleMode(overrides.scaleMode);
-    if (!scaleMode) {
-      emitError(loc, "unknown scale-mode '")
-          << overrides.scaleMode << "'; expected 'floor' or 'rceil'";
-      return {};
-    }
-  }
-  std::optional<HadamardSigns> signs;
-  if (!overrides.hadamardSigns.empty()) {
-    signs = symbolizeHadamardSigns(overrides.hadamardSigns);
-    if (!signs) {
-      emitError(loc, "unknown hadamard-signs '")
-          << overrides.hadamardSigns
-          << "'; expected 'none', 'fixed' or 'random'";
-      return {};
-    }
-  }
-  for (auto [name, value] :
-       {std::pair<StringRef, int>{"stochastic-rounding",
-                                  overrides.stochasticRounding},
-        {"weights-2d", overrides.weights2d}})
-    if (value < -1 || value > 1) {
-      emitError(loc) << name << "=" << value << " must be 0 or 1";
-      return {};
-    }
-  for (auto [name, value] :
-       {std::pair<StringRef, int>{"hadamard", overrides.hadamardSize},
-        {"keep-first", overrides.keepFirst},
-        {"keep-last", overrides.keepLast}})
-    if (value < -1) {
-      emitError(loc) << name << "=" << value << " must not be negative";
-      return {};
-    }
-
-  // Rewrites one operand's quantization.
-  auto overrideQuant = [&](QuantSpecAttr spec, bool isGradient,
-                           Role role) -> QuantSpecAttr {
-    RoundingMode rounding = spec.getRounding();
-    if (overrides.stochasticRounding == 0)
-      rounding = RoundingMode::nearest_even;
-    if (overrides.stochasticRounding == 1 && isGradient) {
-      if (!isE2M1(spec.getFormat())) {
-        emitError(loc, "stochastic-rounding=1 needs E2M1 gradients, but "
-                         "the ")
-            << stringifyRole(role) << " dY format is "
-            << stringifyFormat(spec.getFormat());
-        return {};
-      }
-      rounding = RoundingMode::stochastic;
-    }
-    ScaleMode mode = spec.getScaleMode();
-    if (scaleMode && spec.getFormat() != Format::nvfp4)
-      mode = *scaleMode;
-    return QuantSpecAttr::getChecked(diag, context, spec.getFormat(),
-                                     rounding, mode);
-  };
-
-  auto overrideGemm = [&](GemmRecipeAttr gemm, Role role) -> GemmRecipeAttr {
-    if (!gemm)
-      return {};
-    // lhs is dY for Dgrad and Wgrad: the operand stochastic rounding is for.
-    bool lhsIsGradient = role != Role::fprop;
-    QuantSpecAttr lhs = overrideQuant(gemm.getLhs(), lhsIsGradient, role);
-    QuantSpecAttr rhs = overrideQuant(gemm.getRhs(), false, role);
-    if (!lhs || !rhs)
-      return {};
-    HadamardAttr hadamard = gemm.getHadamard();
-    if (role == Role::wgrad) {
-      if (overrides.hadamardSize == 0) {
-        hadamard = {};
-      } else if (overrides.hadamardSize > 0 || signs) {
-        if (!hadamard && overrides.hadamardSize <= 0) {
-          emitError(loc, "hadamard-signs needs a Wgrad Hadamard rotation; "
-                           "set hadamard=N");
-          return {};
-        }
-        int64_t size = overrides.hadamardSize > 0 ? overrides.hadamardSize
-                                                  : hadamard.getSize();
-        // A new rotation without signs gets the deterministic rotation of
-        // the AMD MXFP4 recipe.
-        HadamardSigns newSigns = signs       ? *signs
-                                 : hadamard ? hadamard.getSigns()
-                                            : HadamardSigns::fixed;
-        hadamard =
-            HadamardAttr::getChecked(diag, context, size, newSigns, {});
-        if (!hadamard)
-          return {};
-      }
-    }
-    if (getKBlock(lhs.getFormat()) != getKBlock(rhs.getFormat())) {
-      emitError(loc, "the ")
-          << stringifyRole(role) << " GEMM mixes K blocks of "
-          << getKBlock(lhs.getFormat()) << " and "
-          << getKBlock(rhs.getFormat()) << " (formats "
-          << stringifyFormat(lhs.getFormat()) << " and "
-          << stringifyFormat(rhs.getFormat()) << ")";
-      return {};
-    }
-    return GemmRecipeAttr::get(context, lhs, rhs, hadamard);
-  };
-
-  GemmRecipeAttr fprop = overrideGemm(recipe.getFprop(), Role::fprop);
-  GemmRecipeAttr dgrad = overrideGemm(recipe.getDgrad(), Role::dgrad);
-  GemmRecipeAttr wgrad = overrideGemm(recipe.getWgrad(), Role::wgrad);
-  if ((recipe.getFprop() && !fprop) || (recipe.getDgrad() && !dgrad) ||
-      (recipe.getWgrad() && !wgrad))
-    return {};
-  bool weights2d = overrides.weights2d >= 0 ? overrides.weights2d == 1
-                                            : recipe.getWeights_2d();
-  unsigned keepFirst = overrides.keepFirst >= 0 ? overrides.keepFirst
-                                                : recipe.getKeepFirst();
-  unsigned keepLast = overrides.keepLast >= 0 ? overrides.keepLast
-                                              : recipe.getKeepLast();
-  unsigned roles = recipe.getRoles();
-  if (!overrides.roles.empty()) {
-    std::optional<unsigned> parsed = parseRoleList(overrides.roles);
-    if (!parsed) {
-      emitError(loc, "roles=")
-          << llvm::join(overrides.roles, ",")
-          << " must list distinct roles among fprop, dgrad and wgrad";
-      return {};
-    }
-    roles = *parsed;
-  }
-  return RecipeAttr::getChecked(diag, context, recipe.getName(), fprop,
-                                dgrad, wgrad, weights2d, keepFirst, keepLast,
-                                roles);
-}
 
 //===----------------------------------------------------------------------===//
 // Planning
@@ -309,7 +144,7 @@ static ContractionPlan planContraction(const ContractionRole &info,
   plan.operands[1 - lhsOperand].spec = gemm.getRhs();
   plan.operands[1 - lhsOperand].recipeOperand = "rhs";
 
-  plan.kAlign = getKBlock(gemm.getLhs().getFormat());
+  plan.kAlign = getKBlockSize(gemm.getLhs().getFormat());
   if (HadamardAttr hadamard = gemm.getHadamard())
     plan.kAlign = std::max(plan.kAlign, hadamard.getSize());
   plan.paddedK = llvm::alignTo(info.k, plan.kAlign);
@@ -481,7 +316,7 @@ static llvm::json::Object describeOperand(const OperandPlan &plan) {
   llvm::json::Array block;
   if (plan.twoD)
     block.push_back(16);
-  block.push_back(plan.twoD ? 16 : getKBlock(format));
+  block.push_back(plan.twoD ? 16 : getKBlockSize(format));
   llvm::json::Object object{
       {"recipe_operand", plan.recipeOperand},
       {"format", stringifyFormat(format)},
@@ -523,6 +358,12 @@ namespace {
 struct QuantizeMatmulsPass
     : public mlir::fp4train::impl::FP4TrainQuantizeMatmulsBase<QuantizeMatmulsPass> {
   using Base::Base;
+  /// A clone (one per thread of a nested pass manager, made after
+  /// initialize) gets its own option objects, whose values
+  /// copyOptionValuesFrom copies, and the resolved recipe.
+  QuantizeMatmulsPass(const QuantizeMatmulsPass &other)
+      : Base(other), resolvedRecipe(other.resolvedRecipe),
+        resolvedLayout(other.resolvedLayout) {}
 
   /// Options are checked once, before any IR is touched.
   LogicalResult initialize(MLIRContext *context) override {
@@ -533,13 +374,8 @@ struct QuantizeMatmulsPass
              << weightLayout << "'; expected 'out-in' or 'in-out'";
     resolvedLayout = *layout;
     resolvedRecipe = parseRecipe(loc, recipe);
-    SmallVector<std::string> roleNames = llvm::to_vector(roles);
     if (resolvedRecipe)
-      resolvedRecipe = applyOverrides(
-          loc, resolvedRecipe,
-          RecipeOverrides{stochasticRounding, hadamard, hadamardSigns,
-                          scaleMode, weights2d, keepFirst, keepLast,
-                          roleNames});
+      resolvedRecipe = overrides.getValue().apply(loc, resolvedRecipe);
     return success(resolvedRecipe != nullptr);
   }
 
@@ -658,7 +494,17 @@ struct QuantizeMatmulsPass
     return arg;
   }
 
+  /// The recipe overrides ([RO1]), options like the generated ones.
+  RecipeOverrideOptions overrides{*this};
   RecipeAttr resolvedRecipe;
   WeightLayout resolvedLayout = WeightLayout::OutIn;
 };
 } // namespace
+
+std::unique_ptr<Pass> mlir::fp4train::createFP4TrainQuantizeMatmuls(
+    const FP4TrainQuantizeMatmulsOptions &options,
+    const RecipeOverrides &overrides) {
+  auto pass = std::make_unique<QuantizeMatmulsPass>(options);
+  pass->overrides.setValue(overrides);
+  return pass;
+}

@@ -20,9 +20,16 @@ constexpr unsigned kAllRoles =
 FailureOr<unsigned> parseRoleSet(AsmParser &parser);
 void printRoleSet(AsmPrinter &printer, unsigned roles);
 
-/// Parses a comma-separated role list as pass options spell it
-/// (`fprop,dgrad`); nothing when a name is not a role or repeats.
-std::optional<unsigned> parseRoleList(llvm::ArrayRef<std::string> names);
+/// The elements of one 1-D block of `format` along K: 16 for NVFP4, 32 for
+/// the MX formats ([MX1], [NV1]).
+constexpr int64_t getKBlockSize(Format format) {
+  return format == Format::nvfp4 ? 16 : 32;
+}
+
+/// Whether `format` has E2M1 elements (MXFP4, NVFP4).
+constexpr bool hasE2M1Elements(Format format) {
+  return format == Format::mxfp4 || format == Format::nvfp4;
+}
 } // namespace mlir::fp4train
 
 #define GET_ATTRDEF_CLASSES

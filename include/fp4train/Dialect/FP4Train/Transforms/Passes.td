@@ -8,7 +8,7 @@ include "mlir/Pass/PassBase.td"
 def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
   let summary = "Classify the contractions of a training step as Fprop, Dgrad or Wgrad";
   let description = [{
-    Reads training steps written in linalg on tensors (DESIGN.md §4) and
+    Reads training steps written in linalg on tensors ([ROLE1]-[ROLE6]) and
     gives every contraction (`linalg.matmul` with any indexing maps,
     `linalg.batch_matmul`, and `linalg.generic` contractions) a role:
 
@@ -61,10 +61,10 @@ def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
 def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
   let summary = "Rewrite Fprop, Dgrad and Wgrad contractions into block-scaled GEMMs";
   let description = [{
-    Rewrites every contraction that role inference (DESIGN.md §4, the same
+    Rewrites every contraction that role inference ([ROLE1]-[ROLE6], the same
     analysis as `fp4train-annotate-roles`) classifies as Fprop, Dgrad or
     Wgrad into the quantized sequence that `recipe` prescribes for its role
-    (DESIGN.md §3):
+    ([RCP1], [RCP2] in docs/recipes.md):
 
     1. both operands are brought to the K-major layout `[batch..., rows, K]`
        (`linalg.transpose`, `tensor.collapse_shape`), zero-padded along K to
@@ -81,9 +81,10 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
        layout and element type.
 
     `recipe` is a preset name (`nvfp4`, `mxfp4`, `mxfp4-hadamard`,
-    `mxfp4-random-hadamard`, `mxfp4-sr`, `mxfp8`, `none`) or a
-    `#fp4train.recipe<...>` attribute. The other options override one
-    choice of the recipe each (`-1` or empty: keep the recipe's):
+    `mxfp4-random-hadamard`, `mxfp4-sr`, `mxfp8`, `mxfp4-fprop-dgrad`,
+    `none`) or a `#fp4train.recipe<...>` attribute. The recipe overrides
+    ([RO1] in docs/recipes.md; `--help` lists them with their values) each
+    change one choice of the recipe; an unset one keeps the recipe's:
 
     - `stochastic-rounding=0|1`: stochastic rounding of the output-gradient
       operand (dY) of Dgrad and Wgrad (E2M1 formats only);
@@ -123,23 +124,6 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
                "marked {fp4train.param}">,
     Option<"weightLayout", "weight-layout", "std::string", "\"out-in\"",
            "layout of weight matrices: out-in (PyTorch) or in-out (JAX)">,
-    Option<"stochasticRounding", "stochastic-rounding", "int", "-1",
-           "1: round dY stochastically, 0: round to nearest even">,
-    Option<"hadamard", "hadamard", "int", "-1",
-           "Wgrad Hadamard size (0 disables it)">,
-    Option<"hadamardSigns", "hadamard-signs", "std::string", "\"\"",
-           "Wgrad Hadamard signs: none, fixed or random">,
-    Option<"scaleMode", "scale-mode", "std::string", "\"\"",
-           "scale mode of MX operands: floor or rceil">,
-    Option<"weights2d", "weights-2d", "int", "-1",
-           "1: 16x16 weight blocks shared by Fprop and Dgrad">,
-    Option<"keepFirst", "keep-first", "int", "-1",
-           "number of leading linear layers kept in high precision">,
-    Option<"keepLast", "keep-last", "int", "-1",
-           "number of trailing linear layers kept in high precision">,
-    ListOption<"roles", "roles", "std::string",
-               "roles to quantize, e.g. fprop,dgrad (default: the "
-               "recipe's)">,
     Option<"stepArg", "step-arg", "int", "-1",
            "index of the function argument holding the training step">,
     Option<"pad", "pad", "bool", "true",
@@ -347,6 +331,26 @@ def FP4TrainVectorizeContractions
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def FP4TrainDropParamMarkers : Pass<"fp4train-drop-param-markers", "ModuleOp"> {
+  let summary = "Remove {fp4train.param} argument attributes before LLVM lowering";
+  let description = [{
+    The `{fp4train.param}` argument markers serve role inference only. The
+    dialect verifies that they sit on tensors or memrefs, which the
+    arguments stop being once functions are lowered to the LLVM dialect, so
+    the CPU and GPU pipelines remove them from every `func.func` right
+    before `finalize-memref-to-llvm`.
+
+    Example:
+
+    ```mlir
+    // Before
+    func.func @step(%w: memref<16x64xf32> {fp4train.param}, %x: memref<32x64xf32>)
+    // After
+    func.func @step(%w: memref<16x64xf32>, %x: memref<32x64xf32>)
+    ```
+  }];
 }
 
 #endif // FP4TRAIN_DIALECT_FP4TRAIN_TRANSFORMS_PASSES_TD
