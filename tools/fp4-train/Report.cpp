@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -267,9 +268,226 @@ std::string fp4train::train::renderCsv(const std::vector<Run> &runs,
   return file.take();
 }
 
+namespace {
+
+/// m · 10^k, exactly where it can be (10^-k is exact, 10^k is not for k < 0).
+double scaled(double mantissa, int k) {
+  return k >= 0 ? mantissa * std::pow(10.0, k) : mantissa / std::pow(10.0, -k);
+}
+
+/// The characters (UTF-8 code points) of `text`.
+size_t countChars(const std::string &text) {
+  size_t count = 0;
+  for (unsigned char c : text)
+    count += (c & 0xC0) != 0x80;
+  return count;
+}
+
+/// `text` cut to `maxChars` characters, "…" last if it was cut.
+std::string truncateChars(const std::string &text, size_t maxChars) {
+  if (countChars(text) <= maxChars)
+    return text;
+  size_t kept = 0, end = 0;
+  for (; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+      continue;
+    if (kept + 1 >= maxChars)
+      break;
+    ++kept;
+  }
+  return text.substr(0, end) + (maxChars ? "…" : "");
+}
+
+/// Whether `word` is a file path: it starts with '/' or has a '/' before a
+/// name with an extension ("examples/mlp.mlir", not "1/T").
+bool isPath(const std::string &word) {
+  if (word.empty())
+    return false;
+  if (word[0] == '/')
+    return true;
+  size_t slash = word.rfind('/');
+  if (slash == std::string::npos)
+    return false;
+  std::string name = word.substr(slash + 1);
+  size_t dot = name.rfind('.');
+  return dot != std::string::npos && dot > 0 && dot + 1 < name.size() &&
+         std::isalpha(static_cast<unsigned char>(name[dot + 1]));
+}
+
+/// The ')' that closes the '(' at `open`, if any.
+size_t findClosing(const std::string &text, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth == 0)
+      return i;
+  }
+  return std::string::npos;
+}
+
+/// `text` with &, <, > and " escaped for XML.
+std::string escapeXml(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<double> fp4train::train::linearTicks(double low, double high,
+                                                 size_t maxTicks,
+                                                 double minStep) {
+  if (!std::isfinite(low) || !std::isfinite(high) || high < low)
+    return {};
+  maxTicks = std::max<size_t>(maxTicks, 2);
+  double range = std::max(high - low, minStep > 0 ? minStep : 1e-300);
+  // From a step a decade below the one that gives maxTicks, up.
+  int k = int(std::floor(std::log10(range / double(maxTicks)))) - 1;
+  for (;; ++k)
+    for (double mantissa : {1.0, 2.0, 5.0}) {
+      double step = scaled(mantissa, k);
+      if (step < minStep)
+        continue;
+      double first = std::ceil(low / step - 1e-9);
+      double last = std::floor(high / step + 1e-9);
+      if (last - first + 1 > double(maxTicks))
+        continue;
+      std::vector<double> ticks;
+      for (double i = first; i <= last; ++i)
+        ticks.push_back(scaled(i * mantissa, k) + 0.0); // -0 to 0
+      return ticks;
+    }
+}
+
+std::vector<double> fp4train::train::logTicks(double low, double high,
+                                              size_t minTicks,
+                                              size_t maxTicks) {
+  if (!(low > 0) || !(low < high) || !std::isfinite(high))
+    return {};
+  int kLow = int(std::floor(std::log10(low))) - 1;
+  int kHigh = int(std::ceil(std::log10(high))) + 1;
+  auto inRange = [&](double v) {
+    return v >= low * (1 - 1e-9) && v <= high * (1 + 1e-9);
+  };
+  std::vector<double> decades;
+  for (int k = kLow; k <= kHigh; ++k)
+    if (inRange(scaled(1, k)))
+      decades.push_back(scaled(1, k));
+  if (decades.size() >= minTicks) {
+    size_t stride = (decades.size() + maxTicks - 1) / maxTicks;
+    std::vector<double> ticks;
+    for (size_t i = 0; i < decades.size(); i += stride)
+      ticks.push_back(decades[i]);
+    return ticks;
+  }
+  // Sub-decade ticks, where they cover the axis: no stretch without a tick
+  // over 40% of it (1..9 over 0.56 to 1.78 would leave 1 to 1.78 bare).
+  auto coversAxis = [&](const std::vector<double> &ticks) {
+    double span = std::log10(high / low), gap = 0, previous = low;
+    for (double tick : ticks) {
+      gap = std::max(gap, std::log10(tick / previous));
+      previous = tick;
+    }
+    gap = std::max(gap, std::log10(high / previous));
+    return gap <= 0.4 * span;
+  };
+  static const std::vector<double> kMantissas[] = {
+      {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  for (const std::vector<double> &mantissas : kMantissas) {
+    std::vector<double> ticks;
+    for (int k = kLow; k <= kHigh; ++k)
+      for (double m : mantissas)
+        if (inRange(scaled(m, k)))
+          ticks.push_back(scaled(m, k));
+    if (ticks.size() >= minTicks && coversAxis(ticks))
+      return ticks;
+  }
+  // The coarsest round linear ticks that are enough.
+  for (size_t count = minTicks;; ++count) {
+    std::vector<double> ticks = linearTicks(low, high, count);
+    if (ticks.size() >= minTicks || count >= std::max(maxTicks, minTicks))
+      return ticks;
+  }
+}
+
+std::string fp4train::train::formatTick(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value + 0.0); // never "-0"
+  return text;
+}
+
+std::string fp4train::train::fitTitle(const std::string &title,
+                                      size_t maxChars) {
+  // Paths to base names, word by word (runs of spaces kept).
+  std::string text;
+  for (size_t i = 0; i < title.size();) {
+    size_t end = title.find(' ', i);
+    if (end == std::string::npos)
+      end = title.size();
+    std::string word = title.substr(i, end - i);
+    if (isPath(word))
+      word = word.substr(word.rfind('/') + 1);
+    text += word;
+    if (end < title.size())
+      text += ' ';
+    i = end + 1;
+  }
+  // While the title is too long: drop the task's last aside " (...)", else
+  // its last clause (from a ", " outside parentheses).
+  size_t colon = text.find(": ");
+  while (countChars(text) > maxChars && colon != std::string::npos) {
+    size_t open = text.rfind(" (");
+    if (open != std::string::npos && open > colon) {
+      size_t close = findClosing(text, open + 1);
+      if (close != std::string::npos) {
+        text.erase(open, close + 1 - open);
+        continue;
+      }
+    }
+    size_t comma = std::string::npos;
+    int depth = 0;
+    for (size_t i = colon + 2; i + 1 < text.size(); ++i) {
+      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+      if (depth == 0 && text[i] == ',' && text[i + 1] == ' ')
+        comma = i;
+    }
+    if (comma == std::string::npos)
+      break;
+    text.resize(comma);
+  }
+  return truncateChars(text, maxChars);
+}
+
+std::string fp4train::train::lossAxisLabel(const std::string &description) {
+  if (description.find("cross-entropy") != std::string::npos)
+    return "cross-entropy (nats/token)";
+  if (description.find("MSE") != std::string::npos ||
+      description.find("regression") != std::string::npos)
+    return "mean squared error";
+  return "loss";
+}
+
 std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
                                       int64_t window,
-                                      const std::string &title) {
+                                      const std::string &title,
+                                      const std::string &lossLabel) {
   static const char *const kColors[] = {"#000000", "#1f77b4", "#ff7f0e",
                                         "#2ca02c", "#d62728", "#9467bd",
                                         "#8c564b", "#e377c2", "#17becf"};
@@ -322,6 +540,12 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
     v = std::min(v, logHigh);
     return top + (logHigh - v) / (logHigh - logLow) * (height - top - bottom);
   };
+  // The title fits the width at 14 px (about 8.4 px per character, an
+  // upper bound for sans-serif text); the full one is the SVG's <title>.
+  const double titleX = 12;
+  std::string shownTitle = fitTitle(title, size_t((width - 2 * titleX) / 8.4));
+  std::string fullTitle = fitTitle(title, std::string::npos);
+  std::string yLabel = lossLabel.empty() ? lossAxisLabel(title) : lossLabel;
 
   MemoryFile file;
   if (!file.handle)
@@ -330,34 +554,43 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
   std::fprintf(f,
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" "
                "height=\"%g\" font-family=\"sans-serif\" font-size=\"12\">\n"
+               "<title>%s</title>\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-               "<text x=\"%g\" y=\"22\" font-size=\"14\">%s</text>\n",
-               width, height, left, title.c_str());
-  // Axes, a grid line per power of ten (and its halves), step ticks.
+               "<text class=\"title\" x=\"%g\" y=\"22\" "
+               "font-size=\"14\">%s</text>\n",
+               width, height, escapeXml(fullTitle).c_str(), titleX,
+               escapeXml(shownTitle).c_str());
+  // Axes; a grid line and a label per loss tick, a label per step tick.
   std::fprintf(f,
                "<path d=\"M%g %g V%g H%g\" stroke=\"black\" fill=\"none\"/>\n",
                left, top, height - bottom, width - right);
-  for (double v = std::ceil(logLow * 2) / 2; v <= logHigh + 1e-9; v += 0.5) {
-    double py = y(std::pow(10.0, v));
+  for (double v : logTicks(std::pow(10.0, logLow), std::pow(10.0, logHigh))) {
+    double py = y(v);
     std::fprintf(f,
                  "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" "
-                 "stroke=\"#ddd\"/><text x=\"%g\" y=\"%g\" "
-                 "text-anchor=\"end\">%.3g</text>\n",
-                 left, width - right, py, py, left - 6, py + 4,
-                 std::pow(10.0, v));
+                 "stroke=\"#ddd\"/><line x1=\"%g\" x2=\"%g\" y1=\"%g\" "
+                 "y2=\"%g\" stroke=\"black\"/><text class=\"ytick\" "
+                 "x=\"%g\" y=\"%g\" text-anchor=\"end\">%s</text>\n",
+                 left, width - right, py, py, left - 4, left, py, py, left - 6,
+                 py + 4, formatTick(v).c_str());
   }
-  for (int tick = 0; tick <= 5; ++tick) {
-    double step = double(maxSteps) * tick / 5;
+  for (double step : linearTicks(0, double(maxSteps), 8, 1)) {
+    double px = x(step);
     std::fprintf(f,
-                 "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%.0f</text>\n",
-                 x(step), height - bottom + 18, step);
+                 "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" "
+                 "stroke=\"black\"/><text class=\"xtick\" x=\"%g\" "
+                 "y=\"%g\" text-anchor=\"middle\">%s</text>\n",
+                 px, px, height - bottom, height - bottom + 4, px,
+                 height - bottom + 18, formatTick(step).c_str());
   }
   std::fprintf(f,
-               "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">step</text>\n"
-               "<text x=\"16\" y=\"%g\" transform=\"rotate(-90 16 %g)\" "
-               "text-anchor=\"middle\">loss (mean of %lld steps)</text>\n",
+               "<text class=\"xlabel\" x=\"%g\" y=\"%g\" "
+               "text-anchor=\"middle\">step</text>\n"
+               "<text class=\"ylabel\" x=\"16\" y=\"%g\" "
+               "transform=\"rotate(-90 16 %g)\" "
+               "text-anchor=\"middle\">%s</text>\n",
                (left + width - right) / 2, height - 10, (top + height) / 2,
-               (top + height) / 2, (long long)window);
+               (top + height) / 2, escapeXml(yLabel).c_str());
   bool anyValidation = false;
   for (size_t r = 0; r < runs.size(); ++r) {
     const char *color = kColors[colorOf[r] % kNumColors];
@@ -392,14 +625,23 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
                  "stroke-width=\"3\"/><text x=\"%g\" y=\"%g\">%s</text>\n",
                  width - right + 12, width - right + 36, ly, ly,
                  kColors[i % kNumColors], width - right + 42, ly + 4,
-                 recipe.c_str());
+                 escapeXml(recipe).c_str());
   }
-  if (anyValidation)
+  double noteY = top + 28 + 18 * double(recipes.size());
+  if (anyValidation) {
     std::fprintf(f,
                  "<text x=\"%g\" y=\"%g\">thick: held-out loss</text>\n"
                  "<text x=\"%g\" y=\"%g\">faint: training loss</text>\n",
-                 width - right + 12, top + 28 + 18 * double(recipes.size()),
-                 width - right + 12, top + 46 + 18 * double(recipes.size()));
+                 width - right + 12, noteY, width - right + 12, noteY + 18);
+    noteY += 36;
+  }
+  // The training curves are moving means (under "faint: training loss"
+  // where there are held-out curves).
+  if (window > 1)
+    std::fprintf(f, "<text x=\"%g\" y=\"%g\">%s%lld steps%s</text>\n",
+                 width - right + 12, noteY,
+                 anyValidation ? "(mean of " : "curves: mean of ",
+                 (long long)window, anyValidation ? ")" : "");
   std::fprintf(f, "</svg>\n");
   return file.take();
 }

@@ -66,9 +66,48 @@ std::string renderCsv(const std::vector<Run> &runs, bool withSeed);
 
 /// An SVG plot of the moving-mean loss curves and, where runs have them,
 /// the validation curves (thicker, with markers); log-scale loss axis, one
-/// colour per recipe.
+/// colour per recipe. `title` is "<step file> @<function>: <task>"; it is
+/// shown through fitTitle. `lossLabel` names the loss axis; empty: taken
+/// from the task description in `title` (lossAxisLabel).
 std::string renderSvg(const std::vector<Run> &runs, int64_t window,
-                      const std::string &title);
+                      const std::string &title,
+                      const std::string &lossLabel = "");
+
+// The pieces of the plot, pure functions (unit-tested in
+// unittests/Tools/ReportTest.cpp).
+
+/// Ticks for a linear axis over [low, high]: every multiple of the finest
+/// 1-2-5 × 10^k step, not below `minStep`, that gives at most `maxTicks`
+/// ticks in the range (0, 200, 400, ... for 0 to 970 and 8 ticks).
+std::vector<double> linearTicks(double low, double high, size_t maxTicks,
+                                double minStep = 0);
+
+/// Ticks for a log axis over [low, high] (0 < low < high): the powers of
+/// ten (every n-th one past `maxTicks`) where the range holds `minTicks` of
+/// them; else the first of 1-2-5, 1-2-3-5 and 1..9 × 10^k sub-decade ticks
+/// that gives `minTicks` and leaves no stretch over 40% of the axis without
+/// a tick (at most 12 ticks: such a range spans under 4 decades); else (a
+/// range of about a factor of three or less) the coarsest 1-2-5 × 10^k
+/// linear ticks that give `minTicks`.
+std::vector<double> logTicks(double low, double high, size_t minTicks = 4,
+                             size_t maxTicks = 10);
+
+/// A tick label: "%g" (0.05, 2.5, 400, 1e-05).
+std::string formatTick(double value);
+
+/// The plot title for `title`, "<step file> @<function>: <task clauses>":
+/// a word that is a path (it starts with '/', or has a '/' before a file
+/// name with an extension) is cut to its base name; then, until the title
+/// has at most `maxChars` characters (UTF-8 code points), the task's last
+/// aside " (...)" is dropped, else its last ", " clause; a title still too
+/// long ends in "…".
+std::string fitTitle(const std::string &title, size_t maxChars);
+
+/// The loss axis label for a task description (Task::describe): a
+/// cross-entropy task is "cross-entropy (nats/token)" (the language models'
+/// natural-log loss); a regression or MSE task "mean squared error"; else
+/// "loss".
+std::string lossAxisLabel(const std::string &taskDescription);
 
 } // namespace fp4train::train
 
