@@ -24,10 +24,6 @@ namespace fp4train::numerics {
 
 static constexpr std::string_view kSignsNames[] = {"none", "fixed", "random"};
 
-std::string_view getHadamardSignsName(HadamardSigns signs) {
-  return kSignsNames[unsigned(signs)];
-}
-
 std::optional<HadamardSigns> parseHadamardSigns(std::string_view name) {
   for (unsigned i = 0; i < 3; ++i)
     if (kSignsNames[i] == name)

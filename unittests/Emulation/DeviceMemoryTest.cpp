@@ -23,7 +23,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::fp4train;

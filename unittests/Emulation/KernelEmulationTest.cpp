@@ -23,7 +23,11 @@
 
 #include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/Storage.h"
 #include "fp4train/Pipelines/Pipelines.h"
+
+#include <cmath>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::fp4train;

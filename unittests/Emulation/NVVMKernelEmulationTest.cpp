@@ -47,10 +47,16 @@
 #include "KernelEmulationTestUtils.h"
 
 #include "fp4train/Numerics/BlockQuant.h"
+#include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/Storage.h"
 #include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <cstring>
+#include <random>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fp4train;

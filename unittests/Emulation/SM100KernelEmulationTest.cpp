@@ -52,6 +52,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <cmath>
+#include <functional>
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::fp4train;
 using namespace ::fp4train::emulation_test;

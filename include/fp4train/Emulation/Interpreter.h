@@ -115,7 +115,6 @@ public:
                    const std::vector<char> &mask)
       : executor(executor), op(op), mask(mask) {}
 
-  Operation &getOp() const { return op; }
   const InstructionSet &getInstructionSet() const;
 
   /// True inside a kernel, false in host code (one lane).

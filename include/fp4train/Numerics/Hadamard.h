@@ -31,8 +31,7 @@ enum class HadamardSigns : uint8_t {
   Random,
 };
 
-/// Spellings used by the tools: none, fixed, random.
-std::string_view getHadamardSignsName(HadamardSigns signs);
+/// Parses the spellings used by the tools: none, fixed, random.
 std::optional<HadamardSigns> parseHadamardSigns(std::string_view name);
 
 /// Philox key of the fixed sign vectors of sizes other than 16 ("FP4T").

@@ -36,8 +36,6 @@ public:
   /// Called by the running fiber: returns true once `ready()` holds (other
   /// fibers running meanwhile), false when no fiber can make progress.
   bool waitUntil(const std::function<bool()> &ready);
-  /// True once a deadlock was found: every later wait fails.
-  bool isDeadlocked() const { return deadlock; }
 
 private:
   struct Fiber {
