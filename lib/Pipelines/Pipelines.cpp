@@ -50,11 +50,10 @@ void mlir::fp4train::buildQuantizePipeline(
 
   FP4TrainQuantizeMatmulsOptions quantize;
   quantize.recipe = options.recipe;
-  quantize.params = llvm::to_vector(options.params);
-  quantize.weightLayout = options.weightLayout;
   quantize.stepArg = options.stepArg;
   quantize.pad = options.pad;
   quantize.report = options.report;
+  quantize.reportFormat = options.reportFormat;
   pm.addPass(
       createFP4TrainQuantizeMatmuls(quantize, options.overrides.getValue()));
 
@@ -64,7 +63,7 @@ void mlir::fp4train::buildQuantizePipeline(
 
 /// Lowers bufferized host code (memref, arith, math, index, func, cf; and
 /// gpu.launch_func when `gpuLaunches`) to the LLVM dialect. Shared by the CPU
-/// and ROCm pipelines so both hosts lower the same way.
+/// pipeline and both GPU pipelines, so every host lowers the same way.
 static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -1,8 +1,8 @@
 //===- Pipelines.h - fp4train pass pipelines --------------------*- C++ -*-===//
 //
 // Registered pipelines that take a training step in linalg on tensors
-// through role inference and recipe-driven quantization (and, in later
-// stages, down to a target).
+// through role inference and recipe-driven quantization down to a target:
+// the CPU (LLVM dialect for the JIT), gfx950 and the NVIDIA chips.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #define FP4TRAIN_PIPELINES_PIPELINES_H
 
 #include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
+#include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -50,8 +51,11 @@ struct QuantizePipelineOptions
                    llvm::cl::init(true)};
   Option<std::string> report{
       *this, "report",
-      llvm::cl::desc("write the JSON quantization report to this file ('-' "
-                     "for stdout)")};
+      llvm::cl::desc("write the quantization report to this file ('-' for "
+                     "stdout)")};
+  Option<ReportFormat> reportFormat{
+      *this, "report-format", llvm::cl::desc("format of the report"),
+      llvm::cl::init(ReportFormat::JSON), getReportFormatValues()};
 };
 
 /// Role inference, quantization of the Fprop/Dgrad/Wgrad contractions, and

@@ -26,20 +26,21 @@
 func.func @dense_jax(%x: tensor<32x64xf32>, %w: tensor<64x16xf32>, %lr: f32)
     -> (tensor<32x16xf32>, tensor<32x64xf32>, tensor<64x16xf32>) {
   %e_y = tensor.empty() : tensor<32x16xf32>
-  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<fprop>}
-  // PYTORCH: linalg.matmul {fp4train.role = #fp4train.role<dgrad>}
+  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 0>}
+  // PYTORCH: linalg.matmul {fp4train.role = #fp4train.role<dgrad, weight = 1, operand = 1, contracted = 0>}
   %y = linalg.matmul ins(%x, %w : tensor<32x64xf32>, tensor<64x16xf32>)
       outs(%e_y : tensor<32x16xf32>) -> tensor<32x16xf32>
   %e_dx = tensor.empty() : tensor<32x64xf32>
-  // CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<dgrad>}
-  // PYTORCH: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<fprop>}
+  // CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<dgrad, weight = 1, operand = 1, contracted = 1>}
+  // PYTORCH: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>}
   %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                        affine_map<(m, n, k) -> (n, k)>,
                                        affine_map<(m, n, k) -> (m, n)>]
       ins(%y, %w : tensor<32x16xf32>, tensor<64x16xf32>)
       outs(%e_dx : tensor<32x64xf32>) -> tensor<32x64xf32>
   %e_dw = tensor.empty() : tensor<64x16xf32>
-  // CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<wgrad>}
+  // CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<wgrad, weight = 1, operand = 1>}
+  // PYTORCH: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {fp4train.role = #fp4train.role<wgrad, weight = 1, operand = 0>}
   %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
                                        affine_map<(m, n, k) -> (k, n)>,
                                        affine_map<(m, n, k) -> (m, n)>]

@@ -20,7 +20,7 @@ func.func @linear_pytorch(%x: tensor<32x64xf32>, %w: tensor<16x64xf32> {fp4train
   %e_y = tensor.empty() : tensor<32x16xf32>
   %z_y = linalg.fill ins(%c0 : f32) outs(%e_y : tensor<32x16xf32>) -> tensor<32x16xf32>
   // Y = X . W^T through a transposed indexing map.
-  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>} ins(%{{.*}}, %{{.*}} : tensor<32x64xf32>, tensor<16x64xf32>)
+  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>} ins(%{{.*}}, %{{.*}} : tensor<32x64xf32>, tensor<16x64xf32>)
   // REPORT: "batch": 1,
   // REPORT-NEXT: "k": 64,
   // REPORT-NEXT: "loc": "{{.*}}annotate-roles.mlir:[[@LINE+6]]:{{[0-9]+}}",
@@ -34,27 +34,27 @@ func.func @linear_pytorch(%x: tensor<32x64xf32>, %w: tensor<16x64xf32> {fp4train
   // Z = Y . V^T through an explicit transpose: Fprop of the square weight.
   %e_vt = tensor.empty() : tensor<16x16xf32>
   %vt = linalg.transpose ins(%v : tensor<16x16xf32>) outs(%e_vt : tensor<16x16xf32>) permutation = [1, 0]
-  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<fprop>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x16xf32>)
+  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<fprop, weight = 2, operand = 1, contracted = 0>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x16xf32>)
   // REPORT: "param": 2,
   // REPORT-NEXT: "role": "fprop"
   %z = linalg.matmul ins(%y, %vt : tensor<32x16xf32>, tensor<16x16xf32>) outs(%z_y : tensor<32x16xf32>) -> tensor<32x16xf32>
 
   // dY = dZ . V: contracts V's out dimension: Dgrad.
-  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<dgrad>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x16xf32>)
+  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<dgrad, weight = 2, operand = 1, contracted = 0>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x16xf32>)
   // REPORT: "param": 2,
   // REPORT-NEXT: "role": "dgrad"
   %dy = linalg.matmul ins(%dz, %v : tensor<32x16xf32>, tensor<16x16xf32>) outs(%z_y : tensor<32x16xf32>) -> tensor<32x16xf32>
   // dX = dY . W: Dgrad.
   %e_dx = tensor.empty() : tensor<32x64xf32>
   %z_dx = linalg.fill ins(%c0 : f32) outs(%e_dx : tensor<32x64xf32>) -> tensor<32x64xf32>
-  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<dgrad>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x64xf32>)
+  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<dgrad, weight = 1, operand = 1, contracted = 0>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x64xf32>)
   // REPORT: "param": 1,
   // REPORT-NEXT: "role": "dgrad"
   %dx = linalg.matmul ins(%dy, %w : tensor<32x16xf32>, tensor<16x64xf32>) outs(%z_dx : tensor<32x64xf32>) -> tensor<32x64xf32>
   // dW = dY^T . X through a transposed map on dY: Wgrad, returned.
   %e_dw = tensor.empty() : tensor<16x64xf32>
   %z_dw = linalg.fill ins(%c0 : f32) outs(%e_dw : tensor<16x64xf32>) -> tensor<16x64xf32>
-  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<32x64xf32>)
+  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, weight = 1, operand = 0>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<32x64xf32>)
   // REPORT: "batch": 1,
   // REPORT-NEXT: "k": 32,
   // REPORT: "m": 16,
@@ -67,7 +67,7 @@ func.func @linear_pytorch(%x: tensor<32x64xf32>, %w: tensor<16x64xf32> {fp4train
   // dV = dZ^T . Y: Wgrad; V's shape is unique among the weights: param 2.
   %e_dzt = tensor.empty() : tensor<16x32xf32>
   %dzt = linalg.transpose ins(%dz : tensor<32x16xf32>) outs(%e_dzt : tensor<16x32xf32>) permutation = [1, 0]
-  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<wgrad>} ins(%{{.*}}, %{{.*}} : tensor<16x32xf32>, tensor<32x16xf32>)
+  // CHECK: linalg.matmul {fp4train.role = #fp4train.role<wgrad, weight = 2, operand = 0>} ins(%{{.*}}, %{{.*}} : tensor<16x32xf32>, tensor<32x16xf32>)
   // REPORT: "param": 2,
   // REPORT-NEXT: "role": "wgrad"
   %dv = linalg.matmul ins(%dzt, %y : tensor<16x32xf32>, tensor<32x16xf32>) outs(%e_vt : tensor<16x16xf32>) -> tensor<16x16xf32>
@@ -129,7 +129,7 @@ func.func @batched_bf16(%x: tensor<2x8x32xbf16>, %w: tensor<16x32xf32> {fp4train
   } -> tensor<16x32xbf16>
   %e_y = tensor.empty() : tensor<2x8x16xf32>
   %z_y = linalg.fill ins(%c0 : f32) outs(%e_y : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // CHECK: linalg.generic {{.*}}fp4train.role = #fp4train.role<fprop>
+  // CHECK: linalg.generic {{.*}}fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>
   %y = linalg.generic {indexing_maps = [#x3, #w2, #y3],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%x, %wb : tensor<2x8x32xbf16>, tensor<16x32xbf16>) outs(%z_y : tensor<2x8x16xf32>) {
@@ -145,7 +145,7 @@ func.func @batched_bf16(%x: tensor<2x8x32xbf16>, %w: tensor<16x32xf32> {fp4train
   %wt = linalg.transpose ins(%wb : tensor<16x32xbf16>) outs(%e_wt : tensor<32x16xbf16>) permutation = [1, 0]
   %e_wbb = tensor.empty() : tensor<2x32x16xbf16>
   %wbb = linalg.broadcast ins(%wt : tensor<32x16xbf16>) outs(%e_wbb : tensor<2x32x16xbf16>) dimensions = [0]
-  // CHECK: linalg.batch_matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
+  // CHECK: linalg.batch_matmul {{.*}}{fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>}
   %y2 = linalg.batch_matmul ins(%x, %wbb : tensor<2x8x32xbf16>, tensor<2x32x16xbf16>)
       outs(%z_y : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %y, %y2 : tensor<2x8x16xf32>, tensor<2x8x16xf32>
@@ -169,13 +169,13 @@ func.func @sgd_update(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {fp4train.param},
   %xb = linalg.matmul ins(%x, %bb : tensor<8x4xf32>, tensor<4x4xf32>) outs(%e_xb : tensor<8x4xf32>) -> tensor<8x4xf32>
   %e_dyt = tensor.empty() : tensor<4x8xf32>
   %dyt = linalg.transpose ins(%dy : tensor<8x4xf32>) outs(%e_dyt : tensor<4x8xf32>) permutation = [1, 0]
-  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>}
+  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, weight = 1, operand = 0>}
   %dw = linalg.matmul ins(%dyt, %x : tensor<4x8xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   %lrs = linalg.fill ins(%lr : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   %step = linalg.mul ins(%dw, %lrs : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   %neww = arith.subf %w, %step : tensor<4x4xf32>
   // Keep W a weight: it feeds a contraction.
-  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
+  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>}
   %e2 = tensor.empty() : tensor<8x4xf32>
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%e2 : tensor<8x4xf32>) -> tensor<8x4xf32>
@@ -188,7 +188,7 @@ func.func @sgd_update(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {fp4train.param},
 // CHECK-LABEL: func @explicit
 func.func @explicit(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {fp4train.param}) -> tensor<8x4xf32> {
   %e = tensor.empty() : tensor<8x4xf32>
-  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<dgrad>}
+  // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<dgrad, weight = 1, operand = 1, contracted = 1>}
   // REPORT: "role": "dgrad"
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%e : tensor<8x4xf32>)

@@ -158,6 +158,49 @@ func.func private @r_2d_differ() attributes {r = #fp4train.recipe<
 // Discardable attributes
 //===----------------------------------------------------------------------===//
 
+// expected-error @below {{operand must be 0 or 1, got 2}}
+func.func private @role_operand() attributes {r = #fp4train.role<fprop, operand = 2>}
+
+// -----
+
+// expected-error @below {{contracted needs the weight operand of an fprop or dgrad role}}
+func.func private @role_contracted() attributes {r = #fp4train.role<wgrad, operand = 0, contracted = 1>}
+
+// -----
+
+// expected-error @below {{expected weight, operand or contracted, got 'param'}}
+func.func private @role_key() attributes {r = #fp4train.role<fprop, param = 1>}
+
+// -----
+
+// expected-error @below {{'weight' is given twice}}
+func.func private @role_twice() attributes {r = #fp4train.role<fprop, weight = 1, weight = 2>}
+
+// -----
+
+// expected-error @below {{expected fprop, dgrad or wgrad, got 'other'}}
+func.func private @role_other() attributes {r = #fp4train.role<other>}
+
+// -----
+
+func.func @role_weight(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @below {{'fp4train.role' #fp4train.role<fprop, weight = 3> names argument #3, which the enclosing function does not have}}
+  %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>)
+      {fp4train.role = #fp4train.role<fprop, weight = 3>} -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @role_operand_range(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @below {{names dimension 2 of operand #1 of type 'tensor<4x4xf32>'}}
+  %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>)
+      {fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 2>} -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
 func.func @role_not_role(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @below {{'fp4train.role' must be a #fp4train.role attribute, got "fprop"}}
   %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>)

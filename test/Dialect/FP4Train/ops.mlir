@@ -45,6 +45,8 @@ func.func @types(
 // CHECK-SAME: role0 = #fp4train.role<fprop>
 // CHECK-SAME: role1 = #fp4train.role<dgrad>
 // CHECK-SAME: role2 = #fp4train.role<wgrad>
+// CHECK-SAME: role3 = #fp4train.role<dgrad, weight = 3, operand = 1, contracted = 0>
+// CHECK-SAME: role4 = #fp4train.role<wgrad, weight = 2, operand = 0>
 // CHECK-SAME: s0 = #fp4train.scale_mode<floor>
 // CHECK-SAME: s1 = #fp4train.scale_mode<rceil>
 func.func @attributes() attributes {
@@ -68,7 +70,9 @@ func.func @attributes() attributes {
                         rhs = <format = nvfp4>, hadamard = <16, random>>,
     role0 = #fp4train.role<fprop>,
     role1 = #fp4train.role<dgrad>,
-    role2 = #fp4train.role<wgrad>} {
+    role2 = #fp4train.role<wgrad>,
+    role3 = #fp4train.role<dgrad, contracted = 0, weight = 3, operand = 1>,
+    role4 = #fp4train.role<wgrad, weight = 2, operand = 0>} {
   return
 }
 

@@ -1,4 +1,4 @@
-// RUN: fp4-opt %s -split-input-file -verify-diagnostics -fp4train-quantize-matmuls="recipe=nvfp4 pad=0"
+// RUN: fp4-opt %s -split-input-file -verify-diagnostics -fp4train-annotate-roles -fp4train-quantize-matmuls="recipe=nvfp4 pad=0"
 
 func.func @dynamic(%x: tensor<?x64xf32>, %w: tensor<16x64xf32> {fp4train.param},
                    %init: tensor<?x16xf32>) -> tensor<?x16xf32> {

@@ -72,17 +72,17 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // Kept layers keep all three of their GEMMs: keep-first=1 keeps W1's Fprop,
 // Dgrad and Wgrad; keep-last=1 keeps W2's.
 // KEEP1-LABEL: func @mlp
-// KEEP1: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>} ins(%arg0, %arg1
+// KEEP1: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, {{[^>]*}}>} ins(%arg0, %arg1
 // KEEP1: fp4train.quantize %arg2
 // KEEP1-COUNT-3: fp4train.scaled_matmul
-// KEEP1: linalg.matmul {fp4train.role = #fp4train.role<dgrad>} ins(%{{.*}}, %arg1
-// KEEP1: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>}
+// KEEP1: linalg.matmul {fp4train.role = #fp4train.role<dgrad, {{[^>]*}}>} ins(%{{.*}}, %arg1
+// KEEP1: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, {{[^>]*}}>}
 // KEEP1: return
 // KEEPL-LABEL: func @mlp
 // KEEPL: fp4train.quantize %arg1
-// KEEPL: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>} ins(%{{.*}}, %arg2
-// KEEPL: linalg.matmul {fp4train.role = #fp4train.role<dgrad>} ins(%arg3, %arg2
-// KEEPL: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>} ins(%arg3,
+// KEEPL: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, {{[^>]*}}>} ins(%{{.*}}, %arg2
+// KEEPL: linalg.matmul {fp4train.role = #fp4train.role<dgrad, {{[^>]*}}>} ins(%arg3, %arg2
+// KEEPL: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, {{[^>]*}}>} ins(%arg3,
 // KEEPL: return
 
 // REPORT: "kept": "keep-first",
@@ -158,10 +158,10 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // ROLES-LABEL: func @mlp
 // ROLES-COUNT-3: fp4train.scaled_matmul
 // ROLES-NOT: fp4train.scaled_matmul
-// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>} ins(%arg3,
+// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, {{[^>]*}}>} ins(%arg3,
 // ROLES: fp4train.scaled_matmul
 // ROLES-NOT: fp4train.scaled_matmul
-// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad>}
+// ROLES: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, {{[^>]*}}>}
 // ROLES-NOT: fp4train.scaled_matmul
 // ROLES: return
 // ROLESREPORT: "kept": "roles keep wgrad in high precision",
@@ -169,10 +169,10 @@ func.func @mlp(%x: tensor<32x64xf32>, %w1: tensor<32x64xf32> {fp4train.param},
 // ROLESREPORT-NEXT: "m": 16,
 
 // WGRAD-LABEL: func @mlp
-// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
-// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop>}
-// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad>}
+// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, {{[^>]*}}>}
+// WGRAD: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, {{[^>]*}}>}
+// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad, {{[^>]*}}>}
 // WGRAD-COUNT-1: fp4train.scaled_matmul
-// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad>}
+// WGRAD: linalg.matmul {fp4train.role = #fp4train.role<dgrad, {{[^>]*}}>}
 // WGRAD: fp4train.scaled_matmul
 // WGRAD: return

@@ -176,3 +176,73 @@ void mlir::fp4train::printRoleSet(AsmPrinter &printer, unsigned roles) {
       printer, [&](Role role) { printer << stringifyRole(role); });
   printer << ']';
 }
+
+//===----------------------------------------------------------------------===//
+// RoleAttr
+//===----------------------------------------------------------------------===//
+
+/// The optional fields of #fp4train.role, in their printed order.
+static constexpr StringLiteral kRoleFields[] = {"weight", "operand",
+                                                "contracted"};
+
+Attribute RoleAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (parser.parseLess() || parser.parseKeyword(&name))
+    return {};
+  std::optional<Role> role = symbolizeRole(name);
+  if (!role) {
+    parser.emitError(loc, "expected fprop, dgrad or wgrad, got '")
+        << name << "'";
+    return {};
+  }
+  std::optional<unsigned> fields[std::size(kRoleFields)];
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    unsigned value;
+    if (parser.parseKeyword(&key) || parser.parseEqual() ||
+        parser.parseInteger(value))
+      return {};
+    const StringLiteral *it = llvm::find(kRoleFields, key);
+    if (it == std::end(kRoleFields)) {
+      parser.emitError(keyLoc, "expected weight, operand or contracted, got '")
+          << key << "'";
+      return {};
+    }
+    std::optional<unsigned> &field = fields[it - std::begin(kRoleFields)];
+    if (field) {
+      parser.emitError(keyLoc, "'") << key << "' is given twice";
+      return {};
+    }
+    field = value;
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), *role, fields[0], fields[1],
+                    fields[2]);
+}
+
+void RoleAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyRole(getValue());
+  std::optional<unsigned> fields[] = {getWeight(), getOperand(),
+                                      getContracted()};
+  for (auto [name, field] : llvm::zip_equal(kRoleFields, fields))
+    if (field)
+      printer << ", " << name << " = " << *field;
+  printer << '>';
+}
+
+LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               Role role, std::optional<unsigned> weight,
+                               std::optional<unsigned> operand,
+                               std::optional<unsigned> contracted) {
+  if (operand && *operand > 1)
+    return emitError() << "operand must be 0 or 1, got " << *operand;
+  if (contracted && (role == Role::wgrad || !operand))
+    return emitError() << "contracted needs the weight operand of an fprop "
+                          "or dgrad role";
+  return success();
+}
+

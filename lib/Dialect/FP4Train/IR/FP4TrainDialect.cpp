@@ -25,15 +25,43 @@ void FP4TrainDialect::initialize() {
   registerTypes();
 }
 
+/// The fields of the `fp4train.role` of `op` name things `op` has: an
+/// argument of its function, one of its operands and a dimension of it.
+static LogicalResult verifyRoleFields(Operation *op, RoleAttr role) {
+  auto fail = [&]() {
+    return op->emitError() << "'" << FP4TrainDialect::kRoleAttrName << "' "
+                           << role << " ";
+  };
+  if (std::optional<unsigned> weight = role.getWeight()) {
+    auto function = op->getParentOfType<FunctionOpInterface>();
+    if (!function || *weight >= function.getNumArguments())
+      return fail() << "names argument #" << *weight
+                    << ", which the enclosing function does not have";
+  }
+  std::optional<unsigned> operand = role.getOperand();
+  if (operand && *operand >= op->getNumOperands())
+    return fail() << "names operand #" << *operand << " of an op with "
+                  << op->getNumOperands() << " operands";
+  if (std::optional<unsigned> contracted = role.getContracted()) {
+    auto type = dyn_cast<ShapedType>(op->getOperand(*operand).getType());
+    if (!type || !type.hasRank() || *contracted >= type.getRank())
+      return fail() << "names dimension " << *contracted << " of operand #"
+                    << *operand << " of type "
+                    << op->getOperand(*operand).getType();
+  }
+  return success();
+}
+
 LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
                                                         NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name == kRoleAttrName) {
-    if (!isa<RoleAttr>(attr.getValue()))
+    auto role = dyn_cast<RoleAttr>(attr.getValue());
+    if (!role)
       return op->emitError() << "'" << kRoleAttrName
                              << "' must be a #fp4train.role attribute, got "
                              << attr.getValue();
-    return success();
+    return verifyRoleFields(op, role);
   }
   if (name == kParamAttrName)
     return op->emitError() << "'" << kParamAttrName

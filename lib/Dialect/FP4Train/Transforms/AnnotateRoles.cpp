@@ -41,13 +41,14 @@ struct AnnotateRolesPass
       if (failed(roles))
         return signalPassFailure();
       for (const ContractionRole &info : *roles) {
-        if (info.role && !info.isExplicit)
+        if (info.role)
           info.op->setAttr(FP4TrainDialect::kRoleAttrName,
-                           RoleAttr::get(&getContext(), *info.role));
+                           getRoleAnnotation(info));
         report.push_back(describeRole(info));
       }
     }
-    if (failed(writeReport(module, this->report, std::move(report))))
+    if (failed(writeReport(module, this->report, std::move(report),
+                           reportFormat)))
       return signalPassFailure();
   }
 

@@ -84,10 +84,9 @@ findKeptLayers(ArrayRef<ContractionRole> roles, unsigned keepFirst,
   return kept;
 }
 
-static ContractionPlan planContraction(const ContractionRole &info,
-                                       RecipeAttr recipe,
-                                       const llvm::DenseMap<unsigned, StringRef> &kept,
-                                       WeightLayout layout) {
+static ContractionPlan
+planContraction(const ContractionRole &info, RecipeAttr recipe,
+                const llvm::DenseMap<unsigned, StringRef> &kept) {
   ContractionPlan plan;
   plan.info = info;
   if (!info.role) {
@@ -130,7 +129,8 @@ static ContractionPlan planContraction(const ContractionRole &info,
   // (Fprop, Dgrad) or X (Wgrad). Map them onto the IR's operands.
   unsigned lhsOperand;
   if (role == Role::wgrad) {
-    lhsOperand = info.gradOperand.value_or(layout == WeightLayout::OutIn ? 0 : 1);
+    // A bare user-written role has no operand: the textbook dY^T . X.
+    lhsOperand = info.gradOperand.value_or(0);
   } else {
     lhsOperand = 1 - info.weightOperand.value_or(1);
     OperandPlan &weight = plan.operands[1 - lhsOperand];
@@ -362,17 +362,11 @@ struct QuantizeMatmulsPass
   /// initialize) gets its own option objects, whose values
   /// copyOptionValuesFrom copies, and the resolved recipe.
   QuantizeMatmulsPass(const QuantizeMatmulsPass &other)
-      : Base(other), resolvedRecipe(other.resolvedRecipe),
-        resolvedLayout(other.resolvedLayout) {}
+      : Base(other), resolvedRecipe(other.resolvedRecipe) {}
 
   /// Options are checked once, before any IR is touched.
   LogicalResult initialize(MLIRContext *context) override {
     Location loc = UnknownLoc::get(context);
-    std::optional<WeightLayout> layout = parseWeightLayout(weightLayout);
-    if (!layout)
-      return emitError(loc, "unknown weight-layout '")
-             << weightLayout << "'; expected 'out-in' or 'in-out'";
-    resolvedLayout = *layout;
     resolvedRecipe = parseRecipe(loc, recipe);
     if (resolvedRecipe)
       resolvedRecipe = overrides.getValue().apply(loc, resolvedRecipe);
@@ -385,27 +379,26 @@ struct QuantizeMatmulsPass
     for (auto function : module.getOps<FunctionOpInterface>()) {
       if (function.isExternal())
         continue;
-      if (failed(runOnFunction(function, resolvedRecipe, resolvedLayout,
-                               report)))
+      if (failed(runOnFunction(function, resolvedRecipe, report)))
         return signalPassFailure();
     }
-    if (failed(writeReport(module, this->report, std::move(report))))
+    if (failed(writeReport(module, this->report, std::move(report),
+                           reportFormat)))
       return signalPassFailure();
   }
 
   LogicalResult runOnFunction(FunctionOpInterface function, RecipeAttr recipe,
-                              WeightLayout layout, llvm::json::Array &report) {
-    FailureOr<SmallVector<ContractionRole>> roles =
-        analyzeRoles(function, params, layout);
-    if (failed(roles))
-      return failure();
+                              llvm::json::Array &report) {
+    // The roles fp4train-annotate-roles found, read from the IR.
+    SmallVector<ContractionRole> roles =
+        llvm::map_to_vector(getContractions(function), readRoleAnnotation);
     llvm::DenseMap<unsigned, StringRef> kept = findKeptLayers(
-        *roles, recipe.getKeepFirst(), recipe.getKeepLast());
+        roles, recipe.getKeepFirst(), recipe.getKeepLast());
 
     SmallVector<ContractionPlan> plans;
-    for (const ContractionRole &info : *roles) {
+    for (const ContractionRole &info : roles) {
       ContractionPlan &plan =
-          plans.emplace_back(planContraction(info, recipe, kept, layout));
+          plans.emplace_back(planContraction(info, recipe, kept));
       if (!plan.gemm)
         continue;
       linalg::LinalgOp op = info.op;
@@ -497,7 +490,6 @@ struct QuantizeMatmulsPass
   /// The recipe overrides ([RO1]), options like the generated ones.
   RecipeOverrideOptions overrides{*this};
   RecipeAttr resolvedRecipe;
-  WeightLayout resolvedLayout = WeightLayout::OutIn;
 };
 } // namespace
 

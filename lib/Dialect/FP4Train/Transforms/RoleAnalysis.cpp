@@ -367,6 +367,33 @@ roleFromContractedDims(linalg::LinalgOp op, OpOperand &operand,
   return std::nullopt;
 }
 
+/// The single dimension of `operand` (as laid out) that `op` contracts.
+static std::optional<unsigned>
+getContractedDim(linalg::LinalgOp op, OpOperand &operand,
+                 const linalg::ContractionDimensions &dims) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  std::optional<unsigned> contracted;
+  for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    if (!dim || !llvm::is_contained(dims.k, dim.getPosition()))
+      continue;
+    if (contracted)
+      return std::nullopt;
+    contracted = r;
+  }
+  return contracted;
+}
+
+/// The contraction's m, n, k and batch sizes, when its dimensions are known.
+static void setSizes(ContractionRole &info,
+                     const linalg::ContractionDimensions &dims) {
+  SmallVector<int64_t> ranges = info.op.getStaticLoopRanges();
+  info.m = productOfLoops(ranges, dims.m);
+  info.n = productOfLoops(ranges, dims.n);
+  info.k = productOfLoops(ranges, dims.k);
+  info.batch = productOfLoops(ranges, dims.batch);
+}
+
 /// `value` with layout steps stripped: the tensor it is a view of.
 static Value stripLayout(Value value) {
   while (std::optional<LayoutStep> step = getLayoutStep(value))
@@ -428,11 +455,7 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
 
   // Contractions in program order, and the weights among the parameters:
   // matrices used (through layout ops) as a contraction operand.
-  SmallVector<linalg::LinalgOp> contractions;
-  function.getFunctionBody().walk([&](linalg::LinalgOp op) {
-    if (linalg::isaContractionOpInterface(op) && op.hasPureTensorSemantics())
-      contractions.push_back(op);
-  });
+  SmallVector<linalg::LinalgOp> contractions = getContractions(function);
   llvm::SetVector<unsigned> weights;
   for (linalg::LinalgOp op : contractions)
     for (Value input : op.getDpsInputs())
@@ -448,13 +471,8 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
     info.op = op;
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
-    if (succeeded(dims)) {
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      info.m = productOfLoops(ranges, dims->m);
-      info.n = productOfLoops(ranges, dims->n);
-      info.k = productOfLoops(ranges, dims->k);
-      info.batch = productOfLoops(ranges, dims->batch);
-    }
+    if (succeeded(dims))
+      setSizes(info, *dims);
 
     // Fprop / Dgrad: an operand is a view of a weight.
     bool readsWeight = false;
@@ -467,8 +485,10 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
         continue;
       info.param = view->argument.getArgNumber();
       info.weightOperand = input->getOperandNumber();
-      if (succeeded(dims))
+      if (succeeded(dims)) {
         info.role = roleFromContractedDims(op, *input, *view, *dims, layout);
+        info.contractedDim = getContractedDim(op, *input, *dims);
+      }
     }
     // Wgrad: no weight operand, and the result becomes a weight gradient.
     if (!readsWeight) {
@@ -482,13 +502,66 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
       }
     }
 
-    if (auto role = op->getAttrOfType<RoleAttr>(FP4TrainDialect::kRoleAttrName)) {
+    if (auto role =
+            op->getAttrOfType<RoleAttr>(FP4TrainDialect::kRoleAttrName)) {
       info.role = role.getValue();
-      info.isExplicit = true;
+      // A written annotation fills in what the analysis did not find.
+      if (!info.param)
+        info.param = role.getWeight();
+      if (*info.role == Role::wgrad && !info.gradOperand)
+        info.gradOperand = role.getOperand();
+      if (*info.role != Role::wgrad && !info.weightOperand) {
+        info.weightOperand = role.getOperand();
+        info.contractedDim = role.getContracted();
+      }
     }
+    // dY of a Wgrad the layout ops hide (or one named by the user): the
+    // textbook orientation, dW = dY^T . X (X^T . dY in JAX layout).
+    if (info.role == Role::wgrad && !info.gradOperand)
+      info.gradOperand = layout == WeightLayout::OutIn ? 0 : 1;
   }
   matchWgradsToLayers(roles);
   return roles;
+}
+
+SmallVector<linalg::LinalgOp>
+mlir::fp4train::getContractions(FunctionOpInterface function) {
+  SmallVector<linalg::LinalgOp> contractions;
+  function.getFunctionBody().walk([&](linalg::LinalgOp op) {
+    if (linalg::isaContractionOpInterface(op) && op.hasPureTensorSemantics())
+      contractions.push_back(op);
+  });
+  return contractions;
+}
+
+RoleAttr mlir::fp4train::getRoleAnnotation(const ContractionRole &info) {
+  MLIRContext *context = info.op->getContext();
+  if (*info.role == Role::wgrad)
+    return RoleAttr::get(context, Role::wgrad, info.param, info.gradOperand,
+                         std::nullopt);
+  return RoleAttr::get(context, *info.role, info.param, info.weightOperand,
+                       info.weightOperand ? info.contractedDim : std::nullopt);
+}
+
+ContractionRole mlir::fp4train::readRoleAnnotation(linalg::LinalgOp op) {
+  ContractionRole info;
+  info.op = op;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (succeeded(dims))
+    setSizes(info, *dims);
+  auto role = op->getAttrOfType<RoleAttr>(FP4TrainDialect::kRoleAttrName);
+  if (!role)
+    return info;
+  info.role = role.getValue();
+  info.param = role.getWeight();
+  if (*info.role == Role::wgrad) {
+    info.gradOperand = role.getOperand();
+  } else {
+    info.weightOperand = role.getOperand();
+    info.contractedDim = role.getContracted();
+  }
+  return info;
 }
 
 //===----------------------------------------------------------------------===//
@@ -528,16 +601,99 @@ llvm::json::Object mlir::fp4train::describeRole(const ContractionRole &info) {
   };
 }
 
+/// A JSON value as a table cell: `-` for null, text without quotes.
+static std::string formatCell(const llvm::json::Value *value) {
+  if (!value || value->getAsNull())
+    return "-";
+  if (std::optional<StringRef> text = value->getAsString())
+    return text->str();
+  if (std::optional<bool> flag = value->getAsBoolean())
+    return *flag ? "yes" : "no";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << *value;
+  return text;
+}
+
+/// What the quantize report says one contraction became.
+static std::string describeQuantization(const llvm::json::Object &row) {
+  if (!row.getBoolean("quantized").value_or(false))
+    return "kept: " + formatCell(row.get("kept"));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (const llvm::json::Array *operands = row.getArray("operands")) {
+    llvm::interleave(
+        *operands, os,
+        [&](const llvm::json::Value &operand) {
+          const llvm::json::Object *o = operand.getAsObject();
+          if (!o)
+            return;
+          os << formatCell(o->get("format")) << ' ';
+          if (const llvm::json::Array *block = o->getArray("block"))
+            llvm::interleave(
+                *block, os,
+                [&](const llvm::json::Value &size) { os << size; }, "x");
+          os << ' ' << formatCell(o->get("rounding"));
+        },
+        " | ");
+  }
+  if (const llvm::json::Object *hadamard = row.getObject("hadamard"))
+    os << " | Hadamard-" << formatCell(hadamard->get("size")) << ' '
+       << formatCell(hadamard->get("signs"));
+  return text;
+}
+
+std::string mlir::fp4train::formatReportTable(const llvm::json::Array &report) {
+  SmallVector<SmallVector<std::string>> rows = {
+      {"#", "role", "param", "op", "m", "n", "k", "batch", "loc"}};
+  bool quantizeReport = false;
+  for (auto [index, value] : llvm::enumerate(report)) {
+    const llvm::json::Object *row = value.getAsObject();
+    if (!row)
+      continue;
+    SmallVector<std::string> &cells = rows.emplace_back();
+    cells.push_back(std::to_string(index + 1));
+    for (StringRef key : {"role", "param", "op", "m", "n", "k", "batch", "loc"})
+      cells.push_back(formatCell(row->get(key)));
+    if (row->get("quantized")) {
+      quantizeReport = true;
+      cells.push_back(describeQuantization(*row));
+    }
+  }
+  if (quantizeReport)
+    rows.front().push_back("quantized as");
+  // Every column but the last is padded to its widest cell.
+  SmallVector<size_t> widths(rows.front().size(), 0);
+  for (const SmallVector<std::string> &cells : rows)
+    for (auto [column, cell] : llvm::enumerate(cells))
+      widths[column] = std::max(widths[column], cell.size());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const SmallVector<std::string> &cells : rows) {
+    for (auto [column, cell] : llvm::enumerate(cells)) {
+      os << cell;
+      if (column + 1 < cells.size())
+        os.indent(widths[column] - cell.size() + 2);
+    }
+    os << '\n';
+  }
+  return text;
+}
+
 LogicalResult mlir::fp4train::writeReport(Operation *anchor, StringRef path,
-                                          llvm::json::Array report) {
+                                          llvm::json::Array report,
+                                          ReportFormat format) {
   if (path.empty())
     return success();
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
   if (!file)
     return anchor->emitError("cannot write the report: ") << error;
-  file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
-             << "\n";
+  if (format == ReportFormat::Table)
+    file->os() << formatReportTable(report);
+  else
+    file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
+               << "\n";
   // A write error (a full disk) must be a diagnostic: left on the stream,
   // raw_fd_ostream's destructor would abort the host with "IO failure on
   // output stream".

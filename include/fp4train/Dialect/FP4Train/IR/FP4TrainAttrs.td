@@ -41,8 +41,45 @@ def FP4Train_FormatAttr : FP4Train_EnumAttr<FP4Train_Format, "format"> {
     | `mxfp8_e5m2` | f8E5M2    | f8E8M0FNU | 32                    | no     |
   }];
 }
-def FP4Train_RoleAttr : FP4Train_EnumAttr<FP4Train_Role, "role"> {
-  let summary = "role of a contraction: `fprop`, `dgrad` or `wgrad`";
+def FP4Train_RoleAttr : FP4Train_Attr<"Role", "role"> {
+  let summary = "role of a contraction: `fprop`, `dgrad` or `wgrad`, and its weight";
+  let description = [{
+    The training role of a contraction ([ROLE1]-[ROLE6] in
+    docs/semantics.md), as the `fp4train.role` attribute of the op. A user
+    may write the bare role to force it; `fp4train-annotate-roles` writes
+    what role inference found, which is what `fp4train-quantize-matmuls`
+    reads:
+
+    - `weight`: the function argument index of the weight the contraction
+      reads (Fprop, Dgrad) or whose gradient it computes (Wgrad, when that
+      is unambiguous);
+    - `operand`: the input operand (0 or 1) that is the weight (Fprop,
+      Dgrad) or the output gradient dY (Wgrad);
+    - `contracted`: for Fprop and Dgrad, the dimension of that operand the
+      contraction sums over (the weight's `in` dimension for Fprop, its
+      `out` dimension for Dgrad, as the operand is laid out).
+
+    Example:
+
+    ```mlir
+    #fp4train.role<fprop>
+    #fp4train.role<dgrad, weight = 3, operand = 1, contracted = 0>
+    #fp4train.role<wgrad, weight = 3, operand = 0>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<FP4Train_Role>:$value,
+    OptionalParameter<"std::optional<unsigned>">:$weight,
+    OptionalParameter<"std::optional<unsigned>">:$operand,
+    OptionalParameter<"std::optional<unsigned>">:$contracted
+  );
+  let builders = [
+    AttrBuilder<(ins "Role":$value), [{
+      return $_get($_ctxt, value, std::nullopt, std::nullopt, std::nullopt);
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,6 +5,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
+#include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

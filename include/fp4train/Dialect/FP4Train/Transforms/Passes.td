@@ -27,7 +27,8 @@ def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
 
     Each classified contraction gets an `fp4train.role` attribute. With
     `report`, a JSON array with one object per contraction in program order
-    is written to the file (`-` for stdout):
+    is written to the file (`-` for stdout; `report-format=table` writes a
+    table with the same fields instead):
     `{"loc", "op", "role", "param", "m", "n", "k", "batch"}`, where `param`
     is the weight's argument index (for Wgrad: the weight it updates, when
     that is unambiguous) or null, and sizes are null when dynamic.
@@ -53,7 +54,10 @@ def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
     Option<"weightLayout", "weight-layout", "std::string", "\"out-in\"",
            "layout of weight matrices: out-in (PyTorch) or in-out (JAX)">,
     Option<"report", "report", "std::string", "\"\"",
-           "write the JSON role report to this file ('-' for stdout)">
+           "write the role report to this file ('-' for stdout)">,
+    Option<"reportFormat", "report-format", "::mlir::fp4train::ReportFormat",
+           "::mlir::fp4train::ReportFormat::JSON",
+           "format of the report", "::mlir::fp4train::getReportFormatValues()">
   ];
   let dependentDialects = ["::mlir::fp4train::FP4TrainDialect"];
 }
@@ -61,9 +65,10 @@ def FP4TrainAnnotateRoles : Pass<"fp4train-annotate-roles", "ModuleOp"> {
 def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
   let summary = "Rewrite Fprop, Dgrad and Wgrad contractions into block-scaled GEMMs";
   let description = [{
-    Rewrites every contraction that role inference ([ROLE1]-[ROLE6], the same
-    analysis as `fp4train-annotate-roles`) classifies as Fprop, Dgrad or
-    Wgrad into the quantized sequence that `recipe` prescribes for its role
+    Rewrites every contraction that `fp4train-annotate-roles` annotated as
+    Fprop, Dgrad or Wgrad ([ROLE1]-[ROLE6]; its `#fp4train.role` names the
+    weight and which operand it is, so role inference runs once, in the
+    annotation pass, with its `params` and `weight-layout`) into the quantized sequence that `recipe` prescribes for its role
     ([RCP1], [RCP2] in docs/recipes.md):
 
     1. both operands are brought to the K-major layout `[batch..., rows, K]`
@@ -119,17 +124,15 @@ def FP4TrainQuantizeMatmuls : Pass<"fp4train-quantize-matmuls", "ModuleOp"> {
   let options = [
     Option<"recipe", "recipe", "std::string", "\"\"",
            "recipe preset name or #fp4train.recipe attribute">,
-    ListOption<"params", "params", "unsigned",
-               "argument indices of the parameters, in addition to those "
-               "marked {fp4train.param}">,
-    Option<"weightLayout", "weight-layout", "std::string", "\"out-in\"",
-           "layout of weight matrices: out-in (PyTorch) or in-out (JAX)">,
     Option<"stepArg", "step-arg", "int", "-1",
            "index of the function argument holding the training step">,
     Option<"pad", "pad", "bool", "true",
            "zero-pad dimensions that are not a multiple of the block">,
     Option<"report", "report", "std::string", "\"\"",
-           "write the JSON quantization report to this file ('-' for stdout)">
+           "write the quantization report to this file ('-' for stdout)">,
+    Option<"reportFormat", "report-format", "::mlir::fp4train::ReportFormat",
+           "::mlir::fp4train::ReportFormat::JSON",
+           "format of the report", "::mlir::fp4train::getReportFormatValues()">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/JSON.h"
 
 #include <optional>
@@ -37,13 +38,14 @@ struct ContractionRole {
   linalg::LinalgOp op;
   /// The role, or nullopt for contractions left alone ("other").
   std::optional<Role> role;
-  /// True when the role came from an explicit `fp4train.role` attribute.
-  bool isExplicit = false;
   /// Argument index of the weight this contraction reads (Fprop, Dgrad) or
   /// whose gradient it computes (Wgrad, when unambiguous).
   std::optional<unsigned> param;
   /// Which input operand (0 or 1) is the weight, for Fprop and Dgrad.
   std::optional<unsigned> weightOperand;
+  /// The dimension of the weight operand that the contraction sums over,
+  /// as that operand is laid out (Fprop, Dgrad).
+  std::optional<unsigned> contractedDim;
   /// Which input operand (0 or 1) is the output gradient dY, for Wgrad: the
   /// one that supplies the weight's `out` dimension of the gradient.
   std::optional<unsigned> gradOperand;
@@ -52,11 +54,27 @@ struct ContractionRole {
   int64_t m = 1, n = 1, k = 1, batch = 1;
 };
 
-/// Classifies the contractions of one function. Errors (bad parameter
-/// indices) are emitted on the function and reported as failure.
+/// The contractions of `function` that role inference classifies, in
+/// program order: linalg contractions on tensors.
+llvm::SmallVector<linalg::LinalgOp>
+getContractions(FunctionOpInterface function);
+
+/// Classifies the contractions of one function (role inference, the
+/// expensive part). An `fp4train.role` already on an op fixes its role.
+/// Errors (bad parameter indices) are emitted on the function and reported
+/// as failure.
 FailureOr<llvm::SmallVector<ContractionRole>>
 analyzeRoles(FunctionOpInterface function,
              llvm::ArrayRef<unsigned> extraParams, WeightLayout layout);
+
+/// The `fp4train.role` attribute that records `info` (its role, weight,
+/// operand and contracted dimension); `info` must have a role.
+RoleAttr getRoleAnnotation(const ContractionRole &info);
+
+/// What the `fp4train.role` attribute of `op` (if any) records, with the
+/// contraction's sizes: how fp4train-quantize-matmuls reads the roles
+/// fp4train-annotate-roles found, without running the analysis again.
+ContractionRole readRoleAnnotation(linalg::LinalgOp op);
 
 /// Returns the name used for `role` in reports, `other` for nullopt.
 llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
@@ -66,10 +84,30 @@ llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
 /// dynamic.
 llvm::json::Object describeRole(const ContractionRole &info);
 
-/// Writes `report` as indented JSON to `path` (`-` for stdout); a no-op for
-/// an empty path. Errors are emitted on `anchor`.
+/// How the passes write their role (and quantization) report.
+enum class ReportFormat {
+  /// An indented JSON array, one object per contraction.
+  JSON,
+  /// A text table, one row per contraction, for reading.
+  Table,
+};
+
+/// The values of the `report-format` options, defined once.
+inline llvm::cl::ValuesClass getReportFormatValues() {
+  return llvm::cl::values(
+      clEnumValN(ReportFormat::JSON, "json", "a JSON array"),
+      clEnumValN(ReportFormat::Table, "table", "a table to read"));
+}
+
+/// The report as a table: one row per object of `report` (role-report
+/// fields, and for the quantize report what each operand became).
+std::string formatReportTable(const llvm::json::Array &report);
+
+/// Writes `report` to `path` (`-` for stdout) in `format`; a no-op for an
+/// empty path. Errors are emitted on `anchor`.
 LogicalResult writeReport(Operation *anchor, llvm::StringRef path,
-                          llvm::json::Array report);
+                          llvm::json::Array report,
+                          ReportFormat format = ReportFormat::JSON);
 
 } // namespace fp4train
 } // namespace mlir
