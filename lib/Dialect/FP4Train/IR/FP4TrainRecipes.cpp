@@ -155,68 +155,51 @@ void OverrideValue<unsigned>::print(raw_ostream &os, const unsigned &value) {
 }
 StringRef OverrideValue<unsigned>::getValueName() { return "uint"; }
 
-/// The names of the cases of an enum of FP4TrainEnums.td, in value order.
-template <typename Enum, typename Stringify>
-static SmallVector<StringRef> getCaseNames(uint64_t maxValue,
-                                           Stringify stringify) {
-  SmallVector<StringRef> names;
-  for (uint64_t value = 0; value <= maxValue; ++value)
-    names.push_back(stringify(static_cast<Enum>(value)));
-  return names;
-}
-
-/// Parses the name of a case of `Enum`, or says which names there are.
-template <typename Enum, typename Symbolize>
-static std::optional<std::string> parseCase(StringRef text, Enum &value,
-                                            Symbolize symbolize,
-                                            ArrayRef<StringRef> names) {
-  if (std::optional<Enum> parsed = symbolize(text)) {
-    value = *parsed;
-    return std::nullopt;
+/// The override values of an enum of FP4TrainEnums.td: the names of its
+/// cases (stringifyEnum / symbolizeEnum, generated for each), which are
+/// numbered from 0.
+template <typename Enum>
+struct EnumCases {
+  static ArrayRef<StringRef> getNames() {
+    static const SmallVector<StringRef> names = [] {
+      SmallVector<StringRef> result;
+      for (uint32_t value = 0;; ++value) {
+        StringRef name = stringifyEnum(static_cast<Enum>(value));
+        if (name.empty())
+          return result;
+        result.push_back(name);
+      }
+    }();
+    return names;
   }
-  return "'" + text.str() + "' is not one of " + llvm::join(names, ", ");
-}
+  static std::optional<std::string> parse(StringRef text, Enum &value) {
+    if (std::optional<Enum> parsed = symbolizeEnum<Enum>(text)) {
+      value = *parsed;
+      return std::nullopt;
+    }
+    return "'" + text.str() + "' is not one of " +
+           llvm::join(getNames(), ", ");
+  }
+  static StringRef getValueName() {
+    static const std::string name = llvm::join(getNames(), "|");
+    return name;
+  }
+};
 
-static ArrayRef<StringRef> getHadamardSignsNames() {
-  static const SmallVector<StringRef> names = getCaseNames<HadamardSigns>(
-      getMaxEnumValForHadamardSigns(),
-      [](HadamardSigns signs) { return stringifyHadamardSigns(signs); });
-  return names;
-}
-std::optional<std::string>
-OverrideValue<HadamardSigns>::parse(StringRef text, HadamardSigns &value) {
-  return parseCase(
-      text, value, [](StringRef s) { return symbolizeHadamardSigns(s); },
-      getHadamardSignsNames());
-}
-void OverrideValue<HadamardSigns>::print(raw_ostream &os,
-                                         const HadamardSigns &value) {
-  os << stringifyHadamardSigns(value);
-}
-StringRef OverrideValue<HadamardSigns>::getValueName() {
-  static const std::string name = llvm::join(getHadamardSignsNames(), "|");
-  return name;
-}
-
-static ArrayRef<StringRef> getScaleModeNames() {
-  static const SmallVector<StringRef> names = getCaseNames<ScaleMode>(
-      getMaxEnumValForScaleMode(),
-      [](ScaleMode mode) { return stringifyScaleMode(mode); });
-  return names;
-}
-std::optional<std::string>
-OverrideValue<ScaleMode>::parse(StringRef text, ScaleMode &value) {
-  return parseCase(
-      text, value, [](StringRef s) { return symbolizeScaleMode(s); },
-      getScaleModeNames());
-}
-void OverrideValue<ScaleMode>::print(raw_ostream &os, const ScaleMode &value) {
-  os << stringifyScaleMode(value);
-}
-StringRef OverrideValue<ScaleMode>::getValueName() {
-  static const std::string name = llvm::join(getScaleModeNames(), "|");
-  return name;
-}
+#define FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(Enum)                              \
+  std::optional<std::string> OverrideValue<Enum>::parse(StringRef text,        \
+                                                        Enum &value) {         \
+    return EnumCases<Enum>::parse(text, value);                                \
+  }                                                                            \
+  void OverrideValue<Enum>::print(raw_ostream &os, const Enum &value) {        \
+    os << stringifyEnum(value);                                                \
+  }                                                                            \
+  StringRef OverrideValue<Enum>::getValueName() {                              \
+    return EnumCases<Enum>::getValueName();                                    \
+  }
+FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(HadamardSigns)
+FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(ScaleMode)
+#undef FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE
 
 static constexpr Role kRoles[] = {Role::fprop, Role::dgrad, Role::wgrad};
 
