@@ -44,9 +44,11 @@ OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &source,
   options.recipe = "none";
   options.chip = "gfx950";
   size_t slash = mfma.find('/');
-  options.mfma = mfma.substr(0, slash);
+  std::string text = "mfma=" + mfma.substr(0, slash);
   if (slash != std::string::npos)
-    options.tile = mfma.substr(slash + 1);
+    text += " tile=" + mfma.substr(slash + 1);
+  if (failed(options.parseFromString(text)))
+    ADD_FAILURE() << "bad kernel options " << text;
   return ::fp4train::emulation_test::compile(
       context, source,
       [&](OpPassManager &pm) { buildROCmKernelPipeline(pm, options); });

@@ -167,7 +167,7 @@ TEST_P(SM100HardwareSRTest, DiffersFromSR1OnlyWherePredicted) {
   CUDAPipelineOptions options;
   options.recipe = "none";
   options.chip = GetParam();
-  options.sr = "hardware";
+  options.sr = NVVMStochasticRounding::Hardware;
   OwningOpRef<ModuleOp> module = ::fp4train::emulation_test::compile(
       context,
       "func.func @main(%x: " + tensor + ", %seed: i64) -> " + scaled +

@@ -130,8 +130,10 @@ TEST_F(LongLivedHost, ThousandBadModulesThenAGoodOne) {
        quantize([](auto &o) { o.report = "/dev/full"; })},
       {"chip without scaled MFMA", fprop("64", 128),
        rocm([](auto &o) { o.chip = "gfx942"; })},
-      {"unknown MFMA form", fprop("64", 128),
-       rocm([](auto &o) { o.mfma = "bogus"; })},
+      {"tile 64 on 32x32x64", fprop("64", 128), rocm([](auto &o) {
+         o.mfma = MFMAOption::M32N32K64;
+         o.tile = MFMATileOption::Tile64;
+       })},
       {"NVFP4 on gfx950", fprop("64", 128),
        rocm([](auto &o) { o.recipe = "nvfp4"; })},
       {"chip without block-scaled MMA", fprop("64", 128),

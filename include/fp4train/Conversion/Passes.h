@@ -3,6 +3,8 @@
 #ifndef FP4TRAIN_CONVERSION_PASSES_H
 #define FP4TRAIN_CONVERSION_PASSES_H
 
+#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -155,12 +155,13 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
            "AMDGPU chip to generate code for (needs gfx950)">,
-    Option<"mfma", "mfma", "std::string", /*default=*/"\"auto\"",
-           "scaled MFMA form: auto (docs/amdgpu.md rule), 32x32x64 or "
-           "16x16x128">,
-    Option<"tile", "tile", "std::string", /*default=*/"\"auto\"",
-           "GEMM workgroup tile: auto (docs/amdgpu.md rule), 64 (64x64, "
-           "16x16x128 only) or 128 (128x128)">
+    Option<"mfma", "mfma", "::mlir::fp4train::MFMAOption",
+           /*default=*/"::mlir::fp4train::MFMAOption::Auto",
+           "scaled MFMA form", "::mlir::fp4train::getMFMAOptionValues()">,
+    Option<"tile", "tile", "::mlir::fp4train::MFMATileOption",
+           /*default=*/"::mlir::fp4train::MFMATileOption::Auto",
+           "GEMM workgroup tile",
+           "::mlir::fp4train::getMFMATileOptionValues()">
   ];
   let dependentDialects = [
     "::mlir::amdgpu::AMDGPUDialect",
@@ -249,10 +250,11 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_120a\"",
            "NVIDIA chip to generate code for (sm_120a, sm_121a, sm_100a, "
            "sm_103a, sm_90a, sm_89)">,
-    Option<"sr", "sr", "std::string", /*default=*/"\"software\"",
-           "stochastic rounding of the quantize kernels: software ([SR1] "
-           "bit for bit, every chip) or hardware (cvt.rs on sm_100a / "
-           "sm_103a: 8 random bits per element, not [SR1])">
+    Option<"sr", "sr", "::mlir::fp4train::NVVMStochasticRounding",
+           /*default=*/"::mlir::fp4train::NVVMStochasticRounding::Software",
+           "stochastic rounding of the quantize kernels (hardware: 8 random "
+           "bits per element, not [SR1])",
+           "::mlir::fp4train::getNVVMStochasticRoundingValues()">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -9,6 +9,8 @@
 #ifndef FP4TRAIN_PIPELINES_PIPELINES_H
 #define FP4TRAIN_PIPELINES_PIPELINES_H
 
+#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+#include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 
@@ -154,14 +156,14 @@ struct ROCmPipelineOptions : public GPUPipelineOptions {
           clEnumValN(ROCmFormat::ISA, "isa", "assembly text"),
           clEnumValN(ROCmFormat::Binary, "bin", "HSA code object (HSACO)"),
           clEnumValN(ROCmFormat::LLVM, "llvm", "LLVM IR"))};
-  Option<std::string> mfma{
-      *this, "mfma",
-      llvm::cl::desc("scaled MFMA form: auto, 32x32x64 or 16x16x128"),
-      llvm::cl::init("auto")};
-  Option<std::string> tile{
-      *this, "tile",
-      llvm::cl::desc("GEMM workgroup tile: auto, 64 (16x16x128 only) or 128"),
-      llvm::cl::init("auto")};
+  Option<MFMAOption> mfma{*this, "mfma",
+                          llvm::cl::desc("scaled MFMA form"),
+                          llvm::cl::init(MFMAOption::Auto),
+                          getMFMAOptionValues()};
+  Option<MFMATileOption> tile{*this, "tile",
+                              llvm::cl::desc("GEMM workgroup tile"),
+                              llvm::cl::init(MFMATileOption::Auto),
+                              getMFMATileOptionValues()};
 };
 
 /// The quantize pipeline, then fp4train-to-amdgpu (scaled_matmul as gfx950
@@ -211,12 +213,12 @@ struct CUDAPipelineOptions : public GPUPipelineOptions {
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas (format=bin)")};
-  Option<std::string> sr{
+  Option<NVVMStochasticRounding> sr{
       *this, "sr",
-      llvm::cl::desc("stochastic rounding of the quantize kernels: software "
-                     "([SR1], every chip) or hardware (cvt.rs, sm_100a / "
-                     "sm_103a, not [SR1])"),
-      llvm::cl::init("software")};
+      llvm::cl::desc("stochastic rounding of the quantize kernels (hardware: "
+                     "8 random bits per element, not [SR1])"),
+      llvm::cl::init(NVVMStochasticRounding::Software),
+      getNVVMStochasticRoundingValues()};
 };
 
 /// The quantize pipeline, then fp4train-to-nvvm (GEMM, quantize and

@@ -73,23 +73,7 @@ struct FP4TrainToAMDGPUPass
           << chip << "': expected an AMDGPU target name such as gfx950";
       return signalPassFailure();
     }
-    ScaledMFMAOptions kind;
-    if (mfma == "32x32x64") {
-      kind.kind = ScaledMFMAKind::M32N32K64;
-    } else if (mfma == "16x16x128") {
-      kind.kind = ScaledMFMAKind::M16N16K128;
-    } else if (mfma != "auto") {
-      root->emitError("fp4train-to-amdgpu: invalid mfma '")
-          << mfma << "': expected auto, 32x32x64 or 16x16x128";
-      return signalPassFailure();
-    }
-    if (tile == "64" || tile == "128") {
-      kind.tile = tile == "64" ? 64 : 128;
-    } else if (tile != "auto") {
-      root->emitError("fp4train-to-amdgpu: invalid tile '")
-          << tile << "': expected auto, 64 or 128";
-      return signalPassFailure();
-    }
+    ScaledMFMAOptions kind = getScaledMFMAOptions(mfma, tile);
     if (kind.tile == 64 && kind.kind == ScaledMFMAKind::M32N32K64) {
       root->emitError("fp4train-to-amdgpu: tile=64 needs mfma=16x16x128 "
                       "(a 64x64 tile is one 32x32x64 instruction per wave; "

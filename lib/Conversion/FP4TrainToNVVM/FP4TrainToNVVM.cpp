@@ -35,7 +35,6 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::fp4train {
@@ -228,17 +227,7 @@ struct FP4TrainToNVVMPass
           << chip << "': expected an NVIDIA target name such as sm_120a";
       return signalPassFailure();
     }
-    std::optional<NVVMStochasticRounding> rounding =
-        llvm::StringSwitch<std::optional<NVVMStochasticRounding>>(sr)
-            .Case("software", NVVMStochasticRounding::Software)
-            .Case("hardware", NVVMStochasticRounding::Hardware)
-            .Default(std::nullopt);
-    if (!rounding) {
-      root->emitError("fp4train-to-nvvm: invalid sr '")
-          << sr << "': expected software or hardware";
-      return signalPassFailure();
-    }
-    if (*rounding == NVVMStochasticRounding::Hardware &&
+    if (sr == NVVMStochasticRounding::Hardware &&
         !parsed->hasTcgen05BlockScaledMMA()) {
       root->emitError("fp4train-to-nvvm: sr=hardware needs "
                       "cvt.rs.satfinite.e2m1x4.f32, which ")
@@ -254,7 +243,7 @@ struct FP4TrainToNVVMPass
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
               populateFP4TrainToNVVMConversionPatterns(converter, patterns,
-                                                       *parsed, *rounding);
+                                                       *parsed, sr);
             })))
       return signalPassFailure();
     root->walk([&](gpu::LaunchOp launch) {

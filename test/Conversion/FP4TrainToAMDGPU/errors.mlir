@@ -6,8 +6,8 @@
 // RUN: not fp4-opt %s --fp4train-to-amdgpu="mfma=32x32x64 tile=64" 2>&1 | FileCheck %s --check-prefix=TILE64
 
 // BADCHIP: error: fp4train-to-amdgpu: invalid chip 'sm_100a': expected an AMDGPU target name such as gfx950
-// BADMFMA: error: fp4train-to-amdgpu: invalid mfma '8x8x32': expected auto, 32x32x64 or 16x16x128
-// BADTILE: error: fp4train-to-amdgpu: invalid tile '256': expected auto, 64 or 128
+// BADMFMA: for the --mfma option: Cannot find option named '8x8x32'!
+// BADTILE: for the --tile option: Cannot find option named '256'!
 // TILE64: error: fp4train-to-amdgpu: tile=64 needs mfma=16x16x128 (a 64x64 tile is one 32x32x64 instruction per wave; 32x32x64 kernels use 128x128 tiles)
 // GFX90A: error: 'fp4train.scaled_matmul' op needs gfx950 (CDNA4): chip gfx90a has no block-scaled MFMA (v_mfma_scale_f32_*_f8f6f4)
 

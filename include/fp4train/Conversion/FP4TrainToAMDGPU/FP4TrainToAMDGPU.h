@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <optional>
 #include <string>
@@ -43,6 +44,45 @@ struct ScaledMFMAOptions {
   std::optional<ScaledMFMAKind> kind;
   std::optional<int64_t> tile;
 };
+
+/// The `mfma` option of fp4train-to-amdgpu and the ROCm pipelines.
+enum class MFMAOption { Auto, M32N32K64, M16N16K128 };
+
+/// The `tile` option of fp4train-to-amdgpu and the ROCm pipelines.
+enum class MFMATileOption { Auto, Tile64, Tile128 };
+
+/// The values of the `mfma` option, defined once for the pass and the
+/// pipelines (so `--help` lists them and a bad one gets one message).
+inline llvm::cl::ValuesClass getMFMAOptionValues() {
+  return llvm::cl::values(
+      clEnumValN(MFMAOption::Auto, "auto", "the size rule of docs/amdgpu.md"),
+      clEnumValN(MFMAOption::M32N32K64, "32x32x64",
+                 "v_mfma_scale_f32_32x32x64_f8f6f4"),
+      clEnumValN(MFMAOption::M16N16K128, "16x16x128",
+                 "v_mfma_scale_f32_16x16x128_f8f6f4"));
+}
+
+/// The values of the `tile` option.
+inline llvm::cl::ValuesClass getMFMATileOptionValues() {
+  return llvm::cl::values(
+      clEnumValN(MFMATileOption::Auto, "auto",
+                 "the size rule of docs/amdgpu.md"),
+      clEnumValN(MFMATileOption::Tile64, "64", "64x64 (16x16x128 only)"),
+      clEnumValN(MFMATileOption::Tile128, "128", "128x128"));
+}
+
+/// What the `mfma` and `tile` options force.
+inline ScaledMFMAOptions getScaledMFMAOptions(MFMAOption mfma,
+                                              MFMATileOption tile) {
+  ScaledMFMAOptions options;
+  if (mfma == MFMAOption::M32N32K64)
+    options.kind = ScaledMFMAKind::M32N32K64;
+  else if (mfma == MFMAOption::M16N16K128)
+    options.kind = ScaledMFMAKind::M16N16K128;
+  if (tile != MFMATileOption::Auto)
+    options.tile = tile == MFMATileOption::Tile64 ? 64 : 128;
+  return options;
+}
 
 /// Returns true when `chipset` has the block-scaled f8f6f4 MFMA and the
 /// scaled FP4 conversions (CDNA4, gfx950).

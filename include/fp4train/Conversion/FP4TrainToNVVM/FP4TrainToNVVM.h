@@ -16,6 +16,7 @@
 #define FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H
 
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <optional>
 #include <string>
@@ -57,6 +58,16 @@ enum class NVVMStochasticRounding {
   /// (docs/nvvm.md, "sr=hardware").
   Hardware,
 };
+
+/// The values of the `sr` option of fp4train-to-nvvm and the CUDA
+/// pipelines, defined once.
+inline llvm::cl::ValuesClass getNVVMStochasticRoundingValues() {
+  return llvm::cl::values(
+      clEnumValN(NVVMStochasticRounding::Software, "software",
+                 "[SR1] in software, every chip"),
+      clEnumValN(NVVMStochasticRounding::Hardware, "hardware",
+                 "cvt.rs (sm_100a / sm_103a), not [SR1]"));
+}
 
 /// Adds the patterns lowering fp4train.scaled_matmul (MXFP4, NVFP4 with 1-D
 /// or 16x16 blocks, MXFP8) to GPU kernels on `chip`, the quantize ops of
