@@ -1,7 +1,9 @@
-//===- GPUEmulator.cpp - The table of instruction sets --------------------===//
+//===- GPUEmulator.cpp - The instruction set of each chip -----------------===//
 //
-// Adding a target: an InstructionSet in its own library under
-// lib/Emulation/<Target>/, its factory in InstructionSets.h, one row here.
+// A chip's instruction set follows from its MMA kind in the table of targets
+// (fp4train/Target/GPUTarget.h), so every chip a pipeline takes runs here.
+// Adding a kind of MMA: an InstructionSet in its own library under
+// lib/Emulation/<Target>/, its factory in InstructionSets.h, one case here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,28 +11,35 @@
 
 #include "fp4train/Emulation/InstructionSets.h"
 
-#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
+using namespace mlir::fp4train;
 using namespace mlir::fp4train::emulation;
 
-ArrayRef<InstructionSetEntry> mlir::fp4train::emulation::getInstructionSets() {
-  static const InstructionSetEntry table[] = {
-      {"gfx950", createGFX950InstructionSet},
-      {"sm_100a", createSM100aInstructionSet},
-      {"sm_103a", createSM103aInstructionSet},
-      {"sm_120a", createSM120aInstructionSet},
-      {"sm_90a", createSM90aInstructionSet},
-  };
-  return table;
+std::unique_ptr<InstructionSet>
+mlir::fp4train::emulation::createInstructionSet(const GPUTarget &target) {
+  switch (target.mma) {
+  case GPUMMAKind::ScaledMFMA:
+    return createCDNA4InstructionSet(target);
+  case GPUMMAKind::WarpFP8:
+    return createWarpFP8InstructionSet(target);
+  case GPUMMAKind::WarpBlockScaled:
+    return createWarpBlockScaledInstructionSet(target);
+  case GPUMMAKind::Tcgen05BlockScaled:
+    return createTcgen05InstructionSet(target);
+  }
+  llvm_unreachable("unknown GPUMMAKind");
 }
 
-std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createInstructionSet(StringRef chip) {
-  for (const InstructionSetEntry &entry : getInstructionSets())
-    if (entry.chip == chip)
-      return entry.create();
-  return nullptr;
+llvm::Expected<std::vector<std::vector<uint8_t>>>
+mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
+                                   ArrayRef<EmulatorArgument> arguments,
+                                   const GPUTarget &target,
+                                   EmulatorStats *stats,
+                                   const EmulatorHooks *hooks) {
+  return emulate(module, name, arguments, *createInstructionSet(target), stats,
+                 hooks);
 }
 
 llvm::Expected<std::vector<std::vector<uint8_t>>>
@@ -38,21 +47,22 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
                                    ArrayRef<EmulatorArgument> arguments,
                                    StringRef chip, EmulatorStats *stats,
                                    const EmulatorHooks *hooks) {
-  std::unique_ptr<InstructionSet> instructionSet = createInstructionSet(chip);
-  if (!instructionSet) {
-    std::string known;
-    for (const InstructionSetEntry &entry : getInstructionSets())
-      known += (known.empty() ? "" : ", ") + entry.chip.str();
+  std::optional<GPUChip> parsed = parseGPUChip(chip);
+  if (!parsed) {
+    SmallVector<StringRef> known;
+    for (const GPUTarget &target : getGPUTargets())
+      known.push_back(target.name);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "emulate: no instruction set for chip '" +
-                                       chip + "' (known: " + known + ")");
+                                       chip + "' (known: " +
+                                       llvm::join(known, ", ") + ")");
   }
-  return emulate(module, name, arguments, *instructionSet, stats, hooks);
+  return emulate(module, name, arguments, getGPUTarget(*parsed), stats, hooks);
 }
 
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
                                    ArrayRef<EmulatorArgument> arguments,
                                    EmulatorStats *stats) {
-  return emulate(module, name, arguments, "gfx950", stats);
+  return emulate(module, name, arguments, getGPUTarget(GPUChip::GFX950), stats);
 }

@@ -210,7 +210,7 @@ void mlir::fp4train::buildROCmKernelPipeline(
   // Device code: amdgpu -> rocdl; the rest of the kernel stays on
   // arith/vector/memref/scf until buildROCmPipeline lowers it.
   ConvertAMDGPUToROCDLPassOptions toROCDL;
-  toROCDL.chipset = options.chip;
+  toROCDL.chipset = getGPUTarget(options.chip).name;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertAMDGPUToROCDLPass(toROCDL));
 }
 
@@ -221,12 +221,12 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
 
   // Device code: gpu/arith/vector/memref -> LLVM.
   ConvertGpuOpsToROCDLOpsOptions gpuToROCDL;
-  gpuToROCDL.chipset = options.chip;
+  gpuToROCDL.chipset = getGPUTarget(options.chip).name;
   gpuToROCDL.runtime = gpu::amd::Runtime::HIP;
   pm.addNestedPass<gpu::GPUModuleOp>(
       createConvertGpuOpsToROCDLOps(gpuToROCDL));
   GpuROCDLAttachTargetOptions attach;
-  attach.chip = options.chip;
+  attach.chip = getGPUTarget(options.chip).name;
   attach.optLevel = 3;
   pm.addPass(createGpuROCDLAttachTarget(attach));
 
@@ -266,11 +266,10 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createFP4TrainCheckNoLibdevice());
+  const GPUTarget &target = getGPUTarget(options.chip);
   GpuNVVMAttachTargetOptions attach;
-  attach.chip = options.chip;
-  std::optional<NVVMChip> chip = NVVMChip::parse(options.chip);
-  // An invalid chip has failed in fp4train-to-nvvm already.
-  attach.features = chip ? chip->getPTXFeature() : "";
+  attach.chip = target.name;
+  attach.features = target.ptxFeature;
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
 
@@ -339,9 +338,8 @@ void mlir::fp4train::registerPipelines() {
   registerModulePipeline<CUDAPipelineOptions>(
       "fp4train-cuda-pipeline",
       "Quantize by a recipe, lower block-scaled GEMMs, quantize and Hadamard "
-      "ops to NVIDIA kernels (sm_120a, sm_121a, sm_100a, sm_103a, sm_90a, "
-      "sm_89; other fp4train ops expanded on the "
-      "host), and serialize the device code (isa = PTX, bin = cubin, llvm) "
+      "ops to NVIDIA kernels (other fp4train ops expanded on the host), and "
+      "serialize the device code (isa = PTX, bin = cubin, llvm) "
       "with host code in the LLVM dialect",
       buildCUDAPipeline);
   registerModulePipeline<CUDAPipelineOptions>(

@@ -60,7 +60,7 @@
 // KERNEL:      scf.for
 // KERNEL:        nvvm.mma.block_scale
 
-// SM80: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_80: the chip has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, sm_90a, sm_100a, sm_103a or sm_120a)
+// SM80: for the --chip option: 'sm_80' is not one of sm_89, sm_90a, sm_100a, sm_103a, sm_120a, sm_121a
 // NOPTXAS: error: format=bin needs ptxas from the CUDA toolkit: {{.*}}no-cuda/bin/ptxas is not an executable; set toolkit= or $CUDA_ROOT, or use format=isa for PTX
 
 #mk = affine_map<(m, n, k) -> (m, k)>

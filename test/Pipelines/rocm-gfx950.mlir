@@ -33,7 +33,7 @@
 // UNIFIED-NOT:   mgpuMem
 // UNIFIED:       gpu.launch_func @fprop_kernel::@fprop_kernel
 // UNIFIED-NOT:   mgpuMem
-// BADMEMORY:     for the --memory option: Cannot find option named 'xnack'
+// BADMEMORY:     for the --memory option: 'xnack' is not one of device, unified
 
 // 2048x2048 outputs make 256 workgroups of 128x128: 32x32x64.
 // ISA32:     llvm.func @fprop
@@ -70,7 +70,7 @@
 // LLVM-SAME:   llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4
 
 // NVFP4: error: 'fp4train.scaled_matmul' op has an NVFP4 operand {{.*}} which gfx950 cannot run natively
-// GFX942: error: 'fp4train.scaled_matmul' op needs gfx950 (CDNA4): chip gfx942 has no block-scaled MFMA
+// GFX942: for the --chip option: 'gfx942' is not one of gfx950
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>

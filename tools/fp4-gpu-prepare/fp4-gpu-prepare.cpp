@@ -371,12 +371,12 @@ uint32_t getFillPattern(unsigned elementBytes) {
                            : elementBytes == 2 ? 0x3F803F80u : 0x66666666u;
 }
 
-void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
+void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
                  const std::string &toolkit, Folder &folder) {
   llvm::errs() << "fp4-gpu-prepare: " << c.name << " (" << c.mode << ")\n";
   CUDAPipelineOptions options;
   options.recipe = c.recipe;
-  options.chip = chip.str();
+  options.chip = target.chip;
   OwningOpRef<ModuleOp> tensorModule = parseCase(context, c.file, c.function);
   auto source = tensorModule->lookupSymbol<func::FuncOp>(c.function);
   OwningOpRef<ModuleOp> kernels = compile(
@@ -454,7 +454,7 @@ void prepareCase(MLIRContext &context, const Case &c, llvm::StringRef chip,
     });
     writeParams(os, launch, bufferId);
   };
-  auto results = emulation::emulate(*kernels, c.function, inputs.kernel, chip,
+  auto results = emulation::emulate(*kernels, c.function, inputs.kernel, target,
                                     /*stats=*/nullptr, &hooks);
   if (!results)
     fail(c.name + ": " + llvm::toString(results.takeError()));
@@ -522,9 +522,11 @@ int main(int argc, char **argv) {
     fail("usage: fp4-gpu-prepare [--chip C] [--toolkit DIR] --out DIR "
          "CASES.txt");
   // Options and the case file are checked before any case is compiled.
-  if (!NVVMChip::parse(chip))
-    fail("unknown chip '" + chip +
-         "': expected an NVIDIA target such as sm_90a, sm_100a or sm_120a");
+  std::optional<GPUChip> parsed = parseGPUChip(chip);
+  if (!parsed || !getGPUTarget(*parsed).isNVIDIA())
+    fail("unknown chip '" + chip + "': expected one of " +
+         getGPUChipNames(GPUVendor::NVIDIA));
+  const GPUTarget &target = getGPUTarget(*parsed);
   std::vector<Case> cases = readCases(casesPath);
   if (!llvm::sys::fs::can_execute(toolkit + "/bin/ptxas"))
     fail("--toolkit '" + toolkit + "' has no executable bin/ptxas");
@@ -539,7 +541,7 @@ int main(int argc, char **argv) {
   Folder folder(out);
   folder.manifest() << "fp4-gpu-check 2\nchip " << chip << "\n";
   for (const Case &c : cases)
-    prepareCase(context, c, chip, toolkit, folder);
+    prepareCase(context, c, target, toolkit, folder);
   folder.write();
   return 0;
 }

@@ -65,7 +65,7 @@ protected:
                      } else {
                        CUDAPipelineOptions options;
                        options.recipe = c.recipe;
-                       options.chip = c.chip;
+                       options.chip = *parseGPUChip(c.chip);
                        buildCUDAKernelPipeline(pm, options);
                      }
                      bufferization::buildBufferDeallocationPipeline(pm);
@@ -256,10 +256,14 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     GPU, DeviceMemoryTest,
+    // Every chip of the table of targets (docs/targets.md).
     ::testing::Values(StepCase{"gfx950", "mxfp4-hadamard"},
                       StepCase{"sm_120a", "nvfp4"},
+                      StepCase{"sm_121a", "mxfp4"},
                       StepCase{"sm_100a", "nvfp4"},
-                      StepCase{"sm_90a", "mxfp4"}),
+                      StepCase{"sm_103a", "mxfp8"},
+                      StepCase{"sm_90a", "mxfp4"},
+                      StepCase{"sm_89", "nvfp4"}),
     getStepTestName);
 
 } // namespace

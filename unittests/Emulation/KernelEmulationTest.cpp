@@ -42,7 +42,6 @@ OwningOpRef<ModuleOp> compile(MLIRContext &context, const std::string &source,
                               const std::string &mfma = "auto") {
   ROCmPipelineOptions options;
   options.recipe = "none";
-  options.chip = "gfx950";
   size_t slash = mfma.find('/');
   std::string text = "mfma=" + mfma.substr(0, slash);
   if (slash != std::string::npos)

@@ -481,7 +481,7 @@ TEST_F(NVVMInstructionsTest, UnknownChipIsAnError) {
   ASSERT_FALSE(results);
   EXPECT_EQ(llvm::toString(results.takeError()),
             "emulate: no instruction set for chip 'sm_90' (known: gfx950, "
-            "sm_100a, sm_103a, sm_120a, sm_90a)");
+            "sm_89, sm_90a, sm_100a, sm_103a, sm_120a, sm_121a)");
 }
 
 } // namespace

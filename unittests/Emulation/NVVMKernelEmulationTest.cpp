@@ -76,7 +76,7 @@ OwningOpRef<ModuleOp> compileForChip(MLIRContext &context,
                                      const std::string &source) {
   CUDAPipelineOptions options;
   options.recipe = "none";
-  options.chip = chip;
+  options.chip = *parseGPUChip(chip);
   return compile(context, source, [&](OpPassManager &pm) {
     buildCUDAKernelPipeline(pm, options);
   });

@@ -78,7 +78,7 @@ protected:
   OwningOpRef<ModuleOp> compile(const std::string &source) {
     CUDAPipelineOptions options;
     options.recipe = "none";
-    options.chip = getChip();
+    options.chip = *parseGPUChip(getChip());
     return ::fp4train::emulation_test::compile(
         context, source,
         [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); });
@@ -166,7 +166,7 @@ TEST_P(SM100HardwareSRTest, DiffersFromSR1OnlyWherePredicted) {
       "!fp4train.scaled<64x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>";
   CUDAPipelineOptions options;
   options.recipe = "none";
-  options.chip = GetParam();
+  options.chip = *parseGPUChip(GetParam());
   options.sr = NVVMStochasticRounding::Hardware;
   OwningOpRef<ModuleOp> module = ::fp4train::emulation_test::compile(
       context,

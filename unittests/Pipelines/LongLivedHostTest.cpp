@@ -128,16 +128,16 @@ TEST_F(LongLivedHost, ThousandBadModulesThenAGoodOne) {
        })},
       {"report to a full device", fprop("8", 128),
        quantize([](auto &o) { o.report = "/dev/full"; })},
-      {"chip without scaled MFMA", fprop("64", 128),
-       rocm([](auto &o) { o.chip = "gfx942"; })},
+      {"NVIDIA chip on ROCm", fprop("64", 128),
+       rocm([](auto &o) { o.chip = GPUChip::SM120a; })},
       {"tile 64 on 32x32x64", fprop("64", 128), rocm([](auto &o) {
          o.mfma = MFMAOption::M32N32K64;
          o.tile = MFMATileOption::Tile64;
        })},
       {"NVFP4 on gfx950", fprop("64", 128),
        rocm([](auto &o) { o.recipe = "nvfp4"; })},
-      {"chip without block-scaled MMA", fprop("64", 128),
-       cuda([](auto &o) { o.chip = "sm_80"; })},
+      {"AMD chip on CUDA", fprop("64", 128),
+       cuda([](auto &o) { o.chip = GPUChip::GFX950; })},
       {"dynamic contraction on CUDA", fprop("?", 128), cuda(none)},
   };
 

@@ -153,8 +153,11 @@ def FP4TrainToAMDGPU : Pass<"fp4train-to-amdgpu", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
-           "AMDGPU chip to generate code for (needs gfx950)">,
+    Option<"chip", "chip", "::mlir::fp4train::GPUChip",
+           /*default=*/"::mlir::fp4train::GPUChip::GFX950",
+           "AMD chip to generate code for",
+           "::mlir::fp4train::getGPUChipValues("
+           "::mlir::fp4train::GPUVendor::AMD)">,
     Option<"mfma", "mfma", "::mlir::fp4train::MFMAOption",
            /*default=*/"::mlir::fp4train::MFMAOption::Auto",
            "scaled MFMA form", "::mlir::fp4train::getMFMAOptionValues()">,
@@ -216,15 +219,15 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     in the same conversion and run on the host; buffers cross as in
     `fp4train-to-amdgpu`.
 
-    `chip` is `sm_<NN>[a|f]`. sm_120a (and sm_121a) use the warp-level
-    block-scaled MMA; sm_100a and sm_103a the tcgen05 kernel. sm_90a /
-    sm_90 and sm_89 have FP8 tensor cores only: every format pair runs one
+    `chip` is a row of the table of targets (docs/targets.md). sm_120a and
+    sm_121a use the warp-level block-scaled MMA; sm_100a and sm_103a the
+    tcgen05 kernel. sm_90a and sm_89 have FP8 tensor cores only: every format pair runs one
     FP8 `mma.sync` per K block (m16n8k32; NVFP4 16-blocks m16n8k16) with
     C = 0 on E2M1 widened to E4M3, each block's f32(sa·sb·P) added in K
     order ([GEMM1] bit for bit for MXFP4/NVFP4), and quantize encodes E2M1
-    in software. Any other chip (sm_80, the `f` family targets) is an error
-    naming the chip and the operand formats, as are mixed FP4 x FP8
-    operands on sm_120a and sm_100a / sm_103a.
+    in software. Any other chip (sm_80, the `f` family targets) is not a
+    value of `chip`; mixed FP4 x FP8 operands on sm_120a and sm_100a /
+    sm_103a are an error naming the chip and the operand formats.
 
     Example:
 
@@ -247,9 +250,11 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_120a\"",
-           "NVIDIA chip to generate code for (sm_120a, sm_121a, sm_100a, "
-           "sm_103a, sm_90a, sm_89)">,
+    Option<"chip", "chip", "::mlir::fp4train::GPUChip",
+           /*default=*/"::mlir::fp4train::GPUChip::SM120a",
+           "NVIDIA chip to generate code for",
+           "::mlir::fp4train::getGPUChipValues("
+           "::mlir::fp4train::GPUVendor::NVIDIA)">,
     Option<"sr", "sr", "::mlir::fp4train::NVVMStochasticRounding",
            /*default=*/"::mlir::fp4train::NVVMStochasticRounding::Software",
            "stochastic rounding of the quantize kernels (hardware: 8 random "

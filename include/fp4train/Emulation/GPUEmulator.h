@@ -1,12 +1,12 @@
 //===- GPUEmulator.h - Lane-exact CPU execution of GPU kernels -*- C++ -*-===//
 //
-// The emulator of [CHK4] (docs/semantics.md) by chip name: the interpreter of
-// fp4train/Emulation/Interpreter.h with the instruction set registered for
-// the chip (fp4train/Emulation/InstructionSets.h): gfx950 for the kernels
-// the ROCm kernel pipeline (buildROCmKernelPipeline) produces — host code on
-// memrefs, gpu.launch_func of outlined kernels whose scaled MFMAs and
-// conversions are already ROCDL intrinsics —, sm_120a for kernels on NVVM's
-// block-scaled mma and conversions.
+// The emulator of [CHK4] (docs/semantics.md) for a chip of the table of
+// targets: the interpreter of fp4train/Emulation/Interpreter.h with the
+// instruction set of the chip's MMA kind (fp4train/Emulation/
+// InstructionSets.h). It runs what the kernel pipelines produce
+// (buildROCmKernelPipeline, buildCUDAKernelPipeline): host code on memrefs,
+// gpu.launch_func of outlined kernels whose MMAs and conversions are already
+// ROCDL or NVVM ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,25 +14,23 @@
 #define FP4TRAIN_EMULATION_GPUEMULATOR_H
 
 #include "fp4train/Emulation/Interpreter.h"
+#include "fp4train/Target/GPUTarget.h"
 
 #include <memory>
 
 namespace mlir::fp4train::emulation {
 
-/// A row of the table of instruction sets.
-struct InstructionSetEntry {
-  StringRef chip;
-  std::unique_ptr<InstructionSet> (*create)();
-};
+/// The instruction set that runs `target`'s kernels, by its MMA kind.
+std::unique_ptr<InstructionSet> createInstructionSet(const GPUTarget &target);
 
-/// Every chip the emulator executes, in the order of the table.
-ArrayRef<InstructionSetEntry> getInstructionSets();
+/// emulate() on the instruction set of `target`.
+llvm::Expected<std::vector<std::vector<uint8_t>>>
+emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,
+        const GPUTarget &target, EmulatorStats *stats = nullptr,
+        const EmulatorHooks *hooks = nullptr);
 
-/// The instruction set of `chip`, or null if no set is registered for it.
-std::unique_ptr<InstructionSet> createInstructionSet(StringRef chip);
-
-/// emulate() on the instruction set of `chip`; an unknown chip is an error
-/// that lists the known ones.
+/// emulate() on the chip named `chip` (gfx950, sm_120a); a name that is not
+/// in the table of targets is an error that lists the known ones.
 llvm::Expected<std::vector<std::vector<uint8_t>>>
 emulate(ModuleOp module, StringRef name, ArrayRef<EmulatorArgument> arguments,
         StringRef chip, EmulatorStats *stats = nullptr,

@@ -13,6 +13,8 @@
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
+#include "fp4train/Support/EnumOption.h"
+#include "fp4train/Target/GPUTarget.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -22,6 +24,58 @@ namespace mlir {
 class OpPassManager;
 
 namespace fp4train {
+
+/// How the CPU pipeline executes the fp4train ops.
+enum class CPUNumerics {
+  /// fp4train-expand: exact upstream IR, no run-time dependency.
+  IR,
+  /// fp4train-to-runtime: calls into the numerics library through the
+  /// runtime entry points of fp4train/Runtime/Runtime.h (faster; the host
+  /// must provide those symbols). Bit-identical to IR.
+  Runtime,
+};
+
+/// Where the kernels of a GPU pipeline find their buffers.
+enum class GPUMemory {
+  /// Device buffers (gpu.alloc) with copies where host and device code
+  /// meet (fp4train-gpu-device-memory): runs on any GPU.
+  Device,
+  /// The host function's own buffers: needs unified memory (HMM; XNACK on
+  /// AMD), saves the copies.
+  Unified,
+};
+
+/// What gpu-module-to-binary produces for the device code of
+/// fp4train-rocm-pipeline.
+enum class ROCmFormat {
+  /// gfx950 assembly text.
+  ISA,
+  /// An HSA code object (needs ROCm's ld.lld under $ROCM_PATH/llvm/bin).
+  Binary,
+  /// LLVM IR of the device module (offload format).
+  LLVM,
+};
+
+/// What gpu-module-to-binary produces for the device code of
+/// fp4train-cuda-pipeline.
+enum class CUDAFormat {
+  /// PTX text.
+  ISA,
+  /// A cubin (needs ptxas: `toolkit=`, $CUDA_ROOT, or /usr/local/cuda).
+  Binary,
+  /// LLVM IR of the device module (offload format).
+  LLVM,
+};
+
+} // namespace fp4train
+} // namespace mlir
+
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::CPUNumerics)
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::GPUMemory)
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::ROCmFormat)
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::CUDAFormat)
+
+namespace mlir::fp4train {
 
 /// Options of fp4train-quantize-pipeline: every option of
 /// fp4train-annotate-roles and fp4train-quantize-matmuls, the recipe
@@ -66,16 +120,6 @@ struct QuantizePipelineOptions
 void buildQuantizePipeline(OpPassManager &pm,
                            const QuantizePipelineOptions &options);
 
-/// How the CPU pipeline executes the fp4train ops.
-enum class CPUNumerics {
-  /// fp4train-expand: exact upstream IR, no run-time dependency.
-  IR,
-  /// fp4train-to-runtime: calls into the numerics library through the
-  /// runtime entry points of fp4train/Runtime/Runtime.h (faster; the host
-  /// must provide those symbols). Bit-identical to IR.
-  Runtime,
-};
-
 /// Options of fp4train-cpu-pipeline: every option of
 /// fp4train-quantize-pipeline, how results are returned, and which numerics
 /// path runs the fp4train ops.
@@ -109,16 +153,6 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
                               CPUNumerics numerics = CPUNumerics::IR);
 
-/// Where the kernels of a GPU pipeline find their buffers.
-enum class GPUMemory {
-  /// Device buffers (gpu.alloc) with copies where host and device code
-  /// meet (fp4train-gpu-device-memory): runs on any GPU.
-  Device,
-  /// The host function's own buffers: needs unified memory (HMM; XNACK on
-  /// AMD), saves the copies.
-  Unified,
-};
-
 /// The options every GPU pipeline adds to fp4train-quantize-pipeline's.
 struct GPUPipelineOptions : public QuantizePipelineOptions {
   Option<GPUMemory> memory{
@@ -131,24 +165,13 @@ struct GPUPipelineOptions : public QuantizePipelineOptions {
                      "host buffers (unified memory, XNACK/HMM)"))};
 };
 
-/// What gpu-module-to-binary produces for the device code of
-/// fp4train-rocm-pipeline.
-enum class ROCmFormat {
-  /// gfx950 assembly text.
-  ISA,
-  /// An HSA code object (needs ROCm's ld.lld under $ROCM_PATH/llvm/bin).
-  Binary,
-  /// LLVM IR of the device module (offload format).
-  LLVM,
-};
-
 /// Options of fp4train-rocm-pipeline: every option of
 /// fp4train-quantize-pipeline, the memory model, the chip, the device code
 /// format and the scaled MFMA choice.
 struct ROCmPipelineOptions : public GPUPipelineOptions {
-  Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("AMDGPU chip (needs gfx950)"),
-      llvm::cl::init("gfx950")};
+  Option<GPUChip> chip{*this, "chip", llvm::cl::desc("AMD chip"),
+                       llvm::cl::init(GPUChip::GFX950),
+                       getGPUChipValues(GPUVendor::AMD)};
   Option<ROCmFormat> format{
       *this, "format", llvm::cl::desc("device code format"),
       llvm::cl::init(ROCmFormat::ISA),
@@ -183,26 +206,13 @@ void buildROCmPipeline(OpPassManager &pm, const ROCmPipelineOptions &options);
 void buildROCmKernelPipeline(OpPassManager &pm,
                              const ROCmPipelineOptions &options);
 
-/// What gpu-module-to-binary produces for the device code of
-/// fp4train-cuda-pipeline.
-enum class CUDAFormat {
-  /// PTX text.
-  ISA,
-  /// A cubin (needs ptxas: `toolkit=`, $CUDA_ROOT, or /usr/local/cuda).
-  Binary,
-  /// LLVM IR of the device module (offload format).
-  LLVM,
-};
-
 /// Options of fp4train-cuda-pipeline: every option of
 /// fp4train-quantize-pipeline, the chip, the device code format and the
 /// CUDA toolkit that `format=bin` takes ptxas from.
 struct CUDAPipelineOptions : public GPUPipelineOptions {
-  Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc(
-          "NVIDIA chip (sm_120a, sm_121a, sm_100a, sm_103a, sm_90a, sm_89)"),
-      llvm::cl::init("sm_120a")};
+  Option<GPUChip> chip{*this, "chip", llvm::cl::desc("NVIDIA chip"),
+                       llvm::cl::init(GPUChip::SM120a),
+                       getGPUChipValues(GPUVendor::NVIDIA)};
   Option<CUDAFormat> format{
       *this, "format", llvm::cl::desc("device code format"),
       llvm::cl::init(CUDAFormat::ISA),
@@ -239,7 +249,6 @@ void buildCUDAKernelPipeline(OpPassManager &pm,
 /// Registers the fp4train pipelines with the global pass registry.
 void registerPipelines();
 
-} // namespace fp4train
-} // namespace mlir
+} // namespace mlir::fp4train
 
 #endif // FP4TRAIN_PIPELINES_PIPELINES_H

@@ -8,8 +8,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <limits>
-
 using namespace mlir;
 using namespace mlir::fp4train;
 
@@ -17,10 +15,6 @@ TargetInfoBase::~TargetInfoBase() = default;
 
 Attribute TargetInfoBase::getSharedMemorySpace(MLIRContext *context) const {
   return gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
-}
-
-int64_t TargetInfoBase::getMaxStaticSharedBytes() const {
-  return std::numeric_limits<int64_t>::max();
 }
 
 void TargetInfoBase::buildBarrier(OpBuilder &b, Location loc) const {

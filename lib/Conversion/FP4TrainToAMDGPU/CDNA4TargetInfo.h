@@ -12,9 +12,7 @@ namespace mlir::fp4train {
 /// The primitives of a CDNA4 (gfx950) chip: 64-lane waves, LDS.
 class CDNA4TargetInfo : public TargetInfoBase {
 public:
-  explicit CDNA4TargetInfo(StringRef chip) : chip(chip) {}
-  StringRef getChip() const override { return chip; }
-  int64_t getSubgroupSize() const override { return 64; }
+  using TargetInfoBase::TargetInfoBase;
   /// v_cvt_scalef32_pk_{fp4,fp8,bf8}_f32 (ScaledConvert.cpp).
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
@@ -26,9 +24,6 @@ public:
   /// MX formats only: the GEMM cannot take NVFP4 on gfx950, so its
   /// quantization has no kernel either.
   bool isQuantizeOnTarget(QuantizeOp op) const override;
-
-private:
-  std::string chip;
 };
 
 /// v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 on 64-lane waves, emitted as

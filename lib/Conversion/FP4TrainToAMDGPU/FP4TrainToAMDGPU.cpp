@@ -1,14 +1,16 @@
 //===- FP4TrainToAMDGPU.cpp - The fp4train-to-amdgpu pass -----------------===//
 //
-// Parses the chip once, reports every op the chip cannot run with a message
-// naming chip and format, then runs one conversion with the 1:N type
-// conversion of fp4train-expand: scaled_matmul and the MX quantize ops (RNE,
-// or SR to E2M1) blocked along the last dimension (isQuantizeOnGPU) and the
-// static-shaped hadamard ops (isHadamardKernelShape) become GPU kernels (a
-// quantize of a rotation along its blocks one fused kernel), and the
-// other fp4train ops (other quantizes, dequantize, pack/unpack/transpose)
-// get fp4train-expand's exact patterns, i.e. they run on the host. One conversion keeps the i8 codes and scales
-// flowing between the two without casts back to the narrow float types.
+// Takes the chip's row of the table of targets (fp4train/Target), reports
+// every op the chip cannot run with a message naming chip and format, then
+// runs one conversion with the 1:N type conversion of fp4train-expand:
+// scaled_matmul and the MX quantize ops (RNE, or SR to E2M1) blocked along
+// the last dimension (isQuantizeOnGPU) and the static-shaped hadamard ops
+// (isHadamardKernelShape) become GPU kernels (a quantize of a rotation along
+// its blocks one fused kernel), and the other fp4train ops (other
+// quantizes, dequantize, pack/unpack/transpose) get fp4train-expand's exact
+// patterns, i.e. they run on the host. One conversion keeps the i8 codes and
+// scales flowing between the two without casts back to the narrow float
+// types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,10 +69,11 @@ struct FP4TrainToAMDGPUPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    FailureOr<amdgpu::Chipset> chipset = amdgpu::Chipset::parse(chip);
-    if (failed(chipset)) {
-      root->emitError("fp4train-to-amdgpu: invalid chip '")
-          << chip << "': expected an AMDGPU target name such as gfx950";
+    const GPUTarget &target = getGPUTarget(chip);
+    if (target.vendor != GPUVendor::AMD) {
+      root->emitError("fp4train-to-amdgpu: ")
+          << target.name << " is not an AMD chip (one of "
+          << getGPUChipNames(GPUVendor::AMD) << ")";
       return signalPassFailure();
     }
     ScaledMFMAOptions kind = getScaledMFMAOptions(mfma, tile);
@@ -80,7 +83,7 @@ struct FP4TrainToAMDGPUPass
                       "32x32x64 kernels use 128x128 tiles)");
       return signalPassFailure();
     }
-    if (failed(checkFP4TrainAMDGPUSupport(root, *chipset, chip, kind)))
+    if (failed(checkFP4TrainAMDGPUSupport(root, target, kind)))
       return signalPassFailure();
 
     // The GPU patterns outrank fp4train-expand's scaled_matmul and quantize
@@ -89,7 +92,7 @@ struct FP4TrainToAMDGPUPass
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
               populateFP4TrainToAMDGPUConversionPatterns(converter, patterns,
-                                                         *chipset, kind);
+                                                         target, kind);
             })))
       signalPassFailure();
   }

@@ -174,20 +174,19 @@ CDNA4TargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
   return quads;
 }
 
-bool mlir::fp4train::isQuantizeOnGPU(QuantizeOp op,
-                                     const amdgpu::Chipset &chipset) {
-  return hasScaledMFMA(chipset) && isQuantizeKernelShape(op) &&
-         CDNA4TargetInfo(getChipName(chipset)).isQuantizeOnTarget(op);
+bool mlir::fp4train::isQuantizeOnGPU(QuantizeOp op, const GPUTarget &target) {
+  return target.mma == GPUMMAKind::ScaledMFMA && isQuantizeKernelShape(op) &&
+         CDNA4TargetInfo(target).isQuantizeOnTarget(op);
 }
 
 void mlir::fp4train::populateFP4TrainQuantizeToAMDGPUPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset) {
-  if (!hasScaledMFMA(chipset))
+    const GPUTarget &target) {
+  if (target.mma != GPUMMAKind::ScaledMFMA)
     return;
-  auto target = std::make_shared<CDNA4TargetInfo>(getChipName(chipset));
-  populateQuantizeKernelPatterns(converter, patterns, target);
+  auto info = std::make_shared<CDNA4TargetInfo>(target);
+  populateQuantizeKernelPatterns(converter, patterns, info);
   // The quantize of a rotation along its block dimension: one kernel, the
   // rotated tensor never stored.
-  populateHadamardQuantizeKernelPatterns(converter, patterns, target);
+  populateHadamardQuantizeKernelPatterns(converter, patterns, info);
 }

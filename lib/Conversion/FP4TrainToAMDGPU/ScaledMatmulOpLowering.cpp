@@ -19,20 +19,8 @@
 #include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
-#include "llvm/Support/FormatVariadic.h"
-
 using namespace mlir;
 using namespace mlir::fp4train;
-
-std::string mlir::fp4train::getChipName(const amdgpu::Chipset &chipset) {
-  return llvm::formatv("gfx{0}{1:x}{2:x}", chipset.majorVersion,
-                       chipset.minorVersion, chipset.steppingVersion)
-      .str();
-}
-
-bool mlir::fp4train::hasScaledMFMA(const amdgpu::Chipset &chipset) {
-  return chipset.majorVersion == 9 && chipset >= amdgpu::Chipset(9, 5, 0);
-}
 
 ScaledMFMAConfig
 mlir::fp4train::selectScaledMFMAConfig(const ScaledMFMAOptions &options,
@@ -65,15 +53,15 @@ namespace {
 
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
-                         amdgpu::Chipset chipset, ScaledMFMAOptions mfma)
+                         const GPUTarget &target, ScaledMFMAOptions mfma)
       : OpConversionPattern(converter, context, /*benefit=*/2),
-        chipset(chipset), mfma(mfma) {}
+        target(target), mfma(mfma) {}
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     // checkFP4TrainAMDGPUSupport reports these with a message first.
-    if (!hasScaledMFMA(chipset))
+    if (target.mma != GPUMMAKind::ScaledMFMA)
       return rewriter.notifyMatchFailure(op, "chip has no scaled MFMA");
     for (ScaledTensorType type : {op.getLhs().getType(), op.getRhs().getType()})
       if (!isa<Float8E8M0FNUType>(type.getScaleType()) ||
@@ -87,14 +75,14 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
       batch *= d;
     ScaledMFMAConfig config = selectScaledMFMAConfig(
         mfma, batch, shape[shape.size() - 2], shape.back());
-    CDNA4TargetInfo target(getChipName(chipset));
-    ScaledMfmaTargetInfo mfmaInfo(target, config);
+    CDNA4TargetInfo info(target);
+    ScaledMfmaTargetInfo mfmaInfo(info, config);
     return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
                                      adaptor.getAcc().front(), mfmaInfo,
                                      rewriter);
   }
 
-  amdgpu::Chipset chipset;
+  const GPUTarget &target;
   ScaledMFMAOptions mfma;
 };
 
@@ -102,25 +90,24 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
 
 void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset, ScaledMFMAOptions mfma) {
+    const GPUTarget &target, ScaledMFMAOptions mfma) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
-                                       chipset, mfma);
-  populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, chipset);
-  if (hasScaledMFMA(chipset))
+                                       target, mfma);
+  populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, target);
+  if (target.mma == GPUMMAKind::ScaledMFMA)
     populateHadamardKernelPatterns(converter, patterns);
 }
 
 LogicalResult
 mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
-                                           const amdgpu::Chipset &chipset,
-                                           StringRef chipName,
+                                           const GPUTarget &target,
                                            ScaledMFMAOptions mfma) {
   bool ok = true;
-  CDNA4TargetInfo target(chipName);
+  CDNA4TargetInfo info(target);
   root->walk([&](ScaledMatmulOp op) {
-    if (!hasScaledMFMA(chipset)) {
+    if (target.mma != GPUMMAKind::ScaledMFMA) {
       op.emitOpError("needs gfx950 (CDNA4): chip ")
-          << chipName
+          << target.name
           << " has no block-scaled MFMA (v_mfma_scale_f32_*_f8f6f4)";
       ok = false;
       return;
@@ -129,7 +116,7 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
       if (type.getFormat() != Format::nvfp4)
         continue;
       op.emitOpError("has an NVFP4 operand ")
-          << type << ", which " << chipName
+          << type << ", which " << target.name
           << " cannot run natively: its scaled MFMA takes E8M0 scales of "
              "32-element blocks, not NVFP4's E4M3 scales of 16-element "
              "blocks; use an MX recipe (mxfp4, mxfp8) for gfx950";
@@ -141,7 +128,7 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
     for (int64_t d : shape.drop_back(2))
       batch *= d;
     ScaledMfmaTargetInfo mfmaInfo(
-        target, selectScaledMFMAConfig(mfma, batch, shape[shape.size() - 2],
+        info, selectScaledMFMAConfig(mfma, batch, shape[shape.size() - 2],
                                        shape.back()));
     ok &= succeeded(checkScaledMatmulKernelGrid(op, mfmaInfo));
   });

@@ -3,19 +3,19 @@
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_BLACKWELLTARGETINFO_H
 
-#include "NVVMTargetInfo.h"
+#include "MmaSyncTargetInfo.h"
 
 namespace mlir::fp4train {
 
 /// The primitives of a Blackwell chip (sm_100a, sm_103a, sm_120a, sm_121a):
-/// 32-lane warps and cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the RNE
+/// cvt.rn.satfinite.{e2m1x2,e4m3x2}.f32 for the RNE
 /// element encode; with `hardwareStochasticRounding` (sm_100a / sm_103a,
 /// sr=hardware), cvt.rs.satfinite.e2m1x4.f32 for the stochastic one.
-class BlackwellTargetInfo : public NVVMTargetInfo {
+class BlackwellTargetInfo : public TargetInfoBase {
 public:
-  explicit BlackwellTargetInfo(std::string chip,
+  explicit BlackwellTargetInfo(const GPUTarget &target,
                                bool hardwareStochasticRounding = false)
-      : NVVMTargetInfo(std::move(chip)),
+      : TargetInfoBase(target),
         hardwareStochasticRounding(hardwareStochasticRounding) {}
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,

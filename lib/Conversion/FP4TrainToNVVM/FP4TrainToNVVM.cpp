@@ -1,7 +1,8 @@
 //===- FP4TrainToNVVM.cpp - The fp4train-to-nvvm pass ---------------------===//
 //
-// Parses the chip once, reports every op the chip cannot run with a message
-// naming chip and format, then runs one conversion with the 1:N type
+// Takes the chip's row of the table of targets (fp4train/Target), reports
+// every op the chip cannot run with a message naming chip and format, then
+// runs one conversion with the 1:N type
 // conversion of fp4train-expand: scaled_matmul, the quantize ops of
 // isQuantizeKernelShape and the static-shaped hadamard ops become GPU
 // kernels (a quantize of a rotation along its blocks one fused kernel); the
@@ -16,8 +17,8 @@
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 
 #include "BlackwellTargetInfo.h"
-#include "SM100TargetInfo.h"
 #include "SM90TargetInfo.h"
+#include "Tcgen05BlockScale.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -35,7 +36,6 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::fp4train {
 #define GEN_PASS_DEF_FP4TRAINTONVVM
@@ -45,69 +45,20 @@ namespace mlir::fp4train {
 using namespace mlir;
 using namespace mlir::fp4train;
 
-std::optional<NVVMChip> NVVMChip::parse(StringRef name) {
-  NVVMChip chip;
-  if (!name.consume_front("sm_"))
-    return std::nullopt;
-  if (name.ends_with("a") || name.ends_with("f")) {
-    chip.suffix = name.back();
-    name = name.drop_back();
-  }
-  if (name.size() < 2 || name.size() > 3 || name.getAsInteger(10, chip.capability))
-    return std::nullopt;
-  return chip;
-}
-
-std::string NVVMChip::getName() const {
-  std::string name = llvm::formatv("sm_{0}", capability).str();
-  if (suffix)
-    name += suffix;
-  return name;
-}
-
-bool NVVMChip::hasWarpBlockScaledMMA() const {
-  // The block-scaled mma.sync and the FP4 conversions are architecture-
-  // specific features of the sm_12x family.
-  return (capability == 120 || capability == 121) && suffix == 'a';
-}
-
-bool NVVMChip::hasFP8WarpMMA() const {
-  // mma.sync m16n8k32 with e4m3/e5m2 operands: sm_89 and sm_90 (PTX ISA
-  // 8.4); the Blackwell chips take their block-scaled paths.
-  return capability == 89 || capability == 90;
-}
-
-bool NVVMChip::hasTcgen05BlockScaledMMA() const {
-  return (capability == 100 || capability == 103) && suffix == 'a';
-}
-
-std::string NVVMChip::getPTXFeature() const {
-  // The first PTX ISA versions with the chip's block-scaled instructions:
-  // 8.7 for sm_120a (llc 22's default for it), 8.8 for sm_121a (llc aborts
-  // below it), sm_103a and tcgen05 block scaling on sm_100a (docs/nvvm.md;
-  // [PTX2]).
-  if (capability == 100 || capability == 103 || capability == 121)
-    return "+ptx88";
-  if (capability >= 120)
-    return "+ptx87";
-  // FP8 mma.sync m16n8k32 needs PTX 8.4, the m16n8k16 form of the NVFP4
-  // blocks 8.7 (llc 22 defaults to 7.8 / 8.0 and aborts below).
-  if (hasFP8WarpMMA())
-    return "+ptx87";
-  return "+ptx80";
-}
-
-/// The operand formats a block-scaled MMA of `chip` takes, or a reason.
+/// The operand formats a block-scaled MMA of `target` takes, or a reason.
 static std::optional<std::string>
-getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
+getUnsupportedReason(ScaledMatmulOp op, const GPUTarget &target) {
   ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
-  if (chip.hasTcgen05BlockScaledMMA())
+  switch (target.mma) {
+  case GPUMMAKind::Tcgen05BlockScaled:
     return getTcgen05UnsupportedReason(op);
-  if (chip.hasFP8WarpMMA())
+  case GPUMMAKind::WarpFP8:
     return std::nullopt; // Every format pair, on the FP8 mma.sync.
-  if (!chip.hasWarpBlockScaledMMA())
-    return "has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, "
-           "sm_90a, sm_100a, sm_103a or sm_120a)";
+  case GPUMMAKind::WarpBlockScaled:
+    break;
+  case GPUMMAKind::ScaledMFMA:
+    return "is not an NVIDIA GPU";
+  }
   bool fp4A = isa<Float4E2M1FNType>(lhs.getElementType());
   bool fp4B = isa<Float4E2M1FNType>(rhs.getElementType());
   if (fp4A != fp4B)
@@ -119,34 +70,38 @@ getUnsupportedReason(ScaledMatmulOp op, const NVVMChip &chip) {
   return std::nullopt;
 }
 
-LogicalResult mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
-                                                       const NVVMChip &chip) {
+LogicalResult
+mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
+                                         const GPUTarget &target) {
   bool ok = true;
-  BlackwellTargetInfo target(chip.getName());
-  SM90TargetInfo fp8Target(chip.getName());
   root->walk([&](ScaledMatmulOp op) {
-    if (std::optional<std::string> reason = getUnsupportedReason(op, chip)) {
+    if (std::optional<std::string> reason = getUnsupportedReason(op, target)) {
       op.emitOpError("with operands ")
           << stringifyFormat(op.getLhs().getType().getFormat()) << " x "
           << stringifyFormat(op.getRhs().getType().getFormat())
-          << " cannot run on "
-          << chip.getName() << ": the chip " << *reason;
+          << " cannot run on " << target.name << ": the chip " << *reason;
       ok = false;
       return;
     }
-    if (chip.hasTcgen05BlockScaledMMA()) {
+    switch (target.mma) {
+    case GPUMMAKind::Tcgen05BlockScaled:
       ok &= succeeded(checkScaledMatmulKernelGrid(
-          op, kTcgen05TileRows, kTcgen05TileRows, chip.getName()));
+          op, kTcgen05TileRows, kTcgen05TileRows, target.name));
       return;
-    }
-    if (chip.hasFP8WarpMMA()) {
+    case GPUMMAKind::WarpFP8:
       ok &= succeeded(checkScaledMatmulKernelGrid(
-          op, MmaSyncFP8TargetInfo(fp8Target)));
+          op, MmaSyncFP8TargetInfo(SM90TargetInfo(target))));
       return;
+    case GPUMMAKind::WarpBlockScaled:
+      ok &= succeeded(checkScaledMatmulKernelGrid(
+          op, MmaSyncBlockScaleTargetInfo(
+                  BlackwellTargetInfo(target),
+                  isa<Float4E2M1FNType>(
+                      op.getLhs().getType().getElementType()))));
+      return;
+    case GPUMMAKind::ScaledMFMA:
+      llvm_unreachable("getUnsupportedReason rejects AMD chips");
     }
-    MmaSyncBlockScaleTargetInfo mma(
-        target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
-    ok &= succeeded(checkScaledMatmulKernelGrid(op, mma));
   });
   return success(ok);
 }
@@ -186,33 +141,40 @@ namespace {
 
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
-                         NVVMChip chip)
-      : OpConversionPattern(converter, context, /*benefit=*/2), chip(chip) {}
+                         const GPUTarget &target)
+      : OpConversionPattern(converter, context, /*benefit=*/2),
+        target(target) {}
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     // checkFP4TrainNVVMSupport reports these with a message first.
-    if (getUnsupportedReason(op, chip))
+    if (getUnsupportedReason(op, target))
       return rewriter.notifyMatchFailure(op, "operands the chip cannot run");
-    if (chip.hasTcgen05BlockScaledMMA())
-      return lowerScaledMatmulToTcgen05Kernel(
-          op, adaptor.getLhs(), adaptor.getRhs(), adaptor.getAcc().front(),
-          chip, rewriter);
-    if (chip.hasFP8WarpMMA()) {
-      SM90TargetInfo target(chip.getName());
-      return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
-                                       adaptor.getAcc().front(),
-                                       MmaSyncFP8TargetInfo(target), rewriter);
+    ValueRange lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    Value acc = adaptor.getAcc().front();
+    switch (target.mma) {
+    case GPUMMAKind::Tcgen05BlockScaled:
+      return lowerScaledMatmulToTcgen05Kernel(op, lhs, rhs, acc, target,
+                                              rewriter);
+    case GPUMMAKind::WarpFP8:
+      return lowerScaledMatmulToKernel(
+          op, lhs, rhs, acc, MmaSyncFP8TargetInfo(SM90TargetInfo(target)),
+          rewriter);
+    case GPUMMAKind::WarpBlockScaled:
+      return lowerScaledMatmulToKernel(
+          op, lhs, rhs, acc,
+          MmaSyncBlockScaleTargetInfo(
+              BlackwellTargetInfo(target),
+              isa<Float4E2M1FNType>(op.getLhs().getType().getElementType())),
+          rewriter);
+    case GPUMMAKind::ScaledMFMA:
+      break;
     }
-    BlackwellTargetInfo target(chip.getName());
-    MmaSyncBlockScaleTargetInfo mma(
-        target, isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()));
-    return lowerScaledMatmulToKernel(op, adaptor.getLhs(), adaptor.getRhs(),
-                                     adaptor.getAcc().front(), mma, rewriter);
+    llvm_unreachable("getUnsupportedReason rejects AMD chips");
   }
 
-  NVVMChip chip;
+  const GPUTarget &target;
 };
 
 struct FP4TrainToNVVMPass
@@ -221,21 +183,22 @@ struct FP4TrainToNVVMPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    std::optional<NVVMChip> parsed = NVVMChip::parse(chip);
-    if (!parsed) {
-      root->emitError("fp4train-to-nvvm: invalid chip '")
-          << chip << "': expected an NVIDIA target name such as sm_120a";
+    const GPUTarget &target = getGPUTarget(chip);
+    if (!target.isNVIDIA()) {
+      root->emitError("fp4train-to-nvvm: ")
+          << target.name << " is not an NVIDIA chip (one of "
+          << getGPUChipNames(GPUVendor::NVIDIA) << ")";
       return signalPassFailure();
     }
     if (sr == NVVMStochasticRounding::Hardware &&
-        !parsed->hasTcgen05BlockScaledMMA()) {
+        !target.hasStochasticE2M1Conversion) {
       root->emitError("fp4train-to-nvvm: sr=hardware needs "
                       "cvt.rs.satfinite.e2m1x4.f32, which ")
-          << parsed->getName()
+          << target.name
           << " does not have (sm_100a and sm_103a do); use sr=software";
       return signalPassFailure();
     }
-    if (failed(checkFP4TrainNVVMSupport(root, *parsed)))
+    if (failed(checkFP4TrainNVVMSupport(root, target)))
       return signalPassFailure();
 
     llvm::DenseSet<Operation *> userLaunches;
@@ -243,7 +206,7 @@ struct FP4TrainToNVVMPass
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
               populateFP4TrainToNVVMConversionPatterns(converter, patterns,
-                                                       *parsed, sr);
+                                                       target, sr);
             })))
       return signalPassFailure();
     root->walk([&](gpu::LaunchOp launch) {
@@ -257,28 +220,34 @@ struct FP4TrainToNVVMPass
 
 void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    const NVVMChip &chip, NVVMStochasticRounding sr) {
-  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), chip);
+    const GPUTarget &target, NVVMStochasticRounding sr) {
+  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
+                                       target);
   // Quantize and Hadamard kernels need only the chip's conversions (and
   // none at all for Hadamard). The FP8 chips have no FP4 converts and take
   // the integer recipe for E2M1. [SR1] stays the software recipe on
   // sm_100a/sm_103a unless sr=hardware asks for cvt.rs.satfinite.e2m1x4.f32,
   // which draws 8 random bits per element, not [SR1]'s 22 ([PTX5],
   // docs/nvvm.md). The fused rotate-and-quantize kernel shares the target.
-  std::shared_ptr<const TargetInfoBase> target;
-  if (chip.hasFP8WarpMMA())
-    target = std::make_shared<SM90TargetInfo>(chip.getName());
-  else if (chip.hasWarpBlockScaledMMA() || chip.hasTcgen05BlockScaledMMA())
-    target = std::make_shared<BlackwellTargetInfo>(
-        chip.getName(),
+  std::shared_ptr<const TargetInfoBase> info;
+  switch (target.mma) {
+  case GPUMMAKind::WarpFP8:
+    info = std::make_shared<SM90TargetInfo>(target);
+    break;
+  case GPUMMAKind::WarpBlockScaled:
+  case GPUMMAKind::Tcgen05BlockScaled:
+    info = std::make_shared<BlackwellTargetInfo>(
+        target,
         /*hardwareStochasticRounding=*/sr == NVVMStochasticRounding::Hardware);
-  else
+    break;
+  case GPUMMAKind::ScaledMFMA:
     return;
-  populateQuantizeKernelPatterns(converter, patterns, target);
+  }
+  populateQuantizeKernelPatterns(converter, patterns, info);
   populateHadamardKernelPatterns(converter, patterns);
   // A rotation along the block dimension followed by its quantize: one
   // kernel, the rotated tensor never stored.
-  populateHadamardQuantizeKernelPatterns(converter, patterns, target);
+  populateHadamardQuantizeKernelPatterns(converter, patterns, info);
   // The transposed view of NVFP4's 16x16-blocked weights (Dgrad).
   populateTransposeKernelPatterns(converter, patterns);
 }

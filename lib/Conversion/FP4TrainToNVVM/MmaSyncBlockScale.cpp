@@ -235,7 +235,7 @@ BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
     // ([PTX1] in docs/nvvm.md; MLIR 22.1.8's chip check itself accepts
     // this op on sm_103a).
     Value d =
-        getChip() == "sm_103a"
+        getTarget().nvvmOpsByIntrinsicName
             ? LLVM::CallIntrinsicOp::create(
                   b, i16,
                   b.getStringAttr("llvm.nvvm.f32x4.to.e2m1x4.rs.satfinite"),

@@ -3,16 +3,16 @@
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
 
-#include "NVVMTargetInfo.h"
+#include "MmaSyncTargetInfo.h"
 
 namespace mlir::fp4train {
 
-/// The primitives of a chip with FP8 but no FP4 hardware (sm_89, sm_90,
-/// sm_90a): 32-lane warps and cvt.rn.satfinite.e4m3x2.f32 for the RNE E4M3
+/// The primitives of a chip with FP8 but no FP4 hardware (sm_89, sm_90a):
+/// cvt.rn.satfinite.e4m3x2.f32 for the RNE E4M3
 /// encode; E2M1 and E5M2 codes and [SR1] take the shared integer recipes.
-class SM90TargetInfo : public NVVMTargetInfo {
+class SM90TargetInfo : public TargetInfoBase {
 public:
-  using NVVMTargetInfo::NVVMTargetInfo;
+  using TargetInfoBase::TargetInfoBase;
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;

@@ -59,7 +59,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SM100TargetInfo.h"
+#include "Tcgen05BlockScale.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
@@ -755,7 +755,7 @@ mlir::fp4train::getTcgen05UnsupportedReason(ScaledMatmulOp op) {
 
 LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
-    const NVVMChip &chip, ConversionPatternRewriter &rewriter) {
+    const GPUTarget &target, ConversionPatternRewriter &rewriter) {
   ScaledTensorType lhsType = op.getLhs().getType();
   Tcgen05Format format;
   format.fp4 = isa<Float4E2M1FNType>(lhsType.getElementType());
@@ -770,7 +770,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   config.dynamicSharedBytes = format.getSharedBytes();
   // MLIR's per-op chip check of the tcgen05 NVVM ops accepts sm_100a only
   // ([PTX1] in docs/nvvm.md).
-  bool viaIntrinsics = chip.capability != 100;
+  bool viaIntrinsics = target.nvvmOpsByIntrinsicName;
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, acc, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {

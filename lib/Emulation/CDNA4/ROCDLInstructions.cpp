@@ -14,7 +14,10 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cassert>
+
 using namespace mlir;
+using namespace mlir::fp4train;
 using namespace mlir::fp4train::emulation;
 namespace cdna4 = ::fp4train::emulation::cdna4;
 
@@ -23,8 +26,12 @@ namespace {
 /// CDNA4 (gfx950): 64-lane waves, LDS, the ROCDL dialect.
 class GFX950InstructionSet final : public InstructionSet {
 public:
-  StringRef getName() const override { return "gfx950"; }
-  unsigned getSubgroupSize() const override { return cdna4::kWaveSize; }
+  explicit GFX950InstructionSet(const GPUTarget &target) : target(target) {
+    assert(target.subgroupSize == cdna4::kWaveSize &&
+           "the CDNA4 models run 64-lane waves");
+  }
+  StringRef getName() const override { return target.name; }
+  unsigned getSubgroupSize() const override { return target.subgroupSize; }
   StringRef getSubgroupTerm() const override { return "wave"; }
   StringRef getSharedMemoryTerm() const override { return "LDS"; }
   /// The intrinsics with a CDNA4 model; other ROCDL ops are unsupported.
@@ -36,6 +43,9 @@ public:
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
+
+private:
+  const GPUTarget &target;
 };
 
 } // namespace
@@ -153,6 +163,6 @@ LogicalResult GFX950InstructionSet::execute(Operation &op,
 }
 
 std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createGFX950InstructionSet() {
-  return std::make_unique<GFX950InstructionSet>();
+mlir::fp4train::emulation::createCDNA4InstructionSet(const GPUTarget &target) {
+  return std::make_unique<GFX950InstructionSet>(target);
 }

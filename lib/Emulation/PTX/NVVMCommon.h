@@ -13,26 +13,28 @@
 
 #include "fp4train/Emulation/Interpreter.h"
 #include "fp4train/Emulation/PTX.h"
+#include "fp4train/Target/GPUTarget.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
-#include <string>
+#include <cassert>
 
 namespace mlir::fp4train::emulation::nvvm {
 
 /// An NVIDIA chip: its name, 32-lane warps, shared memory, the NVVM dialect.
 class NVVMInstructionSet : public InstructionSet {
 public:
-  explicit NVVMInstructionSet(StringRef chip) : chip(chip) {}
-  StringRef getName() const override { return chip; }
-  unsigned getSubgroupSize() const override {
-    return ::fp4train::emulation::ptx::kWarpSize;
+  explicit NVVMInstructionSet(const GPUTarget &target) : target(target) {
+    assert(target.subgroupSize == ::fp4train::emulation::ptx::kWarpSize &&
+           "the PTX models run 32-lane warps");
   }
+  StringRef getName() const override { return target.name; }
+  unsigned getSubgroupSize() const override { return target.subgroupSize; }
   StringRef getSubgroupTerm() const override { return "warp"; }
   StringRef getSharedMemoryTerm() const override { return "shared memory"; }
 
 private:
-  std::string chip;
+  const GPUTarget &target;
 };
 
 /// True for the shared NVVM ops.

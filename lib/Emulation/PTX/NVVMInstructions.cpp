@@ -25,15 +25,16 @@
 #include <optional>
 
 using namespace mlir;
+using namespace mlir::fp4train;
 using namespace mlir::fp4train::emulation;
 namespace ptx = ::fp4train::emulation::ptx;
 
 namespace {
 
-/// NVIDIA sm_120a: the block-scaled mma.sync and the shared ops.
+/// NVIDIA sm_120a, sm_121a: the block-scaled mma.sync and the shared ops.
 class SM120aInstructionSet final : public nvvm::NVVMInstructionSet {
 public:
-  SM120aInstructionSet() : NVVMInstructionSet("sm_120a") {}
+  using NVVMInstructionSet::NVVMInstructionSet;
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
     return isa<NVVM::MmaBlockScaleOp>(op) || nvvm::isCommonNVVMOp(op);
@@ -47,7 +48,7 @@ public:
 /// the shared ops but the FP4 conversion, which these chips lack.
 class SM90aInstructionSet final : public nvvm::NVVMInstructionSet {
 public:
-  SM90aInstructionSet() : NVVMInstructionSet("sm_90a") {}
+  using NVVMInstructionSet::NVVMInstructionSet;
   /// The ops with a model; other NVVM ops are unsupported.
   bool handles(Operation &op) const override {
     if (nvvm::isCommonNVVMOp(op))
@@ -608,11 +609,13 @@ LogicalResult SM90aInstructionSet::execute(Operation &op,
 }
 
 std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createSM120aInstructionSet() {
-  return std::make_unique<SM120aInstructionSet>();
+mlir::fp4train::emulation::createWarpBlockScaledInstructionSet(
+    const GPUTarget &target) {
+  return std::make_unique<SM120aInstructionSet>(target);
 }
 
 std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createSM90aInstructionSet() {
-  return std::make_unique<SM90aInstructionSet>();
+mlir::fp4train::emulation::createWarpFP8InstructionSet(
+    const GPUTarget &target) {
+  return std::make_unique<SM90aInstructionSet>(target);
 }

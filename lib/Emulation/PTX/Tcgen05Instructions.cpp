@@ -56,6 +56,7 @@
 #include <optional>
 
 using namespace mlir;
+using namespace mlir::fp4train;
 using namespace mlir::fp4train::emulation;
 namespace ptx = ::fp4train::emulation::ptx;
 
@@ -944,11 +945,7 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
 } // namespace
 
 std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createSM100aInstructionSet() {
-  return std::make_unique<SM100InstructionSet>("sm_100a");
-}
-
-std::unique_ptr<InstructionSet>
-mlir::fp4train::emulation::createSM103aInstructionSet() {
-  return std::make_unique<SM100InstructionSet>("sm_103a");
+mlir::fp4train::emulation::createTcgen05InstructionSet(
+    const GPUTarget &target) {
+  return std::make_unique<SM100InstructionSet>(target);
 }

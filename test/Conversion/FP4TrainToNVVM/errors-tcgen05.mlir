@@ -2,10 +2,11 @@
 // named; the same module runs on both chips.
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_100a" --split-input-file --verify-diagnostics
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_103a" --split-input-file --verify-diagnostics
-// The family targets (sm_100f) and sm_101a have no tcgen05 lowering here.
+// The family targets (sm_100f) and sm_101a have no tcgen05 lowering here:
+// they are not values of chip= ([PTX1], docs/targets.md).
 // RUN: not fp4-opt %s --fp4train-to-nvvm="chip=sm_100f" --split-input-file 2>&1 | FileCheck %s --check-prefix=FAMILY
 
-// FAMILY: error: 'fp4train.scaled_matmul' op with operands mxfp4 x mxfp4 cannot run on sm_100f: the chip has no FP8 or block-scaled FP4/FP8 tensor-core MMA (needs sm_89, sm_90a, sm_100a, sm_103a or sm_120a)
+// FAMILY: for the --chip option: 'sm_100f' is not one of sm_89, sm_90a, sm_100a, sm_103a, sm_120a, sm_121a
 
 !mx = !fp4train.scaled<64x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 func.func @supported(%a: !mx, %b: !mx, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {

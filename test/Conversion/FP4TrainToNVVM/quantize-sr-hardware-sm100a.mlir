@@ -38,7 +38,7 @@
 // SOFTWARE:       vector.store
 // SM120: error: fp4train-to-nvvm: sr=hardware needs cvt.rs.satfinite.e2m1x4.f32, which sm_120a does not have (sm_100a and sm_103a do); use sr=software
 // SM90: error: fp4train-to-nvvm: sr=hardware needs cvt.rs.satfinite.e2m1x4.f32, which sm_90a does not have
-// BADSR: for the --sr option: Cannot find option named 'exact'!
+// BADSR: for the --sr option: 'exact' is not one of software, hardware
 func.func @sr(%x: tensor<8x64xf32>, %seed: i64)
     -> !fp4train.scaled<8x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> {
   %q = fp4train.quantize %x rounding = stochastic seed(%seed) : tensor<8x64xf32>

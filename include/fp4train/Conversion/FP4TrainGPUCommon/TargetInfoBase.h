@@ -12,6 +12,8 @@
 #ifndef FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_TARGETINFOBASE_H
 #define FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_TARGETINFOBASE_H
 
+#include "fp4train/Target/GPUTarget.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
@@ -22,21 +24,27 @@ namespace mlir::fp4train {
 class QuantizeOp;
 
 /// The primitives of one GPU chip that the shared kernel builders need.
+/// What a chip is (its name, subgroup size, limits) comes from its row of
+/// the table of targets; a subclass adds the chip's instructions.
 class TargetInfoBase {
 public:
+  explicit TargetInfoBase(const GPUTarget &target) : target(target) {}
   virtual ~TargetInfoBase();
 
-  /// The chip as the user spelled it (gfx950, sm_120a), for diagnostics.
-  virtual StringRef getChip() const = 0;
+  const GPUTarget &getTarget() const { return target; }
+  /// The chip's name (gfx950, sm_120a), for diagnostics.
+  StringRef getChip() const { return target.name; }
   /// Lanes per subgroup (AMD wave, NVIDIA warp).
-  virtual int64_t getSubgroupSize() const = 0;
+  int64_t getSubgroupSize() const { return target.subgroupSize; }
 
   /// `#gpu.address_space<workgroup>`: shared memory (LDS) buffers.
   Attribute getSharedMemorySpace(MLIRContext *context) const;
   /// The most shared memory a kernel may declare statically; a kernel that
   /// needs more takes it as the launch's dynamic shared memory (CUDA: 48
   /// KiB, beyond which a launcher opts the kernel in to more, dynamically).
-  virtual int64_t getMaxStaticSharedBytes() const;
+  int64_t getMaxStaticSharedBytes() const {
+    return target.maxStaticSharedBytes;
+  }
   /// A barrier of the whole workgroup (threads and shared memory).
   virtual void buildBarrier(OpBuilder &b, Location loc) const;
   /// Lane within its subgroup, and subgroup within the workgroup, of the
@@ -90,6 +98,9 @@ public:
   /// Whether this chip runs `op` (of the shape isQuantizeKernelShape
   /// accepts) as a kernel; the rest stays on the host expansion.
   virtual bool isQuantizeOnTarget(QuantizeOp op) const;
+
+private:
+  const GPUTarget &target;
 };
 
 } // namespace mlir::fp4train

@@ -9,7 +9,9 @@
 #ifndef FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H
 #define FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H
 
-#include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "fp4train/Support/EnumOption.h"
+#include "fp4train/Target/GPUTarget.h"
+
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -84,13 +86,6 @@ inline ScaledMFMAOptions getScaledMFMAOptions(MFMAOption mfma,
   return options;
 }
 
-/// Returns true when `chipset` has the block-scaled f8f6f4 MFMA and the
-/// scaled FP4 conversions (CDNA4, gfx950).
-bool hasScaledMFMA(const amdgpu::Chipset &chipset);
-
-/// The chip's name, "gfx950", for diagnostics.
-std::string getChipName(const amdgpu::Chipset &chipset);
-
 /// The documented choice (docs/amdgpu.md) of the `auto` modes: a GEMM is
 /// large when its 128x128 grid alone has at least one workgroup per compute
 /// unit of an MI355X (256). Large: 128x128 tiles, on 32x32x64 unless
@@ -101,7 +96,8 @@ ScaledMFMAConfig selectScaledMFMAConfig(const ScaledMFMAOptions &options,
                                         int64_t batch, int64_t m, int64_t n);
 
 /// Adds the patterns lowering fp4train.scaled_matmul (MX operands: E2M1, E4M3
-/// or E5M2 elements with E8M0 scales) to a gpu.launch on `chipset`, the
+/// or E5M2 elements with E8M0 scales) to a gpu.launch on `target` (an AMD
+/// chip with scaled MFMA), the
 /// quantize ops of isQuantizeOnGPU to quantize kernels and the hadamard ops
 /// of isHadamardKernelShape (FP4TrainGPUCommon/KernelBuilders.h) to the
 /// shared Hadamard kernel.
@@ -114,7 +110,7 @@ ScaledMFMAConfig selectScaledMFMAConfig(const ScaledMFMAOptions &options,
 /// the diagnostics.
 void populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    amdgpu::Chipset chipset, ScaledMFMAOptions mfma = {});
+    const GPUTarget &target, ScaledMFMAOptions mfma = {});
 
 /// The rule for quantize kernels: true when `op` quantizes to an MX format
 /// (f4E2M1FN, f8E4M3FN or f8E5M2 elements, E8M0 scales, no global scale)
@@ -123,7 +119,7 @@ void populateFP4TrainToAMDGPUConversionPatterns(
 /// shape [1, ..., 1, 32]), from f32, bf16 or f16, on a chip with the scaled
 /// conversions (gfx950). Every other quantize (NVFP4 with either rounding,
 /// 2-D blocks, blocks along another dimension) stays on the host.
-bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
+bool isQuantizeOnGPU(QuantizeOp op, const GPUTarget &target);
 
 /// Adds the pattern lowering the quantize ops of isQuantizeOnGPU to the
 /// shared quantize kernel (FP4TrainGPUCommon/KernelBuilders.h), one lane per
@@ -135,18 +131,16 @@ bool isQuantizeOnGPU(QuantizeOp op, const amdgpu::Chipset &chipset);
 /// populateFP4TrainToAMDGPUConversionPatterns includes them.
 void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
-                                              amdgpu::Chipset chipset);
+                                              const GPUTarget &target);
 
 /// Emits an error naming the chip and the format on every op under `root`
-/// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `chipset`
-/// (any chip without scaled MFMA; NVFP4 operands, whose E4M3 block scales
-/// gfx950 cannot consume; grids past the launch limits). `chipName` is the
-/// user's spelling of the chip, `mfma` the forced instruction and tile, as
-/// for the patterns.
-LogicalResult
-checkFP4TrainAMDGPUSupport(Operation *root, const amdgpu::Chipset &chipset,
-                           StringRef chipName,
-                           ScaledMFMAOptions mfma = {});
+/// that populateFP4TrainToAMDGPUConversionPatterns cannot lower on `target`
+/// (a chip without scaled MFMA; NVFP4 operands, whose E4M3 block scales
+/// gfx950 cannot consume; grids past the launch limits). `mfma` is the
+/// forced instruction and tile, as for the patterns.
+LogicalResult checkFP4TrainAMDGPUSupport(Operation *root,
+                                         const GPUTarget &target,
+                                         ScaledMFMAOptions mfma = {});
 
 /// Declares the memory effects of gpu.launch_func (reads and writes of its
 /// memref operands, and of unknown memory), which upstream leaves undeclared.
@@ -158,5 +152,8 @@ void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
 
 } // namespace fp4train
 } // namespace mlir
+
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::MFMAOption)
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::MFMATileOption)
 
 #endif // FP4TRAIN_CONVERSION_FP4TRAINTOAMDGPU_FP4TRAINTOAMDGPU_H

@@ -15,38 +15,15 @@
 #ifndef FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H
 #define FP4TRAIN_CONVERSION_FP4TRAINTONVVM_FP4TRAINTONVVM_H
 
+#include "fp4train/Support/EnumOption.h"
+#include "fp4train/Target/GPUTarget.h"
+
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/Support/CommandLine.h"
 
-#include <optional>
 #include <string>
 
 namespace mlir::fp4train {
-
-/// An NVIDIA target as `sm_<major><minor>[a|f]`.
-struct NVVMChip {
-  /// Compute capability times ten (90, 100, 103, 120, ...).
-  unsigned capability = 0;
-  /// The architecture-specific (`a`) or family (`f`) suffix, or none.
-  char suffix = 0;
-
-  /// Parses `sm_120a` and the like; std::nullopt for anything else.
-  static std::optional<NVVMChip> parse(StringRef name);
-  std::string getName() const;
-
-  /// The warp-level block-scaled MMA (`mma.sync ... block_scale`) and
-  /// cvt.rn.satfinite.e2m1x2.f32: sm_120a / sm_121a.
-  bool hasWarpBlockScaledMMA() const;
-  /// FP8 mma.sync (m16n8k32 e4m3/e5m2) without block scaling or FP4:
-  /// sm_89, sm_90, sm_90a.
-  bool hasFP8WarpMMA() const;
-  /// tcgen05 block-scaled MMA (tcgen05.mma ... block_scale) and the FP4
-  /// conversions: sm_100a / sm_103a.
-  bool hasTcgen05BlockScaledMMA() const;
-  /// The PTX ISA version `llc` must target for this chip's instructions,
-  /// as an LLVM feature ("+ptx87").
-  std::string getPTXFeature() const;
-};
 
 /// How the quantize kernels round stochastically.
 enum class NVVMStochasticRounding {
@@ -69,8 +46,14 @@ inline llvm::cl::ValuesClass getNVVMStochasticRoundingValues() {
                  "cvt.rs (sm_100a / sm_103a), not [SR1]"));
 }
 
+} // namespace mlir::fp4train
+
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::NVVMStochasticRounding)
+
+namespace mlir::fp4train {
+
 /// Adds the patterns lowering fp4train.scaled_matmul (MXFP4, NVFP4 with 1-D
-/// or 16x16 blocks, MXFP8) to GPU kernels on `chip`, the quantize ops of
+/// or 16x16 blocks, MXFP8) to GPU kernels on `target` (an NVIDIA chip), the quantize ops of
 /// isQuantizeKernelShape to the shared quantize kernel, the hadamard ops
 /// of isHadamardKernelShape to the shared Hadamard kernel, and a quantize
 /// of a hadamard along its blocks to the fused rotate-and-quantize kernel
@@ -78,10 +61,10 @@ inline llvm::cl::ValuesClass getNVVMStochasticRoundingValues() {
 /// fp4train-expand's 1:N type conversion. The other patterns have benefit 2,
 /// over fp4train-expand's. Ops the chip cannot run are left alone: run
 /// checkFP4TrainNVVMSupport first for the diagnostics. `sr` = Hardware
-/// needs a chip with tcgen05 (the caller checks).
+/// needs GPUTarget::hasStochasticE2M1Conversion (the caller checks).
 void populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    const NVVMChip &chip,
+    const GPUTarget &target,
     NVVMStochasticRounding sr = NVVMStochasticRounding::Software);
 
 /// The CUDA toolkit whose bin/ptxas serializes device code: `option` when
@@ -89,8 +72,9 @@ void populateFP4TrainToNVVMConversionPatterns(
 std::string getCUDAToolkitPath(StringRef option);
 
 /// Emits an error naming the chip and the format on every op under `root`
-/// that populateFP4TrainToNVVMConversionPatterns cannot lower on `chip`.
-LogicalResult checkFP4TrainNVVMSupport(Operation *root, const NVVMChip &chip);
+/// that populateFP4TrainToNVVMConversionPatterns cannot lower on `target`.
+LogicalResult checkFP4TrainNVVMSupport(Operation *root,
+                                       const GPUTarget &target);
 
 } // namespace mlir::fp4train
 

@@ -9,6 +9,7 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+#include "fp4train/Support/EnumOption.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
@@ -177,8 +178,7 @@ struct EnumCases {
       value = *parsed;
       return std::nullopt;
     }
-    return "'" + text.str() + "' is not one of " +
-           llvm::join(getNames(), ", ");
+    return getNotOneOfMessage(text, getNames());
   }
   static StringRef getValueName() {
     static const std::string name = llvm::join(getNames(), "|");

@@ -10,6 +10,7 @@
 #define FP4TRAIN_DIALECT_FP4TRAIN_TRANSFORMS_ROLEANALYSIS_H
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainAttrs.h"
+#include "fp4train/Support/EnumOption.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -111,5 +112,7 @@ LogicalResult writeReport(Operation *anchor, llvm::StringRef path,
 
 } // namespace fp4train
 } // namespace mlir
+
+FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::ReportFormat)
 
 #endif // FP4TRAIN_DIALECT_FP4TRAIN_TRANSFORMS_ROLEANALYSIS_H

@@ -1,4 +1,4 @@
-//===- SM100TargetInfo.h - sm_100a/sm_103a tcgen05 GEMM kernels -*- C++ -*-===//
+//===- Tcgen05BlockScale.h - sm_100a/sm_103a tcgen05 GEMM kernel -*- C++ -*-===//
 //
 // The block-scaled GEMM of the tcgen05 chips (B200/GB200: sm_100a, B300:
 // sm_103a): tcgen05.mma with the accumulator and the block scales in tensor
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H
-#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H
+#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_TCGEN05BLOCKSCALE_H
+#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_TCGEN05BLOCKSCALE_H
 
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 
@@ -30,12 +30,12 @@ inline constexpr int64_t kTcgen05TileRows = 128;
 std::optional<std::string> getTcgen05UnsupportedReason(ScaledMatmulOp op);
 
 /// Rewrites `op` (operands in fp4train-expand's 1:N conversion) into a
-/// gpu.launch of the tcgen05 kernel for `chip` (sm_100a or sm_103a). The
+/// gpu.launch of the tcgen05 kernel for `target` (sm_100a or sm_103a). The
 /// caller has checked getTcgen05UnsupportedReason and the grid.
 LogicalResult lowerScaledMatmulToTcgen05Kernel(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
-    const NVVMChip &chip, ConversionPatternRewriter &rewriter);
+    const GPUTarget &target, ConversionPatternRewriter &rewriter);
 
 } // namespace mlir::fp4train
 
-#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM100TARGETINFO_H
+#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_TCGEN05BLOCKSCALE_H

@@ -1,36 +1,18 @@
-//===- NVVMTargetInfo.h - What the NVIDIA targets share ---------*- C++ -*-===//
+//===- MmaSyncTargetInfo.h - The warp-level mma.sync GEMM tiling -*- C++ -*-===//
 //
-// The primitives every NVIDIA chip gives the shared kernel builders (the
-// chip's name, 32-lane warps) and the warp-level m16n8 mma.sync tiling the
-// sm_120a and sm_90a GEMMs share: 8 warps in a 2 (M) x 4 (N) grid, each 4 x 4
-// instruction tiles of 16 x 8, f32 C/D four per lane with values 2p, 2p + 1
-// in adjacent columns.
+// The warp-level m16n8 mma.sync tiling the sm_120a and sm_90a GEMMs share:
+// 8 warps in a 2 (M) x 4 (N) grid, each 4 x 4 instruction tiles of 16 x 8,
+// f32 C/D four per lane with values 2p, 2p + 1 in adjacent columns.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_NVVMTARGETINFO_H
-#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_NVVMTARGETINFO_H
+#ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_MMASYNCTARGETINFO_H
+#define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_MMASYNCTARGETINFO_H
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 
-#include <string>
-
 namespace mlir::fp4train {
-
-/// An NVIDIA chip: its name and 32-lane warps.
-class NVVMTargetInfo : public TargetInfoBase {
-public:
-  explicit NVVMTargetInfo(std::string chip) : chip(std::move(chip)) {}
-  StringRef getChip() const override { return chip; }
-  int64_t getSubgroupSize() const override { return 32; }
-  /// CUDA's static limit: a block's shared memory past 48 KiB must be
-  /// dynamic, with the kernel opted in by its launcher.
-  int64_t getMaxStaticSharedBytes() const override { return 48 * 1024; }
-
-private:
-  std::string chip;
-};
 
 /// A GEMM on m16n8 mma.sync tiles (see the file comment); the target gives
 /// K and the MMAs of a staged step.
@@ -54,4 +36,4 @@ private:
 
 } // namespace mlir::fp4train
 
-#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_NVVMTARGETINFO_H
+#endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_MMASYNCTARGETINFO_H
