@@ -13,7 +13,7 @@
 #include <numeric>
 
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 void fp4trainQuantOptionsInit(FP4TrainQuantOptions *options) {
   std::memset(options, 0, sizeof(*options));
@@ -54,9 +54,9 @@ getOptionMap(const FP4TrainQuantOptions &options) {
 namespace {
 /// A request checked against its tensor's shape.
 struct CheckedRequest {
-  num::QuantRequest request;
+  numerics::QuantRequest request;
   /// The block quantization validated against `shape` (axis normalized).
-  num::QuantConfig config;
+  numerics::QuantConfig config;
   std::vector<int64_t> shape;
 };
 } // namespace
@@ -78,14 +78,14 @@ checkRequest(const FP4TrainQuantOptions *options, intptr_t rank,
       return std::nullopt;
     }
   }
-  num::Expected<num::QuantRequest> request =
-      num::parseQuantOptions(getOptionMap(*options), /*prefix=*/"");
+  numerics::Expected<numerics::QuantRequest> request =
+      numerics::parseQuantOptions(getOptionMap(*options), /*prefix=*/"");
   if (!request) {
     capi::reportError(onError, userData, request.error().message);
     return std::nullopt;
   }
-  num::Expected<num::QuantConfig> config =
-      num::validateConfig(shapeVector, request->quant);
+  numerics::Expected<numerics::QuantConfig> config =
+      numerics::validateConfig(shapeVector, request->quant);
   if (!config) {
     capi::reportError(onError, userData, config.error().message);
     return std::nullopt;
@@ -101,7 +101,7 @@ MlirLogicalResult fp4trainQuantizeGetScalesShape(
   if (!checked)
     return mlirLogicalResultFailure();
   std::vector<int64_t> scales =
-      num::getScaleShape(checked->shape, checked->config);
+      numerics::getScaleShape(checked->shape, checked->config);
   std::copy(scales.begin(), scales.end(), scalesShape);
   return mlirLogicalResultSuccess();
 }
@@ -116,13 +116,13 @@ MlirLogicalResult fp4trainQuantize(const FP4TrainQuantOptions *options,
       checkRequest(options, rank, shape, onError, userData);
   if (!checked)
     return mlirLogicalResultFailure();
-  num::Expected<num::QuantResult> result =
-      num::runQuantRequest(data, checked->shape, checked->request);
+  numerics::Expected<numerics::QuantResult> result =
+      numerics::runQuantRequest(data, checked->shape, checked->request);
   if (!result) {
     capi::reportError(onError, userData, result.error().message);
     return mlirLogicalResultFailure();
   }
-  const num::QuantizedTensor &q = result->quantized;
+  const numerics::QuantizedTensor &q = result->quantized;
   std::copy(q.codes.begin(), q.codes.end(), codes);
   std::copy(q.scales.begin(), q.scales.end(), scales);
   if (globalScale) {
@@ -147,11 +147,11 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
   if (!checked)
     return mlirLogicalResultFailure();
   const std::vector<int64_t> &shapeVector = checked->shape;
-  const num::QuantRequest *request = &checked->request;
-  num::QuantizedTensor tensor;
+  const numerics::QuantRequest *request = &checked->request;
+  numerics::QuantizedTensor tensor;
   tensor.config = checked->config;
   tensor.shape = shapeVector;
-  tensor.scaleShape = num::getScaleShape(shapeVector, checked->config);
+  tensor.scaleShape = numerics::getScaleShape(shapeVector, checked->config);
   auto count = [](const std::vector<int64_t> &s) {
     return std::accumulate(s.begin(), s.end(), int64_t(1),
                            std::multiplies<int64_t>());
@@ -159,10 +159,10 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
   tensor.codes.assign(codes, codes + count(shapeVector));
   tensor.scales.assign(scales, scales + count(tensor.scaleShape));
   tensor.globalDecodeScale =
-      checked->config.format == num::Format::NVFP4 ? globalDecodeScale : 1.0f;
-  std::vector<float> values = num::dequantize(tensor);
+      checked->config.format == numerics::Format::NVFP4 ? globalDecodeScale : 1.0f;
+  std::vector<float> values = numerics::dequantize(tensor);
   if (request->hadamard && request->unrotate) {
-    num::Status status = num::hadamardRotate(values.data(), shapeVector,
+    numerics::Status status = numerics::hadamardRotate(values.data(), shapeVector,
                                              *request->hadamard, true);
     if (!status) {
       capi::reportError(onError, userData, status.error().message);
@@ -184,8 +184,8 @@ MlirLogicalResult fp4trainHadamardRotate(intptr_t rank, const int64_t *shape,
     capi::reportError(onError, userData, "a rotation needs a shape");
     return mlirLogicalResultFailure();
   }
-  num::HadamardConfig config;
-  if (!num::isValidHadamardSize(size)) {
+  numerics::HadamardConfig config;
+  if (!numerics::isValidHadamardSize(size)) {
     capi::reportError(onError, userData,
                       "invalid hadamard size " + std::to_string(size) +
                           " (expected 16, 32, 64, 128 or 256)");
@@ -193,7 +193,7 @@ MlirLogicalResult fp4trainHadamardRotate(intptr_t rank, const int64_t *shape,
   }
   config.size = size;
   if (signs) {
-    std::optional<num::HadamardSigns> parsed = num::parseHadamardSigns(signs);
+    std::optional<numerics::HadamardSigns> parsed = numerics::parseHadamardSigns(signs);
     if (!parsed) {
       capi::reportError(onError, userData,
                         std::string("invalid signs '") + signs +
@@ -205,7 +205,7 @@ MlirLogicalResult fp4trainHadamardRotate(intptr_t rank, const int64_t *shape,
   config.seed = seed;
   config.step = step;
   config.axis = axis;
-  num::Status status = num::hadamardRotate(
+  numerics::Status status = numerics::hadamardRotate(
       data, std::vector<int64_t>(shape, shape + rank), config, inverse);
   if (!status) {
     capi::reportError(onError, userData, status.error().message);

@@ -2,7 +2,7 @@
 
 #include "fp4train/InitFP4Train.h"
 
-#include "fp4train/Conversion/FP4TrainToAMDGPU/FP4TrainToAMDGPU.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/LaunchFuncMemoryEffects.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"

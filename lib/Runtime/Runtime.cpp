@@ -20,7 +20,7 @@
 #include <cstring>
 #include <string>
 
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 namespace {
 
@@ -88,25 +88,25 @@ private:
   std::vector<T> copy;
 };
 
-num::Format toFormat(const char *entry, int32_t format) {
+numerics::Format toFormat(const char *entry, int32_t format) {
   switch (format) {
   case FP4TRAIN_RT_MXFP4:
-    return num::Format::MXFP4;
+    return numerics::Format::MXFP4;
   case FP4TRAIN_RT_NVFP4:
-    return num::Format::NVFP4;
+    return numerics::Format::NVFP4;
   case FP4TRAIN_RT_MXFP8_E4M3:
-    return num::Format::MXFP8E4M3;
+    return numerics::Format::MXFP8E4M3;
   case FP4TRAIN_RT_MXFP8_E5M2:
-    return num::Format::MXFP8E5M2;
+    return numerics::Format::MXFP8E5M2;
   }
   fail(entry, "unknown format " + std::to_string(format));
 }
 
 /// The configuration of the arguments, validated against `shape`.
-num::QuantConfig checkedConfig(const char *entry,
+numerics::QuantConfig checkedConfig(const char *entry,
                                const std::vector<int64_t> &shape,
-                               const num::QuantConfig &config) {
-  num::Expected<num::QuantConfig> checked = num::validateConfig(shape, config);
+                               const numerics::QuantConfig &config) {
+  numerics::Expected<numerics::QuantConfig> checked = numerics::validateConfig(shape, config);
   if (!checked)
     fail(entry, checked.error().message);
   return *checked;
@@ -123,19 +123,19 @@ void copyBytes(DenseView<int8_t> &to, const std::vector<uint8_t> &from,
 
 } // namespace
 
-num::QuantConfig fp4train::runtime::makeQuantConfig(int32_t format,
+numerics::QuantConfig fp4train::runtime::makeQuantConfig(int32_t format,
                                                     int64_t blockSize,
                                                     int64_t axis, int32_t flags,
                                                     int64_t seed, float amax) {
-  num::QuantConfig config;
+  numerics::QuantConfig config;
   config.format = toFormat("quantize", format);
   config.blockSize = blockSize;
   config.axis = axis;
   config.twoDimensional = flags & FP4TRAIN_RT_TWO_D;
   config.scaleMode =
-      flags & FP4TRAIN_RT_RCEIL ? num::ScaleMode::RCeil : num::ScaleMode::Floor;
-  config.rounding = flags & FP4TRAIN_RT_STOCHASTIC ? num::Rounding::Stochastic
-                                                   : num::Rounding::NearestEven;
+      flags & FP4TRAIN_RT_RCEIL ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
+  config.rounding = flags & FP4TRAIN_RT_STOCHASTIC ? numerics::Rounding::Stochastic
+                                                   : numerics::Rounding::NearestEven;
   config.seed = uint64_t(seed);
   if (flags & FP4TRAIN_RT_SUPPLIED_AMAX)
     config.amax = amax;
@@ -154,28 +154,28 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         int64_t seed, float amax) {
   const char *entry = "quantize";
   DenseView<float> x(input);
-  num::QuantConfig config = checkedConfig(
+  numerics::QuantConfig config = checkedConfig(
       entry, x.getShape(),
       fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, seed,
                                          amax));
   // Buffers are reused across calls (training steps quantize the same shapes
   // over and over); one per thread keeps concurrent callers apart.
-  thread_local num::QuantizedTensor quantized;
-  num::Status status = num::quantizeInto(x.data(), x.getShape(), config, quantized);
+  thread_local numerics::QuantizedTensor quantized;
+  numerics::Status status = numerics::quantizeInto(x.data(), x.getShape(), config, quantized);
   if (!status)
     fail(entry, status.error().message);
   // [PK1] The codes are stored packed.
   thread_local std::vector<uint8_t> stored;
-  num::ElementType element = num::getElementType(config.format);
-  stored.resize(size_t(num::getStoredBytes(element, quantized.shape)));
+  numerics::ElementType element = numerics::getElementType(config.format);
+  stored.resize(size_t(numerics::getStoredBytes(element, quantized.shape)));
   int64_t rowLength = quantized.shape.empty() ? 1 : quantized.shape.back();
-  num::packCodes(element, quantized.codes.data(),
+  numerics::packCodes(element, quantized.codes.data(),
                  int64_t(quantized.codes.size()) / rowLength, rowLength,
                  stored.data());
   DenseView<int8_t> codeView(codes), scaleView(scales);
   copyBytes(codeView, stored, entry, "codes");
   copyBytes(scaleView, quantized.scales, entry, "scales");
-  bool hasGlobal = config.format == num::Format::NVFP4 &&
+  bool hasGlobal = config.format == numerics::Format::NVFP4 &&
                    !(flags & FP4TRAIN_RT_NO_GLOBAL);
   return hasGlobal ? quantized.globalDecodeScale : 1.0f;
 }
@@ -189,7 +189,7 @@ void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
   const char *entry = "dequantize";
   DenseView<int8_t> codeView(codes), scaleView(scales);
   DenseView<float> out(result);
-  num::QuantizedTensor quantized;
+  numerics::QuantizedTensor quantized;
   quantized.shape = out.getShape();
   quantized.config = checkedConfig(
       entry, quantized.shape,
@@ -200,13 +200,13 @@ void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
     auto *data = reinterpret_cast<const uint8_t *>(view.data());
     return std::vector<uint8_t>(data, data + view.size());
   };
-  num::ElementType element = num::getElementType(quantized.config.format);
-  if (codeView.size() != num::getStoredBytes(element, quantized.shape))
+  numerics::ElementType element = numerics::getElementType(quantized.config.format);
+  if (codeView.size() != numerics::getStoredBytes(element, quantized.shape))
     fail(entry, "the codes do not store a tensor of the result's shape");
-  quantized.codes = num::unpackCodes(element, bytes(codeView), quantized.shape);
+  quantized.codes = numerics::unpackCodes(element, bytes(codeView), quantized.shape);
   quantized.scales = bytes(scaleView);
   quantized.globalDecodeScale = globalDecode;
-  std::vector<float> values = num::dequantize(quantized);
+  std::vector<float> values = numerics::dequantize(quantized);
   std::memcpy(out.data(), values.data(), values.size() * sizeof(float));
   out.store();
 }
@@ -224,7 +224,7 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
   float *data = y.data();
   std::memcpy(data, x.data(), x.size() * sizeof(float));
 
-  num::HadamardConfig config;
+  numerics::HadamardConfig config;
   config.size = size;
   config.axis = dim;
   config.seed = uint64_t(seed);
@@ -232,13 +232,13 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
   switch (signMode) {
   case FP4TRAIN_RT_SIGNS_NONE:
   case FP4TRAIN_RT_SIGNS_EXPLICIT:
-    config.signs = num::HadamardSigns::None;
+    config.signs = numerics::HadamardSigns::None;
     break;
   case FP4TRAIN_RT_SIGNS_FIXED:
-    config.signs = num::HadamardSigns::Fixed;
+    config.signs = numerics::HadamardSigns::Fixed;
     break;
   case FP4TRAIN_RT_SIGNS_RANDOM:
-    config.signs = num::HadamardSigns::Random;
+    config.signs = numerics::HadamardSigns::Random;
     break;
   default:
     fail(entry, "unknown sign mode " + std::to_string(signMode));
@@ -264,7 +264,7 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
   bool explicitSigns = signMode == FP4TRAIN_RT_SIGNS_EXPLICIT;
   if (explicitSigns && !inverse)
     multiplySigns();
-  num::Status status = num::hadamardRotate(data, shape, config, inverse);
+  numerics::Status status = numerics::hadamardRotate(data, shape, config, inverse);
   if (!status)
     fail(entry, status.error().message);
   if (explicitSigns && inverse)
@@ -299,23 +299,23 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
   auto operand = [&](DenseView<int8_t> &codes, DenseView<int8_t> &scales,
                      int32_t format, int32_t flags, float globalDecode,
                      int64_t rows, unsigned index) {
-    num::Format f = toFormat(entry, format);
+    numerics::Format f = toFormat(entry, format);
     bool twoD = flags & FP4TRAIN_RT_TWO_D;
-    num::ElementType element = num::getElementType(f);
+    numerics::ElementType element = numerics::getElementType(f);
     int64_t total = batches * rows;
-    if (codes.size() != total * num::getStoredRowBytes(element, k))
+    if (codes.size() != total * numerics::getStoredRowBytes(element, k))
       fail(entry, "the codes of an operand do not store a " +
                       std::to_string(rows) + " x " + std::to_string(k) +
                       " matrix per batch");
     unpacked[index].resize(size_t(total * k));
-    num::unpackCodes(element, reinterpret_cast<const uint8_t *>(codes.data()),
+    numerics::unpackCodes(element, reinterpret_cast<const uint8_t *>(codes.data()),
                      total, k, unpacked[index].data());
-    num::GemmOperand op;
+    numerics::GemmOperand op;
     op.codes = unpacked[index].data();
     op.rows = rows;
     op.k = k;
-    op.elementType = num::getElementType(f);
-    op.scaleType = num::getScaleType(f);
+    op.elementType = numerics::getElementType(f);
+    op.scaleType = numerics::getScaleType(f);
     op.blockSize = blockSize;
     op.scales = reinterpret_cast<const uint8_t *>(scales.data());
     op.scaleRowGroup = twoD ? blockSize : 1;
@@ -323,20 +323,20 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
     op.globalDecodeScale = globalDecode;
     return op;
   };
-  num::GemmOperand lhs =
+  numerics::GemmOperand lhs =
       operand(a, sa, lhsFormat, lhsFlags, lhsGlobalDecode, m, 0);
-  num::GemmOperand rhs =
+  numerics::GemmOperand rhs =
       operand(b, sb, rhsFormat, rhsFlags, rhsGlobalDecode, n, 1);
   int64_t lhsScaleBatch = sa.size() / batches, rhsScaleBatch = sb.size() / batches;
   const float *accData = c0.data();
   float *out = c.data();
   for (int64_t batch = 0; batch < batches; ++batch) {
-    num::GemmOperand lhsBatch = lhs, rhsBatch = rhs;
+    numerics::GemmOperand lhsBatch = lhs, rhsBatch = rhs;
     lhsBatch.codes += batch * m * k;
     lhsBatch.scales += batch * lhsScaleBatch;
     rhsBatch.codes += batch * n * k;
     rhsBatch.scales += batch * rhsScaleBatch;
-    num::Status status = num::blockScaledGemm(
+    numerics::Status status = numerics::blockScaledGemm(
         lhsBatch, rhsBatch, accData + batch * m * n, out + batch * m * n);
     if (!status)
       fail(entry, status.error().message);

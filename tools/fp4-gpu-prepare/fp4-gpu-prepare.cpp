@@ -36,7 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 #include "fp4train/Emulation/GPUEmulator.h"

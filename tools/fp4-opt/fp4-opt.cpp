@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-namespace numerics = fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 static int fail(const std::string &message) {
   llvm::errs() << "fp4-opt: error: " << message << "\n";

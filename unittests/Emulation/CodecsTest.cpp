@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 #include "fp4train/Numerics/Formats.h"

@@ -34,7 +34,7 @@
 #include <vector>
 
 using namespace mlir;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 namespace {
 
@@ -103,7 +103,7 @@ void compileAndRun(const std::string &source, std::vector<void *> packed) {
 bool sameFloat(float a, float b) {
   if (std::isnan(a) || std::isnan(b))
     return std::isnan(a) && std::isnan(b);
-  return num::floatToBits(a) == num::floatToBits(b);
+  return numerics::floatToBits(a) == numerics::floatToBits(b);
 }
 
 /// Counts mismatches and reports the first few.
@@ -114,9 +114,9 @@ void expectEqual(const char *what, const T *got, const T *want, int64_t count,
   for (int64_t i = 0; i < count; ++i)
     if (!eq(got[i], want[i]) && bad++ < 4)
       ADD_FAILURE() << what << "[" << i << "]: expanded " << double(got[i])
-                    << " (0x" << std::hex << uint64_t(num::floatToBits(float(got[i])))
+                    << " (0x" << std::hex << uint64_t(numerics::floatToBits(float(got[i])))
                     << "), library " << std::dec << double(want[i]) << " (0x"
-                    << std::hex << uint64_t(num::floatToBits(float(want[i])))
+                    << std::hex << uint64_t(numerics::floatToBits(float(want[i])))
                     << ")" << std::dec;
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << count << " differ";
 }
@@ -184,14 +184,14 @@ struct QuantCase {
   bool global = true; // NVFP4 only
 };
 
-std::string elementTypeName(num::Format f) {
+std::string elementTypeName(numerics::Format f) {
   switch (f) {
-  case num::Format::MXFP4:
-  case num::Format::NVFP4:
+  case numerics::Format::MXFP4:
+  case numerics::Format::NVFP4:
     return "f4E2M1FN";
-  case num::Format::MXFP8E4M3:
+  case numerics::Format::MXFP8E4M3:
     return "f8E4M3FN";
-  case num::Format::MXFP8E5M2:
+  case numerics::Format::MXFP8E5M2:
     return "f8E5M2";
   }
   return "";
@@ -199,8 +199,8 @@ std::string elementTypeName(num::Format f) {
 
 /// `!fp4train.scaled<...>` of a library configuration.
 std::string scaledType(const std::vector<int64_t> &shape,
-                       const num::QuantConfig &config, bool global) {
-  bool nv = config.format == num::Format::NVFP4;
+                       const numerics::QuantConfig &config, bool global) {
+  bool nv = config.format == numerics::Format::NVFP4;
   std::string block;
   int64_t rank = shape.size();
   for (int64_t d = 0; d < rank; ++d) {
@@ -213,13 +213,13 @@ std::string scaledType(const std::vector<int64_t> &shape,
          (nv && global ? ", global>" : ">");
 }
 
-std::string quantizeAttrs(const num::QuantConfig &config, bool amax) {
+std::string quantizeAttrs(const numerics::QuantConfig &config, bool amax) {
   std::string s;
-  if (config.rounding == num::Rounding::Stochastic)
+  if (config.rounding == numerics::Rounding::Stochastic)
     s += " rounding = stochastic";
-  if (config.scaleMode == num::ScaleMode::RCeil)
+  if (config.scaleMode == numerics::ScaleMode::RCeil)
     s += " scale_mode = rceil";
-  if (config.rounding == num::Rounding::Stochastic)
+  if (config.rounding == numerics::Rounding::Stochastic)
     s += " seed(%seed)";
   if (amax)
     s += " amax(%amax)";
@@ -230,16 +230,16 @@ class QuantizeTest : public ::testing::TestWithParam<QuantCase> {};
 
 TEST_P(QuantizeTest, MatchesLibrary) {
   const QuantCase &c = GetParam();
-  num::QuantConfig config;
-  config.format = *num::parseFormat(c.format);
-  config.scaleMode = *num::parseScaleMode(c.scaleMode);
-  config.blockSize = num::getDefaultBlockSize(config.format);
+  numerics::QuantConfig config;
+  config.format = *numerics::parseFormat(c.format);
+  config.scaleMode = *numerics::parseScaleMode(c.scaleMode);
+  config.blockSize = numerics::getDefaultBlockSize(config.format);
   config.axis = c.axis;
   config.twoDimensional = c.twoD;
   config.rounding =
-      c.stochastic ? num::Rounding::Stochastic : num::Rounding::NearestEven;
+      c.stochastic ? numerics::Rounding::Stochastic : numerics::Rounding::NearestEven;
   config.seed = 0x0123456789ABCDEFull;
-  bool nv = config.format == num::Format::NVFP4;
+  bool nv = config.format == numerics::Format::NVFP4;
   // Without a global scale, [NV1] runs with S_enc = S_dec = 1, which is the
   // library's two-level rule for amax_tensor = 2688.
   if (c.suppliedAmax)
@@ -251,10 +251,10 @@ TEST_P(QuantizeTest, MatchesLibrary) {
   for (int64_t d : c.shape)
     count *= d;
   std::vector<float> data = makeData(count, 7 + c.shape[0], c.specials);
-  auto expected = num::quantize(data.data(), c.shape, config);
+  auto expected = numerics::quantize(data.data(), c.shape, config);
   ASSERT_TRUE(bool(expected)) << expected.error().message;
-  num::QuantizedTensor &q = *expected;
-  std::vector<float> dequantized = num::dequantize(q);
+  numerics::QuantizedTensor &q = *expected;
+  std::vector<float> dequantized = numerics::dequantize(q);
 
   std::string type = scaledType(c.shape, q.config, c.global);
   std::string tensor = "tensor<" + shapeString(c.shape) + "f32>";
@@ -350,17 +350,17 @@ TEST_P(HadamardTest, MatchesLibrary) {
   int64_t count = 6 * c.size;
   std::vector<float> data = makeData(count, 11, false);
   std::vector<float> expected = data;
-  num::HadamardConfig config;
+  numerics::HadamardConfig config;
   config.size = c.size;
-  config.signs = *num::parseHadamardSigns(c.signs);
+  config.signs = *numerics::parseHadamardSigns(c.signs);
   config.seed = 0xFEEDull << 33 | 5;
   config.step = 0x1234567890ull;
   config.axis = c.axis;
-  ASSERT_TRUE(bool(num::hadamardRotate(expected.data(), shape, config,
+  ASSERT_TRUE(bool(numerics::hadamardRotate(expected.data(), shape, config,
                                        c.inverse)));
 
   std::string tensor = "tensor<" + shapeString(shape) + "f32>";
-  bool random = config.signs == num::HadamardSigns::Random;
+  bool random = config.signs == numerics::HadamardSigns::Random;
   std::string source =
       "func.func @main(%x: " + tensor + ", %seed: i64, %step: i64) -> " +
       tensor + " attributes {llvm.emit_c_interface} {\n"
@@ -411,15 +411,15 @@ class ScaledMatmulTest : public ::testing::TestWithParam<GemmCase> {};
 TEST_P(ScaledMatmulTest, MatchesLibrary) {
   const GemmCase &c = GetParam();
   auto configFor = [&](const char *format, bool twoD) {
-    num::QuantConfig config;
-    config.format = *num::parseFormat(format);
-    config.blockSize = num::getDefaultBlockSize(config.format);
+    numerics::QuantConfig config;
+    config.format = *numerics::parseFormat(format);
+    config.blockSize = numerics::getDefaultBlockSize(config.format);
     config.axis = -1;
     config.twoDimensional = twoD;
     return config;
   };
-  num::QuantConfig lhsConfig = configFor(c.lhsFormat, false);
-  num::QuantConfig rhsConfig = configFor(c.rhsFormat, c.rhs2D);
+  numerics::QuantConfig lhsConfig = configFor(c.lhsFormat, false);
+  numerics::QuantConfig rhsConfig = configFor(c.rhsFormat, c.rhs2D);
   int64_t batches = c.batch ? c.batch : 1;
   auto withBatch = [&](std::vector<int64_t> shape) {
     if (c.batch)
@@ -432,22 +432,22 @@ TEST_P(ScaledMatmulTest, MatchesLibrary) {
   std::vector<float> a = makeData(batches * c.m * c.k, 3, c.specials);
   std::vector<float> b = makeData(batches * c.n * c.k, 4, false);
   std::vector<float> acc = makeData(batches * c.m * c.n, 5, false);
-  auto qa = num::quantize(a.data(), lhsShape, lhsConfig);
-  auto qb = num::quantize(b.data(), rhsShape, rhsConfig);
+  auto qa = numerics::quantize(a.data(), lhsShape, lhsConfig);
+  auto qb = numerics::quantize(b.data(), rhsShape, rhsConfig);
   ASSERT_TRUE(bool(qa) && bool(qb));
 
   // The library GEMM on each batch, reading the whole-tensor quantization.
   std::vector<float> expected(acc.size());
-  auto operand = [](const num::QuantizedTensor &q, int64_t batch, int64_t rows,
+  auto operand = [](const numerics::QuantizedTensor &q, int64_t batch, int64_t rows,
                     int64_t k) {
-    num::GemmOperand op;
+    numerics::GemmOperand op;
     int64_t block = q.config.blockSize;
     int64_t scaleRows = q.config.twoDimensional ? rows / block : rows;
     op.codes = q.codes.data() + batch * rows * k;
     op.rows = rows;
     op.k = k;
-    op.elementType = num::getElementType(q.config.format);
-    op.scaleType = num::getScaleType(q.config.format);
+    op.elementType = numerics::getElementType(q.config.format);
+    op.scaleType = numerics::getScaleType(q.config.format);
     op.blockSize = block;
     op.scales = q.scales.data() + batch * scaleRows * (k / block);
     op.scaleRowGroup = q.config.twoDimensional ? block : 1;
@@ -456,7 +456,7 @@ TEST_P(ScaledMatmulTest, MatchesLibrary) {
     return op;
   };
   for (int64_t batch = 0; batch < batches; ++batch)
-    ASSERT_TRUE(bool(num::blockScaledGemm(
+    ASSERT_TRUE(bool(numerics::blockScaledGemm(
         operand(*qa, batch, c.m, c.k), operand(*qb, batch, c.n, c.k),
         acc.data() + batch * c.m * c.n, expected.data() + batch * c.m * c.n)));
 

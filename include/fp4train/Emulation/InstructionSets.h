@@ -11,7 +11,8 @@
 //     sm_120a, sm_121a  FP4TrainNVVMEmulation: NVVM ops on the PTX models
 //   WarpFP8               (PTX.h), 32-lane warps
 //     sm_89, sm_90a
-//   Tcgen05BlockScaled  lib/Emulation/PTX/Tcgen05Instructions.cpp
+//   Tcgen05BlockScaled  lib/Emulation/PTX/Tcgen05Instructions.cpp (+ one file
+//                       per family, Tcgen05Common.h)
 //     sm_100a, sm_103a  FP4TrainNVVMEmulation: tcgen05 / mbarrier NVVM ops and
 //                       llvm.nvvm.tcgen05.* intrinsics on the tcgen05 models
 //                       (Tcgen05.h), per-CTA tensor memory

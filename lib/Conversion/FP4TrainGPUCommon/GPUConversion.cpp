@@ -50,7 +50,7 @@ LogicalResult mlir::fp4train::applyFP4TrainGPUConversion(
   if (failed(checkRepresentableSizes(root)))
     return failure();
   MLIRContext *ctx = root->getContext();
-  FP4TrainToStandardTypeConverter converter;
+  FP4TrainTypeConverter converter;
   ConversionTarget target(*ctx);
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);

@@ -47,8 +47,8 @@
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,7 +62,7 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 using namespace mlir::fp4train::quantize_kernel;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 /// Elements per block of the quantize ops the kernel takes.
 static int64_t getKernelBlockSize(ScaledTensorType type) {
@@ -283,7 +283,7 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
                                         Value base, Value linearBlock,
                                         Value codes, Value scales,
                                         Value scaleIndex, Value writeScale) {
-  const num::MiniFloatFormat &format =
+  const numerics::MiniFloatFormat &format =
       codecs::getMiniFloatFormat(config.element);
   Type i8 = ib.getI8Type();
   int64_t bs = config.blockSize;

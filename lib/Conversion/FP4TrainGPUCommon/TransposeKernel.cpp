@@ -23,9 +23,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelUtils.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -18,7 +18,7 @@
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
@@ -33,7 +33,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::fp4train {
 #define GEN_PASS_DEF_FP4TRAINTOAMDGPU
@@ -44,24 +43,6 @@ using namespace mlir;
 using namespace mlir::fp4train;
 
 namespace {
-
-struct LaunchFuncMemoryEffectsModel
-    : public MemoryEffectOpInterface::ExternalModel<
-          LaunchFuncMemoryEffectsModel, gpu::LaunchFuncOp> {
-  void getEffects(Operation *op,
-                  SmallVectorImpl<SideEffects::EffectInstance<
-                      MemoryEffects::Effect>> &effects) const {
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<BaseMemRefType>(operand.get().getType()))
-        continue;
-      effects.emplace_back(MemoryEffects::Read::get(), &operand);
-      effects.emplace_back(MemoryEffects::Write::get(), &operand);
-    }
-    // A kernel may also write memory it reaches otherwise (pointers in
-    // arguments, globals): never let a launch look removable.
-    effects.emplace_back(MemoryEffects::Write::get());
-  }
-};
 
 struct FP4TrainToAMDGPUPass
     : public fp4train::impl::FP4TrainToAMDGPUBase<FP4TrainToAMDGPUPass> {
@@ -99,10 +80,3 @@ struct FP4TrainToAMDGPUPass
 };
 
 } // namespace
-
-void mlir::fp4train::registerGPULaunchFuncMemoryEffectsModel(
-    DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
-    gpu::LaunchFuncOp::attachInterface<LaunchFuncMemoryEffectsModel>(*ctx);
-  });
-}

@@ -31,7 +31,7 @@
 #include "CDNA4TargetInfo.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"

@@ -21,7 +21,7 @@
 #include "Tcgen05BlockScale.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 

@@ -40,7 +40,7 @@ namespace mlir::fp4train {
 
 using namespace mlir;
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 namespace rt = ::fp4train::runtime;
 
 namespace {
@@ -86,7 +86,7 @@ static LogicalResult checkLayout(Operation *op, ScaledTensorType type) {
     return op->emitOpError("the runtime tiles the last two dimensions only, "
                            "got ")
            << type;
-  num::Expected<num::QuantConfig> config = num::validateConfig(
+  numerics::Expected<numerics::QuantConfig> config = numerics::validateConfig(
       std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
       rt::makeQuantConfig(layout.format, layout.blockSize, layout.axis,
                           layout.flags, 0, 0.0f));
@@ -109,7 +109,7 @@ LogicalResult mlir::fp4train::verifyRuntimeSupport(ModuleOp module) {
                : failure();
     else if (auto hadamard = dyn_cast<HadamardOp>(op);
              hadamard &&
-             !num::isValidHadamardSize(hadamard.getRotation().getSize()))
+             !numerics::isValidHadamardSize(hadamard.getRotation().getSize()))
       ok = op->emitOpError("the runtime has no Hadamard rotation of size ")
            << hadamard.getRotation().getSize();
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
@@ -415,7 +415,7 @@ struct FP4TrainToRuntimePass
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();
-    FP4TrainToStandardTypeConverter converter;
+    FP4TrainTypeConverter converter;
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect,
                            bufferization::BufferizationDialect,

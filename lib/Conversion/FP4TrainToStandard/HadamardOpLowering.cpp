@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -25,7 +25,7 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 /// All-parallel iterators.
 static SmallVector<utils::IteratorType> parallel(int64_t rank) {
@@ -48,7 +48,7 @@ Value mlir::fp4train::buildHadamardSigns(OpBuilder &b, Location loc,
       for (int32_t s : rotation.getSignVector())
         signs.push_back(float(s));
     else
-      signs = num::getHadamardSigns(n, num::HadamardSigns::Fixed);
+      signs = numerics::getHadamardSigns(n, numerics::HadamardSigns::Fixed);
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, ArrayRef<float>(signs)));
   }

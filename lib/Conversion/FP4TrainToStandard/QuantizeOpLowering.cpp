@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -28,7 +28,7 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 /// True for NVFP4 (E4M3 block scales, [NV1]); false for the MX formats.
 static bool hasE4M3Scales(ScaledTensorType type) {
@@ -110,7 +110,7 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     bool isNV = hasE4M3Scales(type);
     bool rceil = op.getScaleMode() == ScaleMode::rceil;
     bool stochastic = op.getRounding() == RoundingMode::stochastic;
-    const num::MiniFloatFormat &element =
+    const numerics::MiniFloatFormat &element =
         codecs::getMiniFloatFormat(type.getElementType());
 
     Value x = view.expand(rewriter, loc,
@@ -223,7 +223,7 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
     Type resultElement = op.getResult().getType().getElementType();
     BlockedView view(type.getShape(), type.getBlockShape());
     bool isNV = hasE4M3Scales(type);
-    const num::MiniFloatFormat &element =
+    const numerics::MiniFloatFormat &element =
         codecs::getMiniFloatFormat(type.getElementType());
     ValueRange parts = adaptor.getInput();
     Value globalDecode = type.getHasGlobalScale() ? parts[2] : Value();
@@ -246,7 +246,7 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
                 // [NV1] (e2m1 · s_blk) · S_dec, left to right.
                 value = arith::MulFOp::create(
                     ib, value,
-                    codecs::decodeMiniFloat(ib, args[1], num::kE4M3FN));
+                    codecs::decodeMiniFloat(ib, args[1], numerics::kE4M3FN));
                 if (globalDecode)
                   value = arith::MulFOp::create(ib, value, globalDecode);
               } else {

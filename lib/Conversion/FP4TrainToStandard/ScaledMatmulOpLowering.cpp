@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
@@ -36,7 +36,7 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
 static SmallVector<utils::IteratorType> parallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
@@ -57,7 +57,7 @@ namespace {
 struct Operand {
   ScaledTensorType type;
   Value codes, scales, globalDecode;
-  const num::MiniFloatFormat *element;
+  const numerics::MiniFloatFormat *element;
   bool isNV;
 
   /// [PK1] The stored codes are read back one per element.
@@ -70,7 +70,7 @@ struct Operand {
         element(&codecs::getMiniFloatFormat(type.getElementType())),
         isNV(isa<Float8E4M3FNType>(type.getScaleType())) {}
 
-  bool hasSpecials() const { return element != &num::kE2M1; }
+  bool hasSpecials() const { return element != &numerics::kE2M1; }
 };
 
 /// Scales per (row, K block): a 16x16-blocked operand's [rows/16, K/16]
@@ -144,13 +144,13 @@ static DecodedScale decodeScale(ImplicitLocOpBuilder &b, const Operand &op,
                                 Value code, Type intType) {
   DecodedScale s;
   if (op.isNV) {
-    s.value = codecs::decodeMiniFloat(b, code, num::kE4M3FN);
+    s.value = codecs::decodeMiniFloat(b, code, numerics::kE4M3FN);
     s.finite = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, s.value,
                                      s.value);
     s.mantissa =
-        codecs::elementToScaledInteger(b, code, num::kE4M3FN, intType);
+        codecs::elementToScaledInteger(b, code, numerics::kE4M3FN, intType);
     s.exponent =
-        codecs::i32Const(b, uint32_t(-codecs::getFractionBits(num::kE4M3FN)));
+        codecs::i32Const(b, uint32_t(-codecs::getFractionBits(numerics::kE4M3FN)));
     return s;
   }
   s.value = codecs::decodeE8M0(b, code);
@@ -183,7 +183,7 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     // multiply in.
     bool bothE2M1 = !lhs.hasSpecials() && !rhs.hasSpecials();
     bool bothE5M2 =
-        lhs.element == &num::kE5M2 && rhs.element == &num::kE5M2;
+        lhs.element == &numerics::kE5M2 && rhs.element == &numerics::kE5M2;
     Type productType = rewriter.getIntegerType(bothE2M1   ? 32
                                                : bothE5M2 ? 128
                                                           : 64);

@@ -30,6 +30,7 @@
 #ifndef FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H
 #define FP4TRAIN_CONVERSION_FP4TRAINGPUCOMMON_GEMMKERNEL_H
 
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelUtils.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 
@@ -154,19 +155,6 @@ public:
                              MutableArrayRef<Value> accs) const = 0;
 };
 
-/// One GEMM operand in global memory, as a kernel reads it: A (lhs rows x
-/// K) or B^T (rhs rows x K).
-struct GemmGlobalOperand {
-  /// memref<batch x rows x stored K bytes x i8>: [PK1], E2M1 two codes per
-  /// byte, FP8 one.
-  Value codes;
-  /// memref<batch x rows / blockRows x K / blockSize x i8>.
-  Value scales;
-  int64_t rows = 0;
-  /// Rows sharing one scale row: 1, or 16 for 16x16 (2-D) blocks.
-  int64_t blockRows = 1;
-};
-
 /// What lowerScaledMatmulToLaunch hands a target's kernel body: the
 /// operands and buffers of `C = acc + g * T` ([GEMM1]).
 struct GemmProblem {
@@ -193,58 +181,6 @@ struct GemmLaunchConfig {
   /// static allocation may have on NVIDIA chips.
   int64_t dynamicSharedBytes = 0;
 };
-
-/// Index arithmetic for kernel builders (constants folded where trivial).
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v);
-  Value add(Value x, Value y);
-  Value add(Value x, int64_t y);
-  Value mul(Value x, int64_t y);
-  Value div(Value x, int64_t y);
-  Value rem(Value x, int64_t y);
-  /// x < y, unsigned.
-  Value lt(Value x, int64_t y);
-  /// x && y, where a null condition is true.
-  Value both(Value x, Value y);
-};
-
-/// `cond ? thenFn() : elseFn()` as an scf.if yielding one value, or thenFn()
-/// when `cond` is null; the callbacks build with `b`, whose insertion point
-/// is inside the branch while they run.
-Value buildIf(OpBuilder &b, Location loc, Value cond,
-              function_ref<Value()> thenFn, function_ref<Value()> elseFn);
-/// `if (cond) thenFn()`, or thenFn() when `cond` is null.
-void buildIf(OpBuilder &b, Location loc, Value cond,
-             function_ref<void()> thenFn);
-
-/// The launch's dynamic shared memory as bytes: gpu.dynamic_shared_memory,
-/// memref<? x i8, #gpu.address_space<workgroup>>.
-Value buildDynamicSharedBytes(OpBuilder &b, Location loc);
-
-/// The `bytes` stored code bytes (vector<bytes x i8>, 8 or 16) at (batch,
-/// row, byte `col`) of `op`, zeros when `inBounds` (may be null) is false.
-/// The caller picks chunks that are wholly inside or outside the shape and
-/// `bytes`-aligned (getGemmChunkBytes).
-Value loadCodeChunk(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
-                    Value batch, Value row, Value col, int64_t bytes,
-                    Value inBounds);
-
-/// Bytes per global load of a row of `k` codes of `element`, stored as
-/// [PK1] says: 16, or 8 for E2M1 rows of K = 16 (mod 32) (NVFP4), whose
-/// K / 2 bytes are a multiple of 8 only. Either way a chunk holds whole
-/// blocks and starts at a multiple of its size in 64-byte aligned buffers.
-int64_t getGemmChunkBytes(Type element, int64_t k);
-
-/// The scale codes of blocks [firstBlock, firstBlock + count) of global
-/// row `row` of `op` (vector<count x i8>; batch entry `batch`), code 0 when
-/// `rowInBounds` (may be null) is false and past the row's `kBlocks` blocks:
-/// one aligned vector load when kBlocks is a multiple of `count`, else one
-/// guarded byte load per block.
-Value loadScaleCodes(OpBuilder &b, Location loc, const GemmGlobalOperand &op,
-                     Value batch, Value row, Value rowInBounds,
-                     Value firstBlock, int64_t count, int64_t kBlocks);
 
 /// Emits an error on `op` naming `chip` when a kernel with tileM x tileN
 /// tiles needs more workgroups than a launch can take: 2^31 - 1 in x, 65535

@@ -19,8 +19,6 @@
 #include <string>
 
 namespace mlir {
-class DialectRegistry;
-
 namespace fp4train {
 class HadamardOp;
 class QuantizeOp;
@@ -102,7 +100,7 @@ ScaledMFMAConfig selectScaledMFMAConfig(const ScaledMFMAOptions &options,
 /// of isHadamardKernelShape (FP4TrainGPUCommon/KernelBuilders.h) to the
 /// shared Hadamard kernel.
 /// `converter` is the 1:N type conversion of fp4train-expand
-/// (FP4TrainToStandardTypeConverter). `mfma` forces an instruction and/or
+/// (FP4TrainTypeConverter). `mfma` forces an instruction and/or
 /// tile; selectScaledMFMAConfig decides the rest per op. The pattern has benefit 2, so
 /// it wins over fp4train-expand's scaled_matmul pattern when both are
 /// populated (as the pass does, for the ops without a GPU lowering). Ops the
@@ -141,14 +139,6 @@ void populateFP4TrainQuantizeToAMDGPUPatterns(TypeConverter &converter,
 LogicalResult checkFP4TrainAMDGPUSupport(Operation *root,
                                          const GPUTarget &target,
                                          ScaledMFMAOptions mfma = {});
-
-/// Declares the memory effects of gpu.launch_func (reads and writes of its
-/// memref operands, and of unknown memory), which upstream leaves undeclared.
-/// Ownership-based buffer deallocation refuses ops with unknown effects, and
-/// it must run after kernel outlining (it cannot look into gpu.launch
-/// bodies, whose gpu.barrier has no declared effects either); with this
-/// model it sees a launch as a use of its buffers.
-void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
 
 } // namespace fp4train
 } // namespace mlir

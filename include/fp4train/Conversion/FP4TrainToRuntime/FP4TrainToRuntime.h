@@ -3,7 +3,7 @@
 // The fast CPU path: every fp4train op becomes a call to the C entry points
 // of fp4train/Runtime/Runtime.h, which run the numerics library. Block-scaled
 // values use the 1:N type conversion of the exact expansion
-// (FP4TrainToStandardTypeConverter), so the two paths exchange the same i8
+// (FP4TrainTypeConverter), so the two paths exchange the same i8
 // codes, i8 scales and f32 global scale, and agree bit for bit.
 //
 //===----------------------------------------------------------------------===//

@@ -9,10 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
-#include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 
-#include "Utils.h"
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -85,7 +84,7 @@ Value mlir::fp4train::buildStoreCodes(OpBuilder &b, Location loc, Type element,
   low.push_back(getAffineConstantExpr(0, ctx));
   high.push_back(getAffineConstantExpr(1, ctx));
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  Value init = createEmpty(b, loc, pairs, b.getI8Type());
+  Value init = tensor::EmptyOp::create(b, loc, pairs, b.getI8Type());
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{pairView, pairView}, init,
              {AffineMap::get(rank, 0, low, ctx),
@@ -119,7 +118,7 @@ Value mlir::fp4train::buildLoadCodes(OpBuilder &b, Location loc, Type element,
   SmallVector<AffineExpr> byte;
   for (int64_t d = 0; d < rank; ++d)
     byte.push_back(getAffineDimExpr(d, ctx));
-  Value init = createEmpty(b, loc, pairShape, b.getI8Type());
+  Value init = tensor::EmptyOp::create(b, loc, pairShape, b.getI8Type());
   Value pairs =
       linalg::GenericOp::create(
           b, loc, init.getType(), stored, init,

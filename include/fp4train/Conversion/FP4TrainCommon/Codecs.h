@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
-#define FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
+#ifndef FP4TRAIN_CONVERSION_FP4TRAINCOMMON_CODECS_H
+#define FP4TRAIN_CONVERSION_FP4TRAINCOMMON_CODECS_H
 
 #include "fp4train/Numerics/Formats.h"
 
@@ -90,4 +90,4 @@ Value roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
 
 } // namespace mlir::fp4train::codecs
 
-#endif // FP4TRAIN_CONVERSION_FP4TRAINTOSTANDARD_CODECS_H
+#endif // FP4TRAIN_CONVERSION_FP4TRAINCOMMON_CODECS_H

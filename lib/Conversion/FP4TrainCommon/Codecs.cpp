@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainToStandard/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 
 #include "fp4train/Numerics/Philox.h"
 
@@ -21,15 +21,15 @@
 
 using namespace mlir;
 using namespace mlir::fp4train;
-namespace num = ::fp4train::numerics;
+namespace numerics = ::fp4train::numerics;
 
-const num::MiniFloatFormat &codecs::getMiniFloatFormat(Type type) {
+const numerics::MiniFloatFormat &codecs::getMiniFloatFormat(Type type) {
   if (isa<Float4E2M1FNType>(type))
-    return num::kE2M1;
+    return numerics::kE2M1;
   if (isa<Float8E4M3FNType>(type))
-    return num::kE4M3FN;
+    return numerics::kE4M3FN;
   assert(isa<Float8E5M2Type>(type) && "not an element format of [FMT1]");
-  return num::kE5M2;
+  return numerics::kE5M2;
 }
 
 Value codecs::i32Const(ImplicitLocOpBuilder &b, uint32_t value) {
@@ -85,7 +85,7 @@ Value codecs::magnitudeBits(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value codecs::encodeRNESat(ImplicitLocOpBuilder &b, Value x,
-                           const num::MiniFloatFormat &f) {
+                           const numerics::MiniFloatFormat &f) {
   I32Ops i{b};
   using P = arith::CmpIPredicate;
   const unsigned shift = 23 - f.mantissaBits;
@@ -93,7 +93,7 @@ Value codecs::encodeRNESat(ImplicitLocOpBuilder &b, Value x,
   const uint32_t rebias = uint32_t(127 - f.bias) << 23;
   const uint32_t minNormalBits = uint32_t(127 - f.bias + 1) << 23;
   const float magic =
-      num::detail::exp2Constant(23 + 1 - f.bias - int(f.mantissaBits));
+      numerics::detail::exp2Constant(23 + 1 - f.bias - int(f.mantissaBits));
 
   Value bits = bitsFromF32(b, x);
   Value sign = i.shl(i.lshr(bits, i.c(31)), i.c(signShift));
@@ -112,7 +112,7 @@ Value codecs::encodeRNESat(ImplicitLocOpBuilder &b, Value x,
   Value magicValue = f32Const(b, magic);
   Value sum = arith::AddFOp::create(b, f32FromBits(b, absBits), magicValue);
   Value subnormal =
-      i.sub(bitsFromF32(b, sum), i.c(num::floatToBits(magic)));
+      i.sub(bitsFromF32(b, sum), i.c(numerics::floatToBits(magic)));
   Value magnitude =
       i.select(i.cmp(P::ult, absBits, i.c(minNormalBits)), subnormal, normal);
   return i.toI8(i.select(isNaN, i.c(f.nanCode), i.bor(sign, magnitude)));
@@ -126,7 +126,7 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
   Value sign = i.band(i.lshr(bits, i.c(28)), i.c(0x8u));
   Value absBits = i.band(bits, i.c(0x7FFFFFFFu));
   Value isNaN = i.cmp(P::ugt, absBits, i.c(0x7F800000u));
-  absBits = i.minu(absBits, i.c(num::kE2M1.maxFiniteF32Bits));
+  absBits = i.minu(absBits, i.c(numerics::kE2M1.maxFiniteF32Bits));
 
   // [SR1] with E = floor(log2 a) and S the 24-bit significand, the E2M1
   // ulp at a is 2^(max(E, 0) - 1) and a / ulp = n + f. Both parts come from
@@ -150,21 +150,21 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
   Value gridShift = i.sub(i.maxu(biased, i.c(127)), i.c(127));
   Value magnitude = i.add(i.add(n, up), i.shl(gridShift, i.c(1)));
   return i.toI8(
-      i.select(isNaN, i.c(num::kE2M1.nanCode), i.bor(sign, magnitude)));
+      i.select(isNaN, i.c(numerics::kE2M1.nanCode), i.bor(sign, magnitude)));
 }
 
 Value codecs::decodeMiniFloat(ImplicitLocOpBuilder &b, Value code,
-                              const num::MiniFloatFormat &f) {
+                              const numerics::MiniFloatFormat &f) {
   I32Ops i{b};
   using P = arith::CmpIPredicate;
   const unsigned signShift = f.exponentBits + f.mantissaBits;
   const uint32_t expMask = (1u << f.exponentBits) - 1;
   const uint32_t mantMask = (1u << f.mantissaBits) - 1;
   const float subnormalUlp =
-      num::detail::exp2Constant(1 - f.bias - int(f.mantissaBits));
+      numerics::detail::exp2Constant(1 - f.bias - int(f.mantissaBits));
 
   Value c = i.fromI8(code);
-  if (&f == &num::kE2M1)
+  if (&f == &numerics::kE2M1)
     c = i.band(c, i.c(0xFu));
   Value sign = i.shl(i.band(i.lshr(c, i.c(signShift)), i.c(1)), i.c(31));
   Value exponent = i.band(i.lshr(c, i.c(f.mantissaBits)), i.c(expMask));
@@ -183,11 +183,11 @@ Value codecs::decodeMiniFloat(ImplicitLocOpBuilder &b, Value code,
 
   Value nan = i.c(0x7FC00000u);
   Value allOnes = i.cmp(P::eq, exponent, i.c(expMask));
-  if (&f == &num::kE4M3FN) {
+  if (&f == &numerics::kE4M3FN) {
     Value isNaN = arith::AndIOp::create(
         b, allOnes, i.cmp(P::eq, mantissa, i.c(mantMask)));
     result = i.select(isNaN, nan, result);
-  } else if (&f == &num::kE5M2) {
+  } else if (&f == &numerics::kE5M2) {
     Value special = i.select(i.cmp(P::ne, mantissa, i.c(0)), nan,
                              i.bor(sign, i.c(0x7F800000u)));
     result = i.select(allOnes, special, result);
@@ -216,7 +216,7 @@ Value codecs::inverseE8M0(ImplicitLocOpBuilder &b, Value code) {
 }
 
 Value codecs::mxScaleCode(ImplicitLocOpBuilder &b, Value amax,
-                          const num::MiniFloatFormat &element, bool rceil) {
+                          const numerics::MiniFloatFormat &element, bool rceil) {
   I32Ops i{b};
   using P = arith::CmpIPredicate;
   Value bits = magnitudeBits(b, amax);
@@ -263,14 +263,14 @@ Value codecs::nvfp4BlockScaleCode(ImplicitLocOpBuilder &b, Value amaxBlock,
   Value factor =
       arith::MulFOp::create(b, globalEncode, f32Const(b, 1.0f / 6.0f));
   Value scaled = arith::MulFOp::create(b, amaxBlock, factor);
-  return encodeRNESat(b, minPropagatingNaN(b, scaled, FLT_MAX), num::kE4M3FN);
+  return encodeRNESat(b, minPropagatingNaN(b, scaled, FLT_MAX), numerics::kE4M3FN);
 }
 
 Value codecs::nvfp4ElementScale(ImplicitLocOpBuilder &b, Value scaleCode,
                                 Value globalDecode) {
   // [NV1] enc = min(1 / (f32(s_blk) · S_dec), FLT_MAX).
   Value product = arith::MulFOp::create(
-      b, decodeMiniFloat(b, scaleCode, num::kE4M3FN), globalDecode);
+      b, decodeMiniFloat(b, scaleCode, numerics::kE4M3FN), globalDecode);
   return minPropagatingNaN(
       b, arith::DivFOp::create(b, f32Const(b, 1.0f), product), FLT_MAX);
 }
@@ -346,12 +346,12 @@ Value codecs::randomHadamardSign(ImplicitLocOpBuilder &b, Value seed,
                                  f32Const(b, -1.0f), f32Const(b, 1.0f));
 }
 
-int codecs::getFractionBits(const num::MiniFloatFormat &f) {
+int codecs::getFractionBits(const numerics::MiniFloatFormat &f) {
   return f.bias - 1 + int(f.mantissaBits);
 }
 
 Value codecs::elementToScaledInteger(ImplicitLocOpBuilder &b, Value code,
-                                     const num::MiniFloatFormat &f,
+                                     const numerics::MiniFloatFormat &f,
                                      Type intType) {
   // value · 2^fractionBits = significand << (max(e, 1) - 1), with the
   // implicit bit set for e > 0.

@@ -1,0 +1,147 @@
+//===- KernelUtils.cpp - Helpers of every GPU kernel builder --------------===//
+
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelUtils.h"
+
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+
+Value IndexMath::c(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value IndexMath::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value IndexMath::add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+Value IndexMath::mul(Value x, int64_t y) {
+  return y == 1 ? x : arith::MulIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::div(Value x, int64_t y) {
+  return y == 1 ? x : arith::DivUIOp::create(b, loc, x, c(y)).getResult();
+}
+Value IndexMath::rem(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, loc, x, c(y));
+}
+Value IndexMath::lt(Value x, int64_t y) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
+}
+Value IndexMath::both(Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+Value mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                              function_ref<Value()> thenFn,
+                              function_ref<Value()> elseFn) {
+  if (!cond)
+    return thenFn();
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, thenFn());
+      },
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, elseFn());
+      });
+  return ifOp.getResult(0);
+}
+
+void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
+                             function_ref<void()> thenFn) {
+  if (!cond)
+    return thenFn();
+  scf::IfOp::create(b, loc, cond, [&](OpBuilder &nested, Location) {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+    thenFn();
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+Value mlir::fp4train::buildDynamicSharedBytes(OpBuilder &b, Location loc) {
+  return gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+}
+
+int64_t mlir::fp4train::getGemmChunkBytes(Type element, int64_t k) {
+  return isPackedStorage(element) && k % 32 ? 8 : 16;
+}
+
+Value mlir::fp4train::loadCodeChunk(OpBuilder &b, Location loc,
+                                    const GemmGlobalOperand &op, Value batch,
+                                    Value row, Value col, int64_t bytes,
+                                    Value inBounds) {
+  auto type = VectorType::get({bytes}, b.getI8Type());
+  return buildIf(
+      b, loc, inBounds,
+      [&]() -> Value {
+        // `bytes`-byte alignment holds: one-shot bufferization allocates
+        // 64-byte aligned buffers and rows are a multiple of `bytes` long
+        // (getGemmChunkBytes).
+        return vector::LoadOp::create(b, loc, type, op.codes,
+                                      ValueRange{batch, row, col},
+                                      /*nontemporal=*/false,
+                                      llvm::Align(bytes));
+      },
+      [&]() -> Value {
+        return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+      });
+}
+
+Value mlir::fp4train::loadScaleCodes(OpBuilder &b, Location loc,
+                                     const GemmGlobalOperand &op, Value batch,
+                                     Value row, Value rowInBounds,
+                                     Value firstBlock, int64_t count,
+                                     int64_t kBlocks) {
+  IndexMath im{b, loc};
+  auto type = VectorType::get({count}, b.getI8Type());
+  Value scaleRow = im.div(row, op.blockRows);
+  auto zeros = [&](Type t) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
+  };
+  // Out-of-range blocks read scale code 0 (E8M0 2^-127, E4M3 +0): with their
+  // zero codes they contribute +0, and the scale stays finite.
+  if (kBlocks % count == 0) {
+    // The row's `count` blocks are one aligned load.
+    return buildIf(
+        b, loc, rowInBounds,
+        [&]() -> Value {
+          return vector::LoadOp::create(b, loc, type, op.scales,
+                                        ValueRange{batch, scaleRow, firstBlock},
+                                        false, llvm::Align(count));
+        },
+        [&]() { return zeros(type); });
+  }
+  SmallVector<Value> bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    Value block = im.add(firstBlock, i);
+    Value cond = im.both(rowInBounds, im.lt(block, kBlocks));
+    bytes.push_back(buildIf(
+        b, loc, cond,
+        [&]() -> Value {
+          return memref::LoadOp::create(b, loc, op.scales,
+                                        ValueRange{batch, scaleRow, block});
+        },
+        [&]() { return zeros(b.getI8Type()); }));
+  }
+  return vector::FromElementsOp::create(b, loc, type, bytes);
+}

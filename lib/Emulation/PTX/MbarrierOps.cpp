@@ -1,0 +1,179 @@
+//===- MbarrierOps.cpp - The mbarrier ops ---------------------------------===//
+//
+// mbarrier.init, mbarrier.arrive, mbarrier.arrive.expect_tx,
+// mbarrier.expect_tx, mbarrier.complete_tx and mbarrier.try_wait.parity of
+// the sm_100a/sm_103a instruction set on the mbarrier model of Mbarrier.cpp
+// (PTX ISA §9.7.13.15 "mbarrier"), per active thread, and the arrive-on and
+// complete-tx that tcgen05.commit and cp.async.bulk perform. The phase that
+// completes completes the asynchronous operations committed to it; a
+// try_wait.parity on a phase that has not completed lets the other roles of
+// a warp-specialized kernel run (the execution model:
+// Tcgen05Instructions.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tcgen05Common.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::fp4train::emulation::tcgen05 {
+
+//===----------------------------------------------------------------------===//
+// mbarrier
+//===----------------------------------------------------------------------===//
+
+/// The mbarrier object at the shared address `address`, checked.
+FailureOr<ptx::Mbarrier *> getBarrier(ExecutionContext &context,
+                                      uint64_t address) {
+  if (address % 8)
+    return context.fail(llvm::formatv("mbarrier address {0} is not 8-byte "
+                                      "aligned",
+                                      address));
+  if (failed(context.checkSharedAddress(address, 8)))
+    return failure();
+  return &getState(context).barriers[address];
+}
+
+/// An arrive-on of `count` on the barrier at `address` by `lane`; `token`
+/// gets the state before it.
+LogicalResult arriveOn(ExecutionContext &context, uint64_t address,
+                       uint32_t count, uint64_t *token) {
+  FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, address);
+  if (failed(barrier))
+    return failure();
+  bool completed;
+  if (failed(check(context, (*barrier)->arrive(count, token, &completed))))
+    return failure();
+  if (completed)
+    getState(context).completePhase(address);
+  return success();
+}
+
+/// A complete-tx of `bytes` on the barrier at `address`.
+LogicalResult completeTransaction(ExecutionContext &context, uint64_t address,
+                                  uint32_t bytes) {
+  FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, address);
+  if (failed(barrier))
+    return failure();
+  bool completed;
+  if (failed(check(context, (*barrier)->completeTx(bytes, &completed))))
+    return failure();
+  if (completed)
+    getState(context).completePhase(address);
+  return success();
+}
+
+/// Calls `body(lane)` for the active lanes whose optional PTX predicate
+/// holds.
+static LogicalResult
+forEachPredicatedLane(ExecutionContext &context, Value predicate,
+                      llvm::function_ref<LogicalResult(unsigned)> body) {
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    if (predicate && !(context.getWord(predicate, lane) & 1))
+      return success();
+    return body(lane);
+  });
+}
+
+LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](NVVM::MBarrierInitOp init) {
+        return forEachPredicatedLane(
+            context, init.getPredicate(), [&](unsigned lane) -> LogicalResult {
+              FailureOr<ptx::Mbarrier *> barrier =
+                  getBarrier(context, getWord64(context, init.getAddr(), lane));
+              if (failed(barrier))
+                return failure();
+              return check(context, (*barrier)->init(context.getWord(
+                                        init.getCount(), lane)));
+            });
+      })
+      .Case([&](NVVM::MBarrierArriveOp arrive) {
+        LaneValues *out =
+            arrive.getRes() ? &context.define(arrive.getRes()) : nullptr;
+        return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+          uint64_t token;
+          const uint32_t count =
+              arrive.getCount() ? context.getWord(arrive.getCount(), lane) : 1;
+          if (failed(arriveOn(context,
+                              getWord64(context, arrive.getAddr(), lane), count,
+                              &token)))
+            return failure();
+          if (out)
+            out->at(lane) = token;
+          return success();
+        });
+      })
+      .Case([&](NVVM::MBarrierArriveExpectTxOp arrive) {
+        LaneValues *out =
+            arrive.getRes() ? &context.define(arrive.getRes()) : nullptr;
+        return forEachPredicatedLane(
+            context, arrive.getPredicate(),
+            [&](unsigned lane) -> LogicalResult {
+              const uint64_t at = getWord64(context, arrive.getAddr(), lane);
+              FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+              if (failed(barrier) ||
+                  failed(check(context, (*barrier)->expectTx(context.getWord(
+                                            arrive.getTxcount(), lane)))))
+                return failure();
+              uint64_t token;
+              if (failed(arriveOn(context, at, 1, &token)))
+                return failure();
+              if (out)
+                out->at(lane) = token;
+              return success();
+            });
+      })
+      .Case([&](NVVM::MBarrierExpectTxOp expect) {
+        return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+          FailureOr<ptx::Mbarrier *> barrier =
+              getBarrier(context, getWord64(context, expect.getAddr(), lane));
+          if (failed(barrier))
+            return failure();
+          return check(context, (*barrier)->expectTx(context.getWord(
+                                    expect.getTxcount(), lane)));
+        });
+      })
+      .Case([&](NVVM::MBarrierCompleteTxOp complete) {
+        return forEachIssuingLane(context, [&](unsigned lane) {
+          return completeTransaction(
+              context, getWord64(context, complete.getAddr(), lane),
+              context.getWord(complete.getTxcount(), lane));
+        });
+      })
+      .Case([&](NVVM::MBarrierTryWaitParityOp wait) {
+        return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+          const uint64_t at = getWord64(context, wait.getAddr(), lane);
+          FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+          if (failed(barrier))
+            return failure();
+          if (!(*barrier)->isInitialized())
+            return context.fail(llvm::formatv(
+                "mbarrier.try_wait.parity on shared address {0}, which "
+                "mbarrier.init has not initialized",
+                at));
+          const uint32_t parity = context.getWord(wait.getPhase(), lane) & 1;
+          // The other roles of a warp-specialized kernel may complete it
+          // meanwhile (runsBranchesConcurrently).
+          if (context.waitUntil([&context, at, parity] {
+                FailureOr<ptx::Mbarrier *> b = getBarrier(context, at);
+                return succeeded(b) && (*b)->isPhaseComplete(parity);
+              }))
+            return success();
+          barrier = getBarrier(context, at);
+          if (failed(barrier))
+            return failure();
+          return context.fail(llvm::formatv(
+              "thread {0} waits for phase parity {1} of the mbarrier at shared "
+              "address {2}, which is in phase {3} with {4} pending arrivals "
+              "and tx-count {5}: no other thread of the workgroup can complete "
+              "it (a missing arrive, commit or complete-tx)",
+              lane, parity, at, (*barrier)->getPhase(),
+              (*barrier)->getPending(), (*barrier)->getTxCount()));
+        });
+      })
+      .Default([&](Operation *) { return context.fail("not an mbarrier op"); });
+}
+
+} // namespace mlir::fp4train::emulation::tcgen05

@@ -1,0 +1,109 @@
+//===- Tcgen05MmaOps.cpp - tcgen05.mma ... .block_scale, tcgen05.commit ---===//
+//
+// tcgen05.mma.cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale of the
+// sm_100a/sm_103a instruction set on the model of Tcgen05Mma.cpp (PTX ISA
+// §9.7.16.10.9.1, the scale_vec of §9.7.16.10.7 "Block Scaling"), and
+// tcgen05.commit, which attaches the asynchronous operations (mma, cp) the
+// thread has issued to the current phase of an mbarrier and arrives on it
+// (MbarrierOps.cpp). Both are issued by each active thread (the execution
+// model: Tcgen05Instructions.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tcgen05Common.h"
+
+#include "NVVMCommon.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <vector>
+
+namespace mlir::fp4train::emulation::tcgen05 {
+
+//===----------------------------------------------------------------------===//
+// tcgen05.mma ... .block_scale, tcgen05.commit
+//===----------------------------------------------------------------------===//
+
+/// The scale_vec of an MMA from its kind and .block16 / .block32.
+static FailureOr<ptx::ScaleVec>
+getScaleVec(ExecutionContext &context, NVVM::MMABlockScaleKind kind,
+            NVVM::Tcgen05MMABlockScale blockScale) {
+  using BS = NVVM::Tcgen05MMABlockScale;
+  switch (kind) {
+  case NVVM::MMABlockScaleKind::MXF8F6F4:
+    if (blockScale == BS::BLOCK16)
+      return context.fail("kind::mxf8f6f4 takes .block32 (scale_vec::1X) only");
+    return ptx::ScaleVec::X1;
+  case NVVM::MMABlockScaleKind::MXF4:
+    if (blockScale == BS::BLOCK16)
+      return context.fail("kind::mxf4 takes .block32 (scale_vec::2X) only");
+    return ptx::ScaleVec::X2;
+  case NVVM::MMABlockScaleKind::MXF4NVF4:
+    if (blockScale == BS::DEFAULT)
+      return context.fail("kind::mxf4nvf4 needs .block16 (scale_vec::4X) or "
+                          ".block32 (scale_vec::2X)");
+    return blockScale == BS::BLOCK16 ? ptx::ScaleVec::X4 : ptx::ScaleVec::X2;
+  }
+  return context.fail("unknown block-scale kind");
+}
+
+LogicalResult executeMma(ExecutionContext &context,
+                         NVVM::MMABlockScaleKind kind,
+                         NVVM::Tcgen05MMABlockScale blockScale,
+                         const MmaValues &v) {
+  FailureOr<ptx::ScaleVec> scaleVec = getScaleVec(context, kind, blockScale);
+  if (failed(scaleVec))
+    return failure();
+  Tcgen05State &state = getState(context);
+  const bool aInTensorMemory = isa<LLVM::LLVMPointerType>(v.a.getType());
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    ptx::Tcgen05MmaOperands operands;
+    operands.kind = nvvm::getModelKind(kind);
+    operands.scaleVec = *scaleVec;
+    operands.d = context.getWord(v.d, lane);
+    operands.aInTensorMemory = aInTensorMemory;
+    operands.a = getWord64(context, v.a, lane);
+    operands.bDesc = getWord64(context, v.b, lane);
+    operands.idesc = context.getWord(v.idesc, lane);
+    operands.enableInputD = context.getWord(v.enableInputD, lane) & 1;
+    operands.scaleA = context.getWord(v.scaleA, lane);
+    operands.scaleB = context.getWord(v.scaleB, lane);
+    const uint32_t op = state.nextOp++;
+    CheckedSharedMemory smem(context, lane / context.getSubgroupSize());
+    if (failed(check(context,
+                     ptx::tcgen05MmaBlockScale(operands, state.tmem, smem, op),
+                     &smem)))
+      return failure();
+    state.uncommitted[lane].push_back(op);
+    ++context.getStats().mfmas;
+    return success();
+  });
+}
+
+LogicalResult executeCommit(ExecutionContext &context, Value address,
+                            Value multicastMask) {
+  if (multicastMask)
+    return context.fail("tcgen05.commit with a CTA multicast mask is not "
+                        "modelled");
+  Tcgen05State &state = getState(context);
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    const uint64_t at = getWord64(context, address, lane);
+    FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+    if (failed(barrier))
+      return failure();
+    if (!(*barrier)->isInitialized())
+      return context.fail(llvm::formatv("tcgen05.commit to the mbarrier at "
+                                        "shared address {0}, which "
+                                        "mbarrier.init has not initialized",
+                                        at));
+    // The thread's operations so far complete with the barrier's phase
+    // (they are already done: the arrive-on follows at once).
+    std::vector<uint32_t> &ops = state.uncommitted[lane];
+    llvm::append_range(state.barrierOps[at], ops);
+    ops.clear();
+    uint64_t token;
+    return arriveOn(context, at, 1, &token);
+  });
+}
+
+} // namespace mlir::fp4train::emulation::tcgen05
