@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Report.h"
+#include "Session.h"
 #include "Tasks.h"
 #include "Trainer.h"
 
@@ -34,9 +35,7 @@
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -46,10 +45,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -178,103 +175,6 @@ static cl::opt<bool> checkIndices(
 
 namespace {
 
-
-/// Whether a 1-D parameter scales something (a norm gain) rather than
-/// shifting it (a bias): some linalg body multiplies by it.
-bool isMultiplicative(BlockArgument param) {
-  for (OpOperand &use : param.getUses()) {
-    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (!generic)
-      continue;
-    BlockArgument inner = generic.getMatchingBlockArgument(&use);
-    for (Operation *user : inner.getUsers())
-      if (isa<arith::MulFOp>(user))
-        return true;
-  }
-  return false;
-}
-
-StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
-  StepSignature s;
-  std::string where = "@" + function.getName().str();
-  std::vector<size_t> data;
-  for (auto [index, value] : llvm::enumerate(jit.getArguments())) {
-    if (value.isParam) {
-      s.params.push_back(index);
-      s.vectorInit.push_back(
-          value.shape.size() == 1 &&
-                  isMultiplicative(function.getArgument(index))
-              ? 1.0f
-              : 0.0f);
-    } else if (value.kind == JitValue::Kind::Tensor) {
-      data.push_back(index);
-    } else if (value.kind == JitValue::Kind::F32) {
-      if (s.learningRate)
-        fail(where + " takes more than one f32 scalar (the learning rate)");
-      s.learningRate = index;
-    } else {
-      if (s.step)
-        fail(where + " takes more than one integer scalar (the step)");
-      s.step = index;
-    }
-  }
-  auto args = jit.getArguments();
-  if (s.params.empty())
-    fail(where + " has no argument marked {fp4train.param}");
-  const char *expectedData =
-      " must take, besides its parameters, an input and a target: f32 "
-      "tensors [rows, width] with the same rows, or i32 token ids [batch, "
-      "length] (or [length]) of one shape";
-  if (data.size() != 2)
-    fail(where + expectedData);
-  const JitValue &input = args[data[0]], &target = args[data[1]];
-  s.tokens = input.isInt32;
-  bool matches =
-      s.tokens ? target.isInt32 && input.shape == target.shape &&
-                     (input.shape.size() == 1 || input.shape.size() == 2)
-               : input.elementBytes == 4 && !target.isInt32 &&
-                     target.elementBytes == 4 && input.shape.size() == 2 &&
-                     target.shape.size() == 2 &&
-                     input.shape[0] == target.shape[0];
-  if (!matches)
-    fail(where + expectedData);
-  s.input = data[0];
-  s.target = data[1];
-  auto results = jit.getResults();
-  bool shapesMatch = results.size() == s.params.size() + 1 &&
-                     results[0].shape.empty();
-  for (size_t i = 0; shapesMatch && i < s.params.size(); ++i)
-    shapesMatch = results[i + 1].shape == args[s.params[i]].shape;
-  if (!shapesMatch)
-    fail(where + " must return the loss (tensor<f32>) and one tensor per "
-                 "parameter, with the parameter's shape");
-  s.updatesInGraph = s.learningRate.has_value();
-  function.walk([&](linalg::BatchMatmulOp) { s.hasAttention = true; });
-  return s;
-}
-
-/// Fails unless the host buffers of a run (parameters, their results and
-/// Adam's two moments, the batch) fit in the machine's memory: an allocation
-/// past it would end the process in std::bad_alloc.
-void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
-                     bool adam) {
-  // The counts are checked by JitFunction::compile; the sum in long double
-  // cannot overflow.
-  long double bytes = 0;
-  auto args = jit.getArguments();
-  for (size_t index : signature.params)
-    bytes += (adam ? 4.0L : 2.0L) * args[index].getNumElements() * 4;
-  bytes += 4.0L * args[signature.input].getNumElements() +
-           4.0L * args[signature.target].getNumElements();
-  uint64_t available = ::fp4train::numerics::getPhysicalMemoryBytes();
-  if (available && bytes > (long double)available)
-    fail("@" + functionName + " needs " +
-         llvm::Twine((unsigned long long)std::min<long double>(bytes, 1e19L)) +
-         " bytes of host buffers for its parameters and batch, more than "
-         "this machine's " +
-         llvm::Twine((unsigned long long)available));
-}
-
 /// The quantize recipe a command-line recipe name stands for.
 std::string pipelineRecipe(llvm::StringRef name) {
   return name == "f32" ? "none" : name.str();
@@ -316,154 +216,6 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
   return std::move(*jit);
 }
 
-/// One line on stderr (when it is a terminal) with the state of every run
-/// in progress.
-class Progress {
-public:
-  Progress() : enabled(llvm::sys::Process::StandardErrIsDisplayed()) {}
-
-  void update(const std::string &label, int64_t step, int64_t horizon,
-              double loss, double tokensPerSecond) {
-    if (!enabled)
-      return;
-    std::lock_guard<std::mutex> lock(mutex);
-    char text[160];
-    std::snprintf(text, sizeof(text), "%s %lld/%lld loss %.4f %.0f tok/s",
-                  label.c_str(), (long long)step, (long long)horizon, loss,
-                  tokensPerSecond);
-    active[label] = text;
-    auto now = std::chrono::steady_clock::now();
-    if (now - lastPrint < std::chrono::milliseconds(200))
-      return;
-    lastPrint = now;
-    print();
-  }
-
-  void finish(const std::string &label) {
-    if (!enabled)
-      return;
-    std::lock_guard<std::mutex> lock(mutex);
-    active.erase(label);
-    print();
-  }
-
-private:
-  void print() {
-    std::string line;
-    for (const auto &entry : active)
-      line += (line.empty() ? "" : " | ") + entry.second;
-    // Clear the previous line, then write this one without a newline.
-    std::fprintf(stderr, "\r\033[K%s", line.substr(0, 200).c_str());
-    std::fflush(stderr);
-  }
-
-  bool enabled;
-  std::mutex mutex;
-  std::map<std::string, std::string> active;
-  std::chrono::steady_clock::time_point lastPrint;
-};
-
-/// What the runs of one invocation share.
-struct Session {
-  ModuleOp module;
-  int stepArg = -1;
-  CPUNumerics path = CPUNumerics::Runtime;
-  TrainOptions options;
-  int64_t horizon = 0, limit = 0, window = 0, evalEvery = 0;
-  int64_t tokensPerStep = 0;
-  bool labelsWithSeed = false;
-  /// The run whose first step --dump-first-step writes, and its files.
-  std::string dumpRecipe;
-  uint64_t dumpSeed = 0;
-  std::vector<::fp4train::numerics::OutputFile> dumped;
-  /// Compilation and reading the IR are serialized: runs share one
-  /// MLIRContext. Training needs neither.
-  std::mutex compileMutex;
-  /// The compiled step of each recipe, shared by its seeds (calls on
-  /// distinct buffers may run concurrently).
-  std::map<std::string, std::shared_ptr<JitFunction>> compiled;
-  Progress progress;
-};
-
-/// Trains `recipeName` from `seed` for the horizon, then on past it (up to
-/// the limit) while it has not reached `target`: the f32 run's final
-/// held-out loss where the task has a validation split, else its final
-/// moving-mean training loss.
-Run train(Session &session, const Task &task, const std::string &recipeName,
-          uint64_t seed, std::optional<double> target) {
-  std::shared_ptr<JitFunction> jit;
-  StepSignature signature;
-  {
-    std::lock_guard<std::mutex> lock(session.compileMutex);
-    std::shared_ptr<JitFunction> &cached = session.compiled[recipeName];
-    if (!cached)
-      cached = compileFor(session.module, recipeName, session.stepArg,
-                          session.path);
-    jit = cached;
-    auto function = session.module.lookupSymbol<func::FuncOp>(functionName);
-    signature = readSignature(function, *jit);
-  }
-  checkHostMemory(*jit, signature, session.options.adam);
-  // Run times are training times: the compilation of a recipe is shared by
-  // its seeds (and the first recipe's happened before any run).
-  auto start = std::chrono::steady_clock::now();
-  TrainOptions options = session.options;
-  options.seed = seed;
-  Trainer trainer(*jit, signature, options);
-  // Written with the run's other outputs, once all runs have succeeded.
-  if (!dumpStep.empty() && recipeName == session.dumpRecipe &&
-      seed == session.dumpSeed)
-    session.dumped = trainer.dump(task, 0, dumpStep);
-
-  Run run;
-  run.recipe = recipeName;
-  run.seed = seed;
-  run.steps = session.horizon;
-  std::string label = run.getLabel(session.labelsWithSeed);
-  bool validated = task.getNumValidationBatches() > 0;
-  auto validate = [&](int64_t steps) {
-    double loss = trainer.validate(task, steps);
-    if (!std::isfinite(loss))
-      fail(label + ": the held-out loss is not finite after " +
-           llvm::Twine(steps) + " steps");
-    run.validation.emplace_back(steps, loss);
-    return loss;
-  };
-  if (validated)
-    validate(0);
-  auto reached = [&](int64_t steps) {
-    if (!target)
-      return true;
-    if (validated)
-      return run.validation.back().first == steps &&
-             run.validation.back().second <= *target;
-    return windowMean(run.losses, steps, session.window) <= *target;
-  };
-  for (int64_t s = 0; s < session.limit; ++s) {
-    if (s >= session.horizon && reached(s))
-      break;
-    double loss = trainer.step(task, s);
-    if (!std::isfinite(loss))
-      fail(label + ": the loss is not finite at step " + llvm::Twine(s));
-    run.losses.push_back(loss);
-    int64_t done = s + 1;
-    if (validated && (done % session.evalEvery == 0 ||
-                      done == session.horizon || done == session.limit))
-      validate(done);
-    double elapsed = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    session.progress.update(
-        label, done, session.horizon,
-        windowMean(run.losses, done, session.window),
-        double(done * session.tokensPerStep) / elapsed);
-  }
-  session.progress.finish(label);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count();
-  return run;
-}
 
 /// The contents of a regular input file; /dev/zero, a FIFO or a file larger
 /// than the machine's memory is an error, not an endless read.
@@ -753,8 +505,11 @@ int main(int argc, char **argv) {
   Session session;
   session.compiled[recipes.front()] = std::move(first);
   session.module = *module;
-  session.stepArg = resolvedStepArg;
-  session.path = path;
+  session.functionName = functionName;
+  session.compile = [&](llvm::StringRef recipe) {
+    return compileFor(*module, recipe, resolvedStepArg, path);
+  };
+  session.dumpDirectory = dumpStep;
   // Defaults measured to keep the full 7-recipe --compare of the regression
   // examples within 10 minutes on 2 cores, and the 8-recipe GPT table within
   // 5 minutes per seed (docs/training.md, docs/ablation.md).
