@@ -47,10 +47,11 @@ void BM_Memcpy(benchmark::State &state) {
   const std::vector<float> &input = getInput();
   std::vector<float> output(input.size());
   for (auto _ : state) {
-    parallelFor(int64_t(input.size()), 1 << 16, [&](int64_t begin, int64_t end) {
-      std::memcpy(&output[begin], &input[begin],
-                  size_t(end - begin) * sizeof(float));
-    });
+    parallelFor(int64_t(input.size()), 1 << 16,
+                [&](int64_t begin, int64_t end) {
+                  std::memcpy(&output[begin], &input[begin],
+                              size_t(end - begin) * sizeof(float));
+                });
     benchmark::DoNotOptimize(output.data());
   }
   setThroughput(state);

@@ -64,13 +64,16 @@ std::unique_ptr<CompiledStep> compileStep(const std::string &recipe,
   if (!module)
     return nullptr;
   auto compiled = std::make_unique<CompiledStep>();
-  auto jit = JitFunction::compile(*module, "train_step", [&](OpPassManager &pm) {
-    CPUPipelineOptions options;
-    options.recipe = recipe;
-    options.outParams = true;
-    options.numerics = CPUNumerics::Runtime;
-    buildCPUPipeline(pm, options);
-  }, JitOptions{checkIndices});
+  auto jit = JitFunction::compile(
+      *module, "train_step",
+      [&](OpPassManager &pm) {
+        CPUPipelineOptions options;
+        options.recipe = recipe;
+        options.outParams = true;
+        options.numerics = CPUNumerics::Runtime;
+        buildCPUPipeline(pm, options);
+      },
+      JitOptions{checkIndices});
   if (!jit) {
     llvm::errs() << recipe << ": " << llvm::toString(jit.takeError()) << "\n";
     return nullptr;
@@ -92,17 +95,17 @@ std::unique_ptr<CompiledStep> compileStep(const std::string &recipe,
     std::vector<uint32_t> &buffer =
         compiled->buffers.emplace_back(value.getNumElements());
     for (uint32_t &word : buffer) {
-      float x = value.isParam ? normal(rng) + (value.shape.size() == 1)
-                              : normal(rng);
+      float x =
+          value.isParam ? normal(rng) + (value.shape.size() == 1) : normal(rng);
       if (value.isInt32)
         word = uint32_t(token(rng));
       else
         std::memcpy(&word, &x, 4);
     }
     if (!value.isParam && firstData) {
-      compiled->tokens = value.isInt32 ? value.getNumElements()
-                                       : value.shape.empty() ? 1
-                                                             : value.shape[0];
+      compiled->tokens = value.isInt32         ? value.getNumElements()
+                         : value.shape.empty() ? 1
+                                               : value.shape[0];
       firstData = false;
     }
     compiled->args.push_back(buffer.data());

@@ -148,11 +148,13 @@ void fuzzGather(const uint8_t *data, size_t size) {
   for (int32_t id : ids)
     inRange &= id >= 0 && id < 5;
   if (called != inRange)
-    finding("ids " + std::to_string(ids[0]) + " " + std::to_string(ids[1]) +
-            " " + std::to_string(ids[2]) + " " + std::to_string(ids[3]) +
-            (called ? " called without an error" : " failed: " + messages.text));
-  if (!called && messages.text.find("is out of bounds of dimension 0 (size 5)") ==
-                     std::string::npos)
+    finding(
+        "ids " + std::to_string(ids[0]) + " " + std::to_string(ids[1]) + " " +
+        std::to_string(ids[2]) + " " + std::to_string(ids[3]) +
+        (called ? " called without an error" : " failed: " + messages.text));
+  if (!called &&
+      messages.text.find("is out of bounds of dimension 0 (size 5)") ==
+          std::string::npos)
     finding("a failed check without its message: " + messages.text);
   if (called)
     for (int i = 0; i < 4; ++i)

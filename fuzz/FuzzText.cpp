@@ -42,8 +42,8 @@ static bool startsWithIntegerList(llvm::StringRef text) {
 bool hasKnownUpstreamParserCrash(llvm::StringRef text) {
   if (text.contains("batch_matmul") && text.contains("xindex>"))
     return true;
-  for (llvm::StringRef op : {"linalg.transpose", "linalg.broadcast",
-                             "linalg.reduce"}) {
+  for (llvm::StringRef op :
+       {"linalg.transpose", "linalg.broadcast", "linalg.reduce"}) {
     for (size_t at = text.find(op); at != llvm::StringRef::npos;
          at = text.find(op, at + 1)) {
       // The generic form ("linalg.transpose"(...)) parses its attributes

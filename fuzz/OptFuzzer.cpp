@@ -14,8 +14,8 @@
 
 #include "FuzzSupport.h"
 
-#include "mlir/IR/Verifier.h"
 #include "fp4train/ParseModule.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -84,8 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     module->print(os);
   }
   context.resetErrors();
-  OwningOpRef<ModuleOp> reparsed =
-      parseSourceString<ModuleOp>(printed, config);
+  OwningOpRef<ModuleOp> reparsed = parseSourceString<ModuleOp>(printed, config);
   if (!reparsed) {
     std::fprintf(stderr,
                  "fuzzer finding: the printed module does not parse back:\n"

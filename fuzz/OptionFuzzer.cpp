@@ -68,14 +68,22 @@ func.func @step(%x: tensor<32x64xf32>, %w: tensor<32x64xf32> {fp4train.param},
 
 /// Passes and pipelines whose options the text becomes (selector - 2).
 const char *const kOptionTargets[] = {
-    "fp4train-quantize-matmuls",     "fp4train-quantize-pipeline",
-    "fp4train-annotate-roles",       "fp4train-expand",
-    "fp4train-to-runtime",           "fp4train-cpu-pipeline",
-    "fp4train-rocm-kernel-pipeline", "fp4train-cuda-kernel-pipeline",
-    "fp4train-to-amdgpu",            "fp4train-to-nvvm",
-    "fp4train-interchange-contractions", "fp4train-vectorize-contractions",
-    "fp4train-check-indices",        "fp4train-gpu-device-memory",
-    "fp4train-cuda-pipeline",        "fp4train-rocm-pipeline",
+    "fp4train-quantize-matmuls",
+    "fp4train-quantize-pipeline",
+    "fp4train-annotate-roles",
+    "fp4train-expand",
+    "fp4train-to-runtime",
+    "fp4train-cpu-pipeline",
+    "fp4train-rocm-kernel-pipeline",
+    "fp4train-cuda-kernel-pipeline",
+    "fp4train-to-amdgpu",
+    "fp4train-to-nvvm",
+    "fp4train-interchange-contractions",
+    "fp4train-vectorize-contractions",
+    "fp4train-check-indices",
+    "fp4train-gpu-device-memory",
+    "fp4train-cuda-pipeline",
+    "fp4train-rocm-pipeline",
 };
 
 /// The pipelines that end in device binaries: their option text must not
@@ -119,9 +127,8 @@ void checkRoundTrip(T original, Parse parse, const char *what) {
   if (reparsed == original)
     return;
   std::fprintf(stderr,
-               "fuzzer finding: the %s printed as '%s' parses back %s\n",
-               what, printed.c_str(),
-               reparsed ? "to a different one" : "to nothing");
+               "fuzzer finding: the %s printed as '%s' parses back %s\n", what,
+               printed.c_str(), reparsed ? "to a different one" : "to nothing");
   std::abort();
 }
 

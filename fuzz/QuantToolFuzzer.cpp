@@ -35,17 +35,16 @@ namespace {
 const std::string &getScratchDirectory() {
   static const std::string directory = [] {
     const char *tmp = std::getenv("TMPDIR");
-    std::string name = std::string(tmp && *tmp ? tmp : "/tmp") +
-                       "/fp4-quant-fuzzer.XXXXXX";
+    std::string name =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/fp4-quant-fuzzer.XXXXXX";
     if (!::mkdtemp(name.data())) {
       std::perror("fuzzer setup: mkdtemp");
       std::abort();
     }
     static std::string removed = name;
     std::atexit([] {
-      for (const char *suffix :
-           {"/in.npy", "/out.codes.npy", "/out.scales.npy", "/out.deq.npy",
-            "/out.global.npy"})
+      for (const char *suffix : {"/in.npy", "/out.codes.npy", "/out.scales.npy",
+                                 "/out.deq.npy", "/out.global.npy"})
         ::unlink((removed + suffix).c_str());
       ::rmdir(removed.c_str());
     });
@@ -64,7 +63,8 @@ void checkNpyRoundTrip(const uint8_t *data, size_t size) {
   if (back && back->dtype == array->dtype && back->shape == array->shape &&
       back->bytes == array->bytes)
     return;
-  std::fprintf(stderr, "fuzzer finding: a parsed .npy does not round-trip%s%s\n",
+  std::fprintf(stderr,
+               "fuzzer finding: a parsed .npy does not round-trip%s%s\n",
                back ? "" : ": ", back ? "" : back.error().message.c_str());
   std::abort();
 }

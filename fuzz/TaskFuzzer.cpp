@@ -72,8 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The text task: rows of width `length % 64 + 1` embeddings.
   int64_t width = 1 + length % 64;
   if (int64_t(corpus.size()) >= batch + 2) {
-    std::unique_ptr<Task> text =
-        createTextTask(corpus, batch, width, seed);
+    std::unique_ptr<Task> text = createTextTask(corpus, batch, width, seed);
     std::vector<float> x(batch * width), y(batch * width);
     text->getBatch(int64_t(seed % 1000), x.data(), y.data());
   }

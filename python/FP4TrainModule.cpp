@@ -55,7 +55,8 @@ public:
   Context() {
     MlirDialectRegistry registry = mlirDialectRegistryCreate();
     fp4trainRegisterRequiredDialects(registry);
-    context = mlirContextCreateWithRegistry(registry, /*threadingEnabled=*/true);
+    context =
+        mlirContextCreateWithRegistry(registry, /*threadingEnabled=*/true);
     mlirDialectRegistryDestroy(registry);
   }
   ~Context() { mlirContextDestroy(context); }
@@ -137,8 +138,7 @@ std::string roleReport(const Module &module, const std::string &layout) {
 //===----------------------------------------------------------------------===//
 
 /// What a conversion to T takes, for error messages.
-template <typename T>
-const char *describeExpected() {
+template <typename T> const char *describeExpected() {
   if constexpr (std::is_same_v<T, bool>)
     return "a bool";
   else if constexpr (std::is_same_v<T, std::string>)
@@ -154,16 +154,15 @@ const char *describeExpected() {
 /// `value` as T; a value of the wrong kind or out of T's range is a
 /// TypeError naming `what` (an argument or option) and what it takes, not
 /// pybind11's "Unable to cast Python instance to C++ type".
-template <typename T>
-T convert(py::handle value, const std::string &what) {
+template <typename T> T convert(py::handle value, const std::string &what) {
   try {
     return py::cast<T>(value);
   } catch (const py::cast_error &) {
     std::string shown = py::repr(value).cast<std::string>();
     if (shown.size() > 40)
       shown = shown.substr(0, 37) + "...";
-    throw py::type_error(what + " must be " + describeExpected<T>() +
-                         ", got " + shown);
+    throw py::type_error(what + " must be " + describeExpected<T>() + ", got " +
+                         shown);
   }
 }
 
@@ -172,11 +171,11 @@ T convert(py::handle value, const std::string &what) {
 struct QuantOptions {
   explicit QuantOptions(const py::dict &dict) {
     fp4trainQuantOptionsInit(&options);
-    auto text = [&](const char *key, std::string &storage,
-                    const char *&field) {
+    auto text = [&](const char *key, std::string &storage, const char *&field) {
       if (!dict.contains(key))
         return;
-      storage = convert<std::string>(dict[key], "option  + std::string(key) + ");
+      storage =
+          convert<std::string>(dict[key], "option  + std::string(key) + ");
       field = storage.c_str();
     };
     text("format", format, options.format);
@@ -195,7 +194,8 @@ struct QuantOptions {
       options.amax = convert<float>(dict["amax"], "option 'amax'");
     }
     if (dict.contains("hadamard"))
-      options.hadamard = convert<int64_t>(dict["hadamard"], "option 'hadamard'");
+      options.hadamard =
+          convert<int64_t>(dict["hadamard"], "option 'hadamard'");
     if (dict.contains("step")) {
       options.hasStep = true;
       options.step = convert<uint64_t>(dict["step"], "option 'step'");
@@ -233,15 +233,16 @@ py::tuple quantize(const FloatArray &x, const py::dict &dict) {
   ByteArray codes(shape), scales(scalesShape);
   FloatArray global(std::vector<int64_t>{2});
   const float *data = x.data();
-  uint8_t *codesData = codes.mutable_data(), *scalesData = scales.mutable_data();
+  uint8_t *codesData = codes.mutable_data(),
+          *scalesData = scales.mutable_data();
   float *globalData = global.mutable_data();
   MlirLogicalResult result;
   {
     py::gil_scoped_release release;
-    result = fp4trainQuantize(&options.options, shape.size(), shape.data(),
-                              data, codesData, scalesData, globalData,
-                              /*dequantized=*/nullptr, Collector::append,
-                              &errors);
+    result =
+        fp4trainQuantize(&options.options, shape.size(), shape.data(), data,
+                         codesData, scalesData, globalData,
+                         /*dequantized=*/nullptr, Collector::append, &errors);
   }
   if (mlirLogicalResultIsFailure(result))
     errors.raise("quantization failed");
@@ -303,11 +304,11 @@ public:
                                        : fp4trainJitGetArgument(jit, i);
       const char *kind = value.kind == FP4TrainJitTensor ? "tensor"
                          : value.kind == FP4TrainJitF32  ? "f32"
-                                                          : "i64";
-      list.append(py::make_tuple(
-          kind, py::tuple(py::cast(std::vector<int64_t>(
-                    value.shape, value.shape + value.rank))),
-          value.elementBytes, value.isParam));
+                                                         : "i64";
+      list.append(py::make_tuple(kind,
+                                 py::tuple(py::cast(std::vector<int64_t>(
+                                     value.shape, value.shape + value.rank))),
+                                 value.elementBytes, value.isParam));
     }
     return list;
   }
@@ -394,7 +395,8 @@ private:
     if (shape != std::vector<int64_t>(value.shape, value.shape + value.rank)) {
       std::string want = "(", got = "(";
       for (intptr_t d = 0; d < value.rank; ++d)
-        want += std::to_string(value.shape[d]) + (d + 1 < value.rank ? ", " : "");
+        want +=
+            std::to_string(value.shape[d]) + (d + 1 < value.rank ? ", " : "");
       for (size_t d = 0; d < shape.size(); ++d)
         got += std::to_string(shape[d]) + (d + 1 < shape.size() ? ", " : "");
       throw Error(where + " has shape " + got + ") but the function takes " +
@@ -439,7 +441,8 @@ PYBIND11_MODULE(_fp4train, m) {
            "with the diagnostics when the pipeline does not parse or a pass "
            "fails (the module may then be partially transformed). Releases "
            "the GIL while the passes run.")
-      .def("__str__", &print, "The module as MLIR text (the custom assembly form).");
+      .def("__str__", &print,
+           "The module as MLIR text (the custom assembly form).");
 
   m.def("_role_report", &roleReport, py::arg("module"),
         py::arg("weight_layout"),

@@ -3,7 +3,7 @@
 |* Registration of the dialect and of everything a training graph needs, and *|
 |* accessors for `!fp4train.scaled` types and `#fp4train.recipe` attributes.  *|
 |* Follows MLIR's C API conventions: value handles, MlirStringRef text that  *|
-|* is not null-terminated, a null handle (check with mlir*IsNull) on failure.  *|
+|* is not null-terminated, a null handle (check with mlir*IsNull) on failure. *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -94,9 +94,9 @@ MLIR_CAPI_EXPORTED bool fp4trainAttributeIsARecipe(MlirAttribute attr);
 /// attribute, as the `recipe` option of the quantize pipelines accepts.
 /// Returns a null attribute and reports why through `onError` (if not null)
 /// otherwise; nothing is printed.
-MLIR_CAPI_EXPORTED MlirAttribute fp4trainRecipeAttrParse(
-    MlirContext context, MlirStringRef text, MlirStringCallback onError,
-    void *userData);
+MLIR_CAPI_EXPORTED MlirAttribute
+fp4trainRecipeAttrParse(MlirContext context, MlirStringRef text,
+                        MlirStringCallback onError, void *userData);
 
 /// The number of preset recipes; their names are returned by
 /// fp4trainRecipeGetPresetName(0..n).
@@ -118,8 +118,8 @@ MLIR_CAPI_EXPORTED unsigned fp4trainRecipeAttrGetKeepLast(MlirAttribute attr);
 
 /// The `#fp4train.gemm` settings of `role`, or a null attribute when that
 /// role stays in high precision.
-MLIR_CAPI_EXPORTED MlirAttribute
-fp4trainRecipeAttrGetGemm(MlirAttribute attr, FP4TrainRole role);
+MLIR_CAPI_EXPORTED MlirAttribute fp4trainRecipeAttrGetGemm(MlirAttribute attr,
+                                                           FP4TrainRole role);
 
 /// The `#fp4train.quant` of the left (`lhs = true`) or right operand of a
 /// `#fp4train.gemm`.
@@ -137,8 +137,7 @@ fp4trainGemmAttrGetHadamardSigns(MlirAttribute gemm);
 /// `#fp4train.quant`, spelled as in the attribute's syntax.
 MLIR_CAPI_EXPORTED MlirStringRef fp4trainQuantAttrGetFormat(MlirAttribute q);
 MLIR_CAPI_EXPORTED MlirStringRef fp4trainQuantAttrGetRounding(MlirAttribute q);
-MLIR_CAPI_EXPORTED MlirStringRef
-fp4trainQuantAttrGetScaleMode(MlirAttribute q);
+MLIR_CAPI_EXPORTED MlirStringRef fp4trainQuantAttrGetScaleMode(MlirAttribute q);
 
 #ifdef __cplusplus
 }

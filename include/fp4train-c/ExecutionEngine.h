@@ -1,4 +1,5 @@
-/*===- fp4train-c/ExecutionEngine.h - JIT-compile and call a function -*- C -*-===*\
+/*===- fp4train-c/ExecutionEngine.h - JIT-compile and call a function -*- C
+-*-===*\
 |*                                                                            *|
 |* Compiles one function of a module (a training step) with a CPU pipeline,  *|
 |* JITs it with the fp4train runtime linked in, and calls it on buffers the  *|
@@ -108,9 +109,11 @@ MLIR_CAPI_EXPORTED FP4TrainJitValue fp4trainJitGetResult(FP4TrainJit jit,
 /// buffers. Fails, passing the reason to `onError`, when an index check
 /// (FP4TrainJitOptions::checkIndices) failed: the results are then
 /// unspecified, and no memory outside the buffers was touched.
-MLIR_CAPI_EXPORTED MlirLogicalResult
-fp4trainJitCall(FP4TrainJit jit, const void *const *args, void *const *results,
-                MlirStringCallback onError, void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainJitCall(FP4TrainJit jit,
+                                                     const void *const *args,
+                                                     void *const *results,
+                                                     MlirStringCallback onError,
+                                                     void *userData);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/*===- fp4train-c/Numerics.h - Block quantization on caller buffers -*- C -*-===*\
+/*===- fp4train-c/Numerics.h - Block quantization on caller buffers -*- C
+-*-===*\
 |*                                                                            *|
 |* The numerics library (MXFP4, NVFP4, MXFP8 block quantization, stochastic  *|
 |* rounding, Hadamard rotations) on row-major buffers the caller owns. The    *|
@@ -93,8 +94,8 @@ MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainDequantize(
 /// `step`), or by its inverse when `inverse`.
 MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainHadamardRotate(
     intptr_t rank, const int64_t *shape, float *data, int64_t size,
-    const char *signs, uint64_t seed, uint64_t step, int64_t axis,
-    bool inverse, MlirStringCallback onError, void *userData);
+    const char *signs, uint64_t seed, uint64_t step, int64_t axis, bool inverse,
+    MlirStringCallback onError, void *userData);
 
 #ifdef __cplusplus
 }

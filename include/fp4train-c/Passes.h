@@ -1,4 +1,5 @@
-/*===- fp4train-c/Passes.h - Passes, pipelines and module entry points -*- C -*-===*\
+/*===- fp4train-c/Passes.h - Passes, pipelines and module entry points -*- C
+-*-===*\
 |*                                                                            *|
 |* Registration of fp4train's passes and pipelines, and the operations an     *|
 |* embedder runs on a module: parse with captured diagnostics, run a textual  *|
@@ -31,9 +32,9 @@ MLIR_CAPI_EXPORTED void fp4trainRegisterPasses(void);
 /// Parses `source` as a module in `context`. Returns a null module on error,
 /// with the parser's diagnostics (locations as `<input>:line:col`) passed to
 /// `onError`.
-MLIR_CAPI_EXPORTED MlirModule fp4trainModuleCreateParse(
-    MlirContext context, MlirStringRef source, MlirStringCallback onError,
-    void *userData);
+MLIR_CAPI_EXPORTED MlirModule
+fp4trainModuleCreateParse(MlirContext context, MlirStringRef source,
+                          MlirStringCallback onError, void *userData);
 
 /// Runs a textual pass pipeline on `module`, in place. `pipeline` takes the
 /// strings `fp4-opt --pass-pipeline` takes, with or without the
@@ -41,9 +42,9 @@ MLIR_CAPI_EXPORTED MlirModule fp4trainModuleCreateParse(
 /// `fp4train-cpu-pipeline{recipe=nvfp4}` and `func.func(canonicalize)` both
 /// work). Call fp4trainRegisterPasses first. Fails on a pipeline that does not
 /// parse or a pass that fails; the module is then partially transformed.
-MLIR_CAPI_EXPORTED MlirLogicalResult fp4trainModuleRunPipeline(
-    MlirModule module, MlirStringRef pipeline, MlirStringCallback onError,
-    void *userData);
+MLIR_CAPI_EXPORTED MlirLogicalResult
+fp4trainModuleRunPipeline(MlirModule module, MlirStringRef pipeline,
+                          MlirStringCallback onError, void *userData);
 
 /// Classifies the contractions of every function with a body of `module`
 /// (docs/semantics.md, [ROLE1]-[ROLE6]) without changing it, and passes the

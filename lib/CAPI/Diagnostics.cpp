@@ -48,8 +48,8 @@ static void printDiagnostic(llvm::raw_ostream &os, Diagnostic &diagnostic) {
     printLocation(os, diagnostic.getLocation());
     os << ": ";
   }
-  os << getSeverityName(diagnostic.getSeverity()) << ": "
-     << diagnostic.str() << "\n";
+  os << getSeverityName(diagnostic.getSeverity()) << ": " << diagnostic.str()
+     << "\n";
   for (Diagnostic &note : diagnostic.getNotes())
     printDiagnostic(os, note);
 }

@@ -43,17 +43,15 @@ FP4TrainJit fp4trainJitCreate(MlirModule module, MlirStringRef function,
                                       userData);
 }
 
-FP4TrainJit fp4trainJitCreateWithOptions(MlirModule module,
-                                         MlirStringRef function,
-                                         MlirStringRef pipeline,
-                                         FP4TrainJitOptions options,
-                                         MlirStringCallback onError,
-                                         void *userData) {
+FP4TrainJit
+fp4trainJitCreateWithOptions(MlirModule module, MlirStringRef function,
+                             MlirStringRef pipeline, FP4TrainJitOptions options,
+                             MlirStringCallback onError, void *userData) {
   ModuleOp original = unwrap(module);
   MLIRContext *context = original.getContext();
   capi::DiagnosticCapture capture(context);
-  FailureOr<OpPassManager> parsed = capi::parsePipeline(
-      withOutParams(unwrap(pipeline)), capture.stream());
+  FailureOr<OpPassManager> parsed =
+      capi::parsePipeline(withOutParams(unwrap(pipeline)), capture.stream());
   if (failed(parsed)) {
     capture.report(onError, userData, "invalid pass pipeline");
     return {nullptr};
@@ -85,8 +83,12 @@ static FP4TrainJitValue wrap(const JitValue &value) {
     kind = FP4TrainJitF32;
   else if (value.kind == JitValue::Kind::I64)
     kind = FP4TrainJitI64;
-  return {kind, static_cast<intptr_t>(value.shape.size()), value.shape.data(),
-          value.elementBytes, value.isParam, value.isInt32};
+  return {kind,
+          static_cast<intptr_t>(value.shape.size()),
+          value.shape.data(),
+          value.elementBytes,
+          value.isParam,
+          value.isInt32};
 }
 
 FP4TrainJitValue fp4trainJitGetArgument(FP4TrainJit jit, intptr_t pos) {

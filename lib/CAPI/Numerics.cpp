@@ -64,8 +64,7 @@ struct CheckedRequest {
 /// Checks `options` and the shape; reports and returns nothing on error.
 static std::optional<CheckedRequest>
 checkRequest(const FP4TrainQuantOptions *options, intptr_t rank,
-             const int64_t *shape, MlirStringCallback onError,
-             void *userData) {
+             const int64_t *shape, MlirStringCallback onError, void *userData) {
   if (!options || rank < 0 || (rank > 0 && !shape)) {
     capi::reportError(onError, userData,
                       "quantization needs options and a shape");
@@ -135,13 +134,11 @@ MlirLogicalResult fp4trainQuantize(const FP4TrainQuantOptions *options,
   return mlirLogicalResultSuccess();
 }
 
-MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
-                                     intptr_t rank, const int64_t *shape,
-                                     const uint8_t *codes,
-                                     const uint8_t *scales,
-                                     float globalDecodeScale, float *out,
-                                     MlirStringCallback onError,
-                                     void *userData) {
+MlirLogicalResult
+fp4trainDequantize(const FP4TrainQuantOptions *options, intptr_t rank,
+                   const int64_t *shape, const uint8_t *codes,
+                   const uint8_t *scales, float globalDecodeScale, float *out,
+                   MlirStringCallback onError, void *userData) {
   std::optional<CheckedRequest> checked =
       checkRequest(options, rank, shape, onError, userData);
   if (!checked)
@@ -158,12 +155,13 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
   };
   tensor.codes.assign(codes, codes + count(shapeVector));
   tensor.scales.assign(scales, scales + count(tensor.scaleShape));
-  tensor.globalDecodeScale =
-      checked->config.format == numerics::Format::NVFP4 ? globalDecodeScale : 1.0f;
+  tensor.globalDecodeScale = checked->config.format == numerics::Format::NVFP4
+                                 ? globalDecodeScale
+                                 : 1.0f;
   std::vector<float> values = numerics::dequantize(tensor);
   if (request->hadamard && request->unrotate) {
-    numerics::Status status = numerics::hadamardRotate(values.data(), shapeVector,
-                                             *request->hadamard, true);
+    numerics::Status status = numerics::hadamardRotate(
+        values.data(), shapeVector, *request->hadamard, true);
     if (!status) {
       capi::reportError(onError, userData, status.error().message);
       return mlirLogicalResultFailure();
@@ -173,13 +171,11 @@ MlirLogicalResult fp4trainDequantize(const FP4TrainQuantOptions *options,
   return mlirLogicalResultSuccess();
 }
 
-MlirLogicalResult fp4trainHadamardRotate(intptr_t rank, const int64_t *shape,
-                                         float *data, int64_t size,
-                                         const char *signs, uint64_t seed,
-                                         uint64_t step, int64_t axis,
-                                         bool inverse,
-                                         MlirStringCallback onError,
-                                         void *userData) {
+MlirLogicalResult
+fp4trainHadamardRotate(intptr_t rank, const int64_t *shape, float *data,
+                       int64_t size, const char *signs, uint64_t seed,
+                       uint64_t step, int64_t axis, bool inverse,
+                       MlirStringCallback onError, void *userData) {
   if (rank < 0 || (rank > 0 && !shape)) {
     capi::reportError(onError, userData, "a rotation needs a shape");
     return mlirLogicalResultFailure();
@@ -193,7 +189,8 @@ MlirLogicalResult fp4trainHadamardRotate(intptr_t rank, const int64_t *shape,
   }
   config.size = size;
   if (signs) {
-    std::optional<numerics::HadamardSigns> parsed = numerics::parseHadamardSigns(signs);
+    std::optional<numerics::HadamardSigns> parsed =
+        numerics::parseHadamardSigns(signs);
     if (!parsed) {
       capi::reportError(onError, userData,
                         std::string("invalid signs '") + signs +

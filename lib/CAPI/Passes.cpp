@@ -135,15 +135,15 @@ MlirLogicalResult fp4trainModuleRunPipeline(MlirModule module,
   return mlirLogicalResultSuccess();
 }
 
-MlirLogicalResult fp4trainModuleGetRoleReport(
-    MlirModule module, MlirStringRef weightLayout, MlirStringCallback onReport,
-    void *reportUserData, MlirStringCallback onError, void *userData) {
+MlirLogicalResult
+fp4trainModuleGetRoleReport(MlirModule module, MlirStringRef weightLayout,
+                            MlirStringCallback onReport, void *reportUserData,
+                            MlirStringCallback onError, void *userData) {
   ModuleOp op = unwrap(module);
   std::optional<WeightLayout> layout = parseWeightLayout(unwrap(weightLayout));
   if (!layout) {
     capi::reportError(onError, userData,
-                      "unknown weight layout '" +
-                          unwrap(weightLayout).str() +
+                      "unknown weight layout '" + unwrap(weightLayout).str() +
                           "'; expected 'out-in' or 'in-out'");
     return mlirLogicalResultFailure();
   }

@@ -52,10 +52,10 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
     SmallVector<StringRef> known;
     for (const GPUTarget &target : getGPUTargets())
       known.push_back(target.name);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "emulate: no instruction set for chip '" +
-                                       chip + "' (known: " +
-                                       llvm::join(known, ", ") + ")");
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "emulate: no instruction set for chip '" + chip +
+            "' (known: " + llvm::join(known, ", ") + ")");
   }
   return emulate(module, name, arguments, getGPUTarget(*parsed), stats, hooks);
 }

@@ -125,9 +125,8 @@ struct DecodedOperand {
           mantissas[row * op.k + k] = table[code];
           blockFinite &= tableFinite[code];
         }
-        uint8_t scaleCode = op.scales[row / op.scaleRowGroup *
-                                          op.scaleRowStride +
-                                      kb];
+        uint8_t scaleCode =
+            op.scales[row / op.scaleRowGroup * op.scaleRowStride + kb];
         if (op.scaleType == ScaleType::E8M0) {
           scaleMantissas[block] = 1;
           scaleExponents[block] = int32_t(scaleCode) - 127;
@@ -155,8 +154,8 @@ struct DecodedOperand {
 };
 
 /// A term with a NaN or Inf somewhere: the IEEE double evaluation.
-float nonFiniteTerm(const DecodedOperand &a, const DecodedOperand &b,
-                    int64_t i, int64_t j, int64_t kb) {
+float nonFiniteTerm(const DecodedOperand &a, const DecodedOperand &b, int64_t i,
+                    int64_t j, int64_t kb) {
   int64_t blockSize = a.operand->blockSize, k = a.operand->k;
   double sum = 0.0;
   for (int64_t l = kb * blockSize; l < (kb + 1) * blockSize; ++l)
@@ -189,8 +188,8 @@ void gemmRows(const DecodedOperand &a, const DecodedOperand &b,
           for (int64_t l = 0; l < blockSize; ++l)
             dot += Acc(x[l]) * Acc(y[l]);
           term = roundScaledIntegerToFloat(
-              __int128(dot) * (a.scaleMantissas[blockA] *
-                               b.scaleMantissas[blockB]),
+              __int128(dot) *
+                  (a.scaleMantissas[blockA] * b.scaleMantissas[blockB]),
               a.scaleExponents[blockA] + b.scaleExponents[blockB] -
                   fractionBits);
         } else {
@@ -214,12 +213,12 @@ Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
 Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
                        const float *acc, float *c, GemmKernel kernel) {
   if (a.k != b.k)
-    return makeError("operands disagree on K: " + std::to_string(a.k) +
-                     " vs " + std::to_string(b.k));
+    return makeError("operands disagree on K: " + std::to_string(a.k) + " vs " +
+                     std::to_string(b.k));
   if (a.blockSize != b.blockSize)
-    return makeError("operands disagree on the block size: " +
-                     std::to_string(a.blockSize) + " vs " +
-                     std::to_string(b.blockSize));
+    return makeError(
+        "operands disagree on the block size: " + std::to_string(a.blockSize) +
+        " vs " + std::to_string(b.blockSize));
   if (a.blockSize <= 0 || a.k % a.blockSize != 0)
     return makeError("K (" + std::to_string(a.k) +
                      ") is not divisible by the block size " +
@@ -231,10 +230,10 @@ Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
     return packed::runPackedGemm(a, b, acc, c, kernel);
 
   DecodedOperand decodedA(a), decodedB(b);
-  bool wide = a.elementType == ElementType::E5M2 &&
-              b.elementType == ElementType::E5M2;
-  bool narrow = a.elementType == ElementType::E2M1 &&
-                b.elementType == ElementType::E2M1;
+  bool wide =
+      a.elementType == ElementType::E5M2 && b.elementType == ElementType::E5M2;
+  bool narrow =
+      a.elementType == ElementType::E2M1 && b.elementType == ElementType::E2M1;
   parallelFor(a.rows, 1, [&](int64_t begin, int64_t end) {
     if (narrow)
       gemmRows<int32_t>(decodedA, decodedB, acc, c, begin, end);

@@ -1,4 +1,5 @@
-//===- BlockLayout.h - Where the blocks of a row-major tensor lie -*- C++ -*-===//
+//===- BlockLayout.h - Where the blocks of a row-major tensor lie -*- C++
+//-*-===//
 //
 // Private to the numerics library: the mapping from a block number (in the
 // row-major order of the scale tensor) to the offsets of its elements, shared

@@ -160,7 +160,8 @@ Expected<QuantConfig> validateConfig(const std::vector<int64_t> &shape,
   QuantConfig result = config;
   int64_t rank = int64_t(shape.size());
   if (rank == 0)
-    return makeError("cannot quantize a rank-0 tensor: blocks need a dimension");
+    return makeError(
+        "cannot quantize a rank-0 tensor: blocks need a dimension");
   for (int64_t dim = 0; dim < rank; ++dim)
     if (shape[dim] < 0)
       return makeError("dimension " + std::to_string(dim) +
@@ -230,8 +231,8 @@ template <ElementType Element, bool IsNV, bool IsSR> struct KernelKind {
 /// Calls `fn(KernelKind<...>{})` for the kernel instance of a format and
 /// rounding (validateConfig has ruled out SR for the FP8 formats).
 template <typename Fn>
-static inline FP4TRAIN_ALWAYS_INLINE auto visitKernelKind(Format format,
-                                                   Rounding rounding, Fn &&fn) {
+static inline FP4TRAIN_ALWAYS_INLINE auto
+visitKernelKind(Format format, Rounding rounding, Fn &&fn) {
   bool sr = rounding == Rounding::Stochastic;
   switch (format) {
   case Format::NVFP4:
@@ -251,7 +252,7 @@ static inline FP4TRAIN_ALWAYS_INLINE auto visitKernelKind(Format format,
 /// Largest magnitude of a block, as sign-cleared bits (see absMax).
 template <int64_t Count = 0>
 static inline FP4TRAIN_ALWAYS_INLINE float blockAbsMax(const float *x,
-                                                      int64_t count = Count) {
+                                                       int64_t count = Count) {
   uint32_t amaxBits = 0;
   for (int64_t j = 0; j < count; ++j)
     amaxBits = std::max(amaxBits, magnitudeBits(x[j]));
@@ -473,13 +474,14 @@ Status quantizeInto(const float *data, const std::vector<int64_t> &shape,
   int64_t numElements = getNumElements(shape);
   result.codes.resize(numElements);
   result.scaleShape = getScaleShape(shape, result.config);
-  BlockLayout layout = makeBlockLayout(shape, result.config.axis, config.blockSize,
-                                         config.twoDimensional);
+  BlockLayout layout = makeBlockLayout(shape, result.config.axis,
+                                       config.blockSize, config.twoDimensional);
   result.scales.resize(layout.numBlocks);
 
   KernelParams params{config.scaleMode, config.seed, {1.0f, 1.0f}, {}};
   if (config.format == Format::NVFP4) {
-    result.amax = config.amax ? *config.amax : parallelAbsMax(data, numElements);
+    result.amax =
+        config.amax ? *config.amax : parallelAbsMax(data, numElements);
     params.global = nvfp4GlobalScale(result.amax);
     result.globalDecodeScale = params.global.decode;
     for (unsigned code = 0; code < 256; ++code)
@@ -512,9 +514,9 @@ Expected<QuantizedTensor> quantize(const float *data,
 }
 
 std::vector<float> dequantize(const QuantizedTensor &tensor) {
-  BlockLayout layout = makeBlockLayout(
-      tensor.shape, tensor.config.axis, tensor.config.blockSize,
-      tensor.config.twoDimensional);
+  BlockLayout layout =
+      makeBlockLayout(tensor.shape, tensor.config.axis, tensor.config.blockSize,
+                      tensor.config.twoDimensional);
   std::vector<float> values(tensor.codes.size());
   Format format = tensor.config.format;
   parallelFor(layout.numBlocks, std::max<int64_t>(1, 4096 / layout.size()),

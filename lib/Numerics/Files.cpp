@@ -61,10 +61,8 @@ static Expected<std::vector<uint8_t>> readDescriptor(int fd,
 /// Reads the open descriptor `fd` named `name`: a regular file by its size,
 /// and, when `streams`, a pipe or a terminal to its end. Any other kind (a
 /// character device such as /dev/zero, a socket, a directory) is refused.
-static Expected<std::vector<uint8_t>> readOpened(int fd,
-                                                 const std::string &name,
-                                                 bool streams,
-                                                 uint64_t maxBytes) {
+static Expected<std::vector<uint8_t>>
+readOpened(int fd, const std::string &name, bool streams, uint64_t maxBytes) {
   // fstat on the descriptor, not stat on the name, so the checked file is
   // the one read.
   struct stat info;
@@ -80,9 +78,8 @@ static Expected<std::vector<uint8_t>> readOpened(int fd,
 }
 
 /// Opens and reads `path` as readOpened does.
-static Expected<std::vector<uint8_t>> readPath(const std::string &path,
-                                               bool streams,
-                                               uint64_t maxBytes) {
+static Expected<std::vector<uint8_t>>
+readPath(const std::string &path, bool streams, uint64_t maxBytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return makeError("cannot open '" + path + "': " + describeErrno());
@@ -158,8 +155,8 @@ bool isPlainFileName(std::string_view name) {
   if (name.empty() || name.size() > 200 || name.front() == '.')
     return false;
   for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' &&
-        c != '-' && c != '.')
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
+        c != '.')
       return false;
   return true;
 }

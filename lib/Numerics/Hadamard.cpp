@@ -41,9 +41,9 @@ std::vector<float> randomHadamardSigns(int64_t n, uint64_t seed,
   std::array<uint32_t, 4> words;
   for (int64_t j = 0; j < n; ++j) {
     if ((j & 127) == 0)
-      words = philox4x32_10({uint32_t(step), uint32_t(step >> 32),
-                             uint32_t(j >> 7), 1u},
-                            {uint32_t(seed), uint32_t(seed >> 32)});
+      words = philox4x32_10(
+          {uint32_t(step), uint32_t(step >> 32), uint32_t(j >> 7), 1u},
+          {uint32_t(seed), uint32_t(seed >> 32)});
     signs[j] = (words[(j >> 5) & 3] >> (j & 31) & 1u) ? -1.0f : 1.0f;
   }
   return signs;

@@ -234,8 +234,8 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
     return fail("truncated .npy header");
 
   auto entries = HeaderParser(std::string_view(
-                     reinterpret_cast<const char *>(data + prefix),
-                     headerLength))
+                                  reinterpret_cast<const char *>(data + prefix),
+                                  headerLength))
                      .parseDict();
   if (!entries)
     return fail("corrupt .npy header: not a dict literal");
@@ -288,9 +288,8 @@ Expected<NpyArray> parseNpy(const uint8_t *data, size_t size,
   size_t elementSize = getElementSize(array.dtype);
   size_t count = 1;
   for (int64_t dim : array.shape) {
-    if (dim != 0 &&
-        count > size_t(std::numeric_limits<int64_t>::max()) / elementSize /
-                    size_t(dim))
+    if (dim != 0 && count > size_t(std::numeric_limits<int64_t>::max()) /
+                                elementSize / size_t(dim))
       return fail("corrupt .npy header: the shape is too large");
     count *= size_t(dim);
   }

@@ -20,8 +20,8 @@ namespace fp4train::numerics {
 std::array<uint32_t, 4> philox4x32_10(const std::array<uint32_t, 4> &counter,
                                       const std::array<uint32_t, 2> &key) {
   r123::Philox4x32_R<10> generator;
-  r123::Philox4x32_R<10>::ctr_type c = {{counter[0], counter[1], counter[2],
-                                         counter[3]}};
+  r123::Philox4x32_R<10>::ctr_type c = {
+      {counter[0], counter[1], counter[2], counter[3]}};
   r123::Philox4x32_R<10>::key_type k = {{key[0], key[1]}};
   r123::Philox4x32_R<10>::ctr_type r = generator(c, k);
   return {r[0], r[1], r[2], r[3]};

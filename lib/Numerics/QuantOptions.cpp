@@ -60,9 +60,9 @@ static std::string makeRequest(const Options &cl, QuantRequest &request) {
   QuantConfig &quant = request.quant;
   if (!cl.has("format"))
     return "missing required option '" + cl.spell("format") + "'";
-  std::string error = cl.parseEnum(
-      "format", parseFormat, "mxfp4, nvfp4, mxfp8-e4m3 or mxfp8-e5m2",
-      quant.format);
+  std::string error =
+      cl.parseEnum("format", parseFormat,
+                   "mxfp4, nvfp4, mxfp8-e4m3 or mxfp8-e5m2", quant.format);
   if (!error.empty())
     return error;
   quant.blockSize = getDefaultBlockSize(quant.format);
@@ -94,8 +94,8 @@ static std::string makeRequest(const Options &cl, QuantRequest &request) {
     quant.axis = axis;
   }
   if (cl.has("rounding")) {
-    error = cl.parseEnum("rounding", parseRounding, "rne or sr",
-                         quant.rounding);
+    error =
+        cl.parseEnum("rounding", parseRounding, "rne or sr", quant.rounding);
     if (!error.empty())
       return error;
   }

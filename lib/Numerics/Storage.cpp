@@ -66,7 +66,8 @@ std::vector<uint8_t> packCodes(ElementType type,
                                const std::vector<int64_t> &shape) {
   int64_t rows, rowLength;
   getRows(shape, rows, rowLength);
-  std::vector<uint8_t> stored(size_t(rows * getStoredRowBytes(type, rowLength)));
+  std::vector<uint8_t> stored(
+      size_t(rows * getStoredRowBytes(type, rowLength)));
   packCodes(type, codes.data(), rows, rowLength, stored.data());
   return stored;
 }

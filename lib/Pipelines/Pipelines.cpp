@@ -16,11 +16,11 @@
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
-#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -82,8 +82,7 @@ static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm,
-                                              bool outParams,
+void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
                                               CPUNumerics numerics) {
   if (numerics == CPUNumerics::Runtime) {
     // Straight into bufferization: each call reads its operands through a
@@ -223,8 +222,7 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   ConvertGpuOpsToROCDLOpsOptions gpuToROCDL;
   gpuToROCDL.chipset = getGPUTarget(options.chip).name;
   gpuToROCDL.runtime = gpu::amd::Runtime::HIP;
-  pm.addNestedPass<gpu::GPUModuleOp>(
-      createConvertGpuOpsToROCDLOps(gpuToROCDL));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToROCDLOps(gpuToROCDL));
   GpuROCDLAttachTargetOptions attach;
   attach.chip = getGPUTarget(options.chip).name;
   attach.optLevel = 3;
@@ -245,7 +243,6 @@ void mlir::fp4train::buildROCmPipeline(OpPassManager &pm,
   addGPUBackHalfEpilogue(pm, format);
 }
 
-
 void mlir::fp4train::buildCUDAKernelPipeline(
     OpPassManager &pm, const CUDAPipelineOptions &options) {
   FP4TrainToNVVMOptions nvvm;
@@ -254,7 +251,6 @@ void mlir::fp4train::buildCUDAKernelPipeline(
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
   pm.addPass(createFP4TrainSingleWorkgroupOccupancy());
 }
-
 
 void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
                                        const CUDAPipelineOptions &options) {
@@ -300,9 +296,9 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
 /// the textual pipeline is parsed, so fp4-opt, the C API and Python report
 /// it as a pipeline error before anything runs.
 template <typename Options>
-static void registerModulePipeline(
-    StringRef argument, StringRef description,
-    void (*build)(OpPassManager &, const Options &)) {
+static void registerModulePipeline(StringRef argument, StringRef description,
+                                   void (*build)(OpPassManager &,
+                                                 const Options &)) {
   registerPassPipeline(
       argument, description,
       [argument, build](OpPassManager &pm, StringRef text,

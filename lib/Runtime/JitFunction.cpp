@@ -51,18 +51,17 @@ static std::optional<JitValue> getJitValue(Type type) {
   if (!tensor || !tensor.hasStaticShape())
     return std::nullopt;
   Type element = tensor.getElementType();
-  JitValue value{JitValue::Kind::Tensor,
-                 std::vector<int64_t>(tensor.getShape().begin(),
-                                      tensor.getShape().end())};
+  JitValue value{
+      JitValue::Kind::Tensor,
+      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end())};
   if (element.isF32())
     return value;
   if (element.isInteger(32)) {
     value.isInt32 = true;
     return value;
   }
-  if (element.isInteger(8) ||
-      isa<Float4E2M1FNType, Float8E4M3FNType, Float8E5M2Type,
-          Float8E8M0FNUType>(element)) {
+  if (element.isInteger(8) || isa<Float4E2M1FNType, Float8E4M3FNType,
+                                  Float8E5M2Type, Float8E8M0FNUType>(element)) {
     value.elementBytes = 1;
     return value;
   }
@@ -74,7 +73,8 @@ static llvm::Error withDiagnostics(MLIRContext *context, llvm::StringRef what,
                                    llvm::function_ref<LogicalResult()> fn) {
   std::string message;
   ScopedDiagnosticHandler handler(context, [&](Diagnostic &diagnostic) {
-    if (message.empty() && diagnostic.getSeverity() == DiagnosticSeverity::Error)
+    if (message.empty() &&
+        diagnostic.getSeverity() == DiagnosticSeverity::Error)
       message = diagnostic.str();
     return success();
   });
@@ -118,9 +118,9 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   for (auto [index, type] : llvm::enumerate(function.getResultTypes())) {
     std::optional<JitValue> value = getJitValue(type);
     if (!value || value->kind != JitValue::Kind::Tensor)
-      return llvm::createStringError("@" + name.str() + " result " +
-                                     std::to_string(index) +
-                                     " is not a static f32, i32 or code tensor");
+      return llvm::createStringError(
+          "@" + name.str() + " result " + std::to_string(index) +
+          " is not a static f32, i32 or code tensor");
     if (!isAddressable(*value))
       return llvm::createStringError(
           "@" + name.str() + " result " + std::to_string(index) +
@@ -151,8 +151,8 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   context->appendDialectRegistry(registry);
   PassManager pm(context);
   buildPipeline(pm);
-  if (llvm::Error error = withDiagnostics(
-          context, "compiling @" + name.str(), [&] { return pm.run(module); }))
+  if (llvm::Error error = withDiagnostics(context, "compiling @" + name.str(),
+                                          [&] { return pm.run(module); }))
     return std::move(error);
   // call() passes results as out-parameters; a function that still returns
   // values would read garbage (or crash), so reject it here.
@@ -238,10 +238,10 @@ llvm::Error JitFunction::call(llvm::ArrayRef<const void *> args,
       ::fp4train::runtime::takeIndexError();
   if (!failed)
     return llvm::Error::success();
-  std::string site = failed->site >= 0 &&
-                             size_t(failed->site) < indexSites.size()
-                         ? indexSites[failed->site]
-                         : "an access";
+  std::string site =
+      failed->site >= 0 && size_t(failed->site) < indexSites.size()
+          ? indexSites[failed->site]
+          : "an access";
   return llvm::createStringError(
       "@" + name + ": index " + std::to_string(failed->index) +
       " is out of bounds of dimension " + std::to_string(failed->dim) +

@@ -35,8 +35,7 @@ namespace {
 template <typename T> class DenseView {
 public:
   explicit DenseView(UnrankedMemRefType<T> *memref)
-      : ref(*memref),
-        shape(ref.sizes, ref.sizes + ref.rank) {
+      : ref(*memref), shape(ref.sizes, ref.sizes + ref.rank) {
     count = 1;
     for (int64_t size : shape)
       count *= size;
@@ -57,7 +56,8 @@ public:
       return ref.data + ref.offset;
     if (copy.empty()) {
       copy.resize(count);
-      forEachElement([&](int64_t linear, T *element) { copy[linear] = *element; });
+      forEachElement(
+          [&](int64_t linear, T *element) { copy[linear] = *element; });
     }
     return copy.data();
   }
@@ -65,7 +65,8 @@ public:
   /// Writes back what was written through data() when the memref is strided.
   void store() {
     if (!dense)
-      forEachElement([&](int64_t linear, T *element) { *element = copy[linear]; });
+      forEachElement(
+          [&](int64_t linear, T *element) { *element = copy[linear]; });
   }
 
 private:
@@ -104,9 +105,10 @@ numerics::Format toFormat(const char *entry, int32_t format) {
 
 /// The configuration of the arguments, validated against `shape`.
 numerics::QuantConfig checkedConfig(const char *entry,
-                               const std::vector<int64_t> &shape,
-                               const numerics::QuantConfig &config) {
-  numerics::Expected<numerics::QuantConfig> checked = numerics::validateConfig(shape, config);
+                                    const std::vector<int64_t> &shape,
+                                    const numerics::QuantConfig &config) {
+  numerics::Expected<numerics::QuantConfig> checked =
+      numerics::validateConfig(shape, config);
   if (!checked)
     fail(entry, checked.error().message);
   return *checked;
@@ -123,19 +125,20 @@ void copyBytes(DenseView<int8_t> &to, const std::vector<uint8_t> &from,
 
 } // namespace
 
-numerics::QuantConfig fp4train::runtime::makeQuantConfig(int32_t format,
-                                                    int64_t blockSize,
-                                                    int64_t axis, int32_t flags,
-                                                    int64_t seed, float amax) {
+numerics::QuantConfig
+fp4train::runtime::makeQuantConfig(int32_t format, int64_t blockSize,
+                                   int64_t axis, int32_t flags, int64_t seed,
+                                   float amax) {
   numerics::QuantConfig config;
   config.format = toFormat("quantize", format);
   config.blockSize = blockSize;
   config.axis = axis;
   config.twoDimensional = flags & FP4TRAIN_RT_TWO_D;
-  config.scaleMode =
-      flags & FP4TRAIN_RT_RCEIL ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
-  config.rounding = flags & FP4TRAIN_RT_STOCHASTIC ? numerics::Rounding::Stochastic
-                                                   : numerics::Rounding::NearestEven;
+  config.scaleMode = flags & FP4TRAIN_RT_RCEIL ? numerics::ScaleMode::RCeil
+                                               : numerics::ScaleMode::Floor;
+  config.rounding = flags & FP4TRAIN_RT_STOCHASTIC
+                        ? numerics::Rounding::Stochastic
+                        : numerics::Rounding::NearestEven;
   config.seed = uint64_t(seed);
   if (flags & FP4TRAIN_RT_SUPPLIED_AMAX)
     config.amax = amax;
@@ -154,14 +157,15 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         int64_t seed, float amax) {
   const char *entry = "quantize";
   DenseView<float> x(input);
-  numerics::QuantConfig config = checkedConfig(
-      entry, x.getShape(),
-      fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, seed,
-                                         amax));
+  numerics::QuantConfig config =
+      checkedConfig(entry, x.getShape(),
+                    fp4train::runtime::makeQuantConfig(format, blockSize, axis,
+                                                       flags, seed, amax));
   // Buffers are reused across calls (training steps quantize the same shapes
   // over and over); one per thread keeps concurrent callers apart.
   thread_local numerics::QuantizedTensor quantized;
-  numerics::Status status = numerics::quantizeInto(x.data(), x.getShape(), config, quantized);
+  numerics::Status status =
+      numerics::quantizeInto(x.data(), x.getShape(), config, quantized);
   if (!status)
     fail(entry, status.error().message);
   // [PK1] The codes are stored packed.
@@ -170,8 +174,8 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
   stored.resize(size_t(numerics::getStoredBytes(element, quantized.shape)));
   int64_t rowLength = quantized.shape.empty() ? 1 : quantized.shape.back();
   numerics::packCodes(element, quantized.codes.data(),
-                 int64_t(quantized.codes.size()) / rowLength, rowLength,
-                 stored.data());
+                      int64_t(quantized.codes.size()) / rowLength, rowLength,
+                      stored.data());
   DenseView<int8_t> codeView(codes), scaleView(scales);
   copyBytes(codeView, stored, entry, "codes");
   copyBytes(scaleView, quantized.scales, entry, "scales");
@@ -191,19 +195,21 @@ void _mlir_ciface_fp4train_rt_dequantize(UnrankedMemRefType<int8_t> *codes,
   DenseView<float> out(result);
   numerics::QuantizedTensor quantized;
   quantized.shape = out.getShape();
-  quantized.config = checkedConfig(
-      entry, quantized.shape,
-      fp4train::runtime::makeQuantConfig(format, blockSize, axis, flags, 0,
-                                         0.0f));
+  quantized.config =
+      checkedConfig(entry, quantized.shape,
+                    fp4train::runtime::makeQuantConfig(format, blockSize, axis,
+                                                       flags, 0, 0.0f));
   quantized.scaleShape = scaleView.getShape();
   auto bytes = [](DenseView<int8_t> &view) {
     auto *data = reinterpret_cast<const uint8_t *>(view.data());
     return std::vector<uint8_t>(data, data + view.size());
   };
-  numerics::ElementType element = numerics::getElementType(quantized.config.format);
+  numerics::ElementType element =
+      numerics::getElementType(quantized.config.format);
   if (codeView.size() != numerics::getStoredBytes(element, quantized.shape))
     fail(entry, "the codes do not store a tensor of the result's shape");
-  quantized.codes = numerics::unpackCodes(element, bytes(codeView), quantized.shape);
+  quantized.codes =
+      numerics::unpackCodes(element, bytes(codeView), quantized.shape);
   quantized.scales = bytes(scaleView);
   quantized.globalDecodeScale = globalDecode;
   std::vector<float> values = numerics::dequantize(quantized);
@@ -252,8 +258,8 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
   auto multiplySigns = [&] {
     DenseView<float> signView(signs);
     if (signView.size() != size)
-      fail(entry, "the sign vector must have " + std::to_string(size) +
-                      " elements");
+      fail(entry,
+           "the sign vector must have " + std::to_string(size) + " elements");
     const float *s = signView.data();
     int64_t inner = 1;
     for (size_t d = dim + 1; d < shape.size(); ++d)
@@ -264,7 +270,8 @@ void _mlir_ciface_fp4train_rt_hadamard(UnrankedMemRefType<float> *input,
   bool explicitSigns = signMode == FP4TRAIN_RT_SIGNS_EXPLICIT;
   if (explicitSigns && !inverse)
     multiplySigns();
-  numerics::Status status = numerics::hadamardRotate(data, shape, config, inverse);
+  numerics::Status status =
+      numerics::hadamardRotate(data, shape, config, inverse);
   if (!status)
     fail(entry, status.error().message);
   if (explicitSigns && inverse)
@@ -308,8 +315,9 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
                       std::to_string(rows) + " x " + std::to_string(k) +
                       " matrix per batch");
     unpacked[index].resize(size_t(total * k));
-    numerics::unpackCodes(element, reinterpret_cast<const uint8_t *>(codes.data()),
-                     total, k, unpacked[index].data());
+    numerics::unpackCodes(element,
+                          reinterpret_cast<const uint8_t *>(codes.data()),
+                          total, k, unpacked[index].data());
     numerics::GemmOperand op;
     op.codes = unpacked[index].data();
     op.rows = rows;
@@ -327,7 +335,8 @@ void _mlir_ciface_fp4train_rt_scaled_matmul(
       operand(a, sa, lhsFormat, lhsFlags, lhsGlobalDecode, m, 0);
   numerics::GemmOperand rhs =
       operand(b, sb, rhsFormat, rhsFlags, rhsGlobalDecode, n, 1);
-  int64_t lhsScaleBatch = sa.size() / batches, rhsScaleBatch = sb.size() / batches;
+  int64_t lhsScaleBatch = sa.size() / batches,
+          rhsScaleBatch = sb.size() / batches;
   const float *accData = c0.data();
   float *out = c.data();
   for (int64_t batch = 0; batch < batches; ++batch) {

@@ -29,7 +29,7 @@ struct Case {
 /// The cases of the case file `path` whose contents are `text`, or an error
 /// naming the line of the first malformed one.
 numerics::Expected<std::vector<Case>> parseCaseFile(std::string_view text,
-                                                     const std::string &path);
+                                                    const std::string &path);
 
 } // namespace fp4train::gpucheck
 

@@ -6,10 +6,10 @@
 //   fp4-gpu-prepare --chip sm_90a --toolkit DIR --out OUT CASES.txt
 //
 // CASES.txt holds one case per line, `NAME MODE FILE FUNCTION [RECIPE]`
-// (`#` starts a comment; a relative FILE is relative to CASES.txt; RECIPE defaults to
-// none). Each case's function is compiled twice from the same module: by
-// buildCUDAKernelPipeline, the form the warp emulator executes, and by
-// buildCUDAPipeline with format=bin, whose cubins go to OUT/cubins/. Both
+// (`#` starts a comment; a relative FILE is relative to CASES.txt; RECIPE
+// defaults to none). Each case's function is compiled twice from the same
+// module: by buildCUDAKernelPipeline, the form the warp emulator executes, and
+// by buildCUDAPipeline with format=bin, whose cubins go to OUT/cubins/. Both
 // start from the same kernel outlining, so their kernels and operands
 // correspond one to one.
 //
@@ -36,17 +36,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CaseFile.h"
 #include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 #include "fp4train/Emulation/GPUEmulator.h"
-#include "CaseFile.h"
 
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/InitFP4Train.h"
-#include "fp4train/ParseModule.h"
 #include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Storage.h"
+#include "fp4train/ParseModule.h"
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
 
@@ -56,8 +56,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -92,10 +92,11 @@ std::vector<Case> readCases(const std::string &path) {
   numerics::Expected<std::vector<uint8_t>> contents = numerics::readFile(path);
   if (!contents)
     fail(contents.error().message);
-  numerics::Expected<std::vector<Case>> cases = ::fp4train::gpucheck::parseCaseFile(
-      std::string_view(reinterpret_cast<const char *>(contents->data()),
-                       contents->size()),
-      path);
+  numerics::Expected<std::vector<Case>> cases =
+      ::fp4train::gpucheck::parseCaseFile(
+          std::string_view(reinterpret_cast<const char *>(contents->data()),
+                           contents->size()),
+          path);
   if (!cases)
     fail(cases.error().message);
   return std::move(*cases);
@@ -127,8 +128,8 @@ public:
       fail("cannot name a cubin '" + name +
            "': not a plain file name (letters, digits, '_', '-', '.')");
     std::string path = "cubins/" + name + ".cubin";
-    files.push_back({root + "/" + path,
-                     std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    files.push_back(
+        {root + "/" + path, std::vector<uint8_t>(bytes.begin(), bytes.end())});
     return path;
   }
   llvm::raw_string_ostream &manifest() { return manifestStream; }
@@ -139,9 +140,9 @@ public:
     for (const char *sub : {"", "/blobs", "/cubins"})
       if (::mkdir((root + sub).c_str(), 0777) != 0 && errno != EEXIST)
         fail("cannot create '" + root + sub + "': " + std::strerror(errno));
-    files.push_back({root + "/manifest.txt",
-                     std::vector<uint8_t>(manifestText.begin(),
-                                          manifestText.end())});
+    files.push_back(
+        {root + "/manifest.txt",
+         std::vector<uint8_t>(manifestText.begin(), manifestText.end())});
     numerics::Status status = numerics::writeFiles(files);
     if (!status)
       fail(status.error().message);
@@ -163,8 +164,8 @@ private:
 
 /// Inputs for the function's tensor-level arguments, and the same values as
 /// the kernel-pipeline function takes them (a scaled tensor becomes its
-/// [PK1] stored codes, scales and, for NVFP4, the f32 global decode scale: the 1:N conversion of
-/// fp4train-expand).
+/// [PK1] stored codes, scales and, for NVFP4, the f32 global decode scale: the
+/// 1:N conversion of fp4train-expand).
 struct Inputs {
   std::vector<emulation::EmulatorArgument> kernel;
   /// Per tensor-level argument, for the CPU path; empty if it cannot take
@@ -212,8 +213,7 @@ Inputs makeInputs(func::FuncOp function, uint64_t seed) {
         fail("@" + function.getName() + " argument " + Twine(index) +
              ": only static f32 tensors, scaled tensors and scalars are "
              "supported");
-      std::vector<uint8_t> bytes =
-          bytesOf(floats(tensor.getNumElements()));
+      std::vector<uint8_t> bytes = bytesOf(floats(tensor.getNumElements()));
       inputs.kernel.push_back(emulation::EmulatorArgument::buffer(bytes));
       inputs.cpu.push_back(bytes);
       continue;
@@ -302,8 +302,7 @@ OwningOpRef<ModuleOp> parseCase(MLIRContext &context, const std::string &file,
     fail("cannot parse '" + file + "'");
   if (!module->lookupSymbol<func::FuncOp>(function))
     fail("'" + file + "' has no function @" + function);
-  for (auto other :
-       llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+  for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (other.getName() != function)
       other.erase();
   return module;
@@ -367,8 +366,9 @@ void writeParams(llvm::raw_ostream &os, const emulation::LaunchInfo &launch,
 /// real scales take, not the exact fallback that codes like 0x01 (2^-126)
 /// would force.
 uint32_t getFillPattern(unsigned elementBytes) {
-  return elementBytes == 4 ? 0x3F8CCCCDu
-                           : elementBytes == 2 ? 0x3F803F80u : 0x66666666u;
+  return elementBytes == 4   ? 0x3F8CCCCDu
+         : elementBytes == 2 ? 0x3F803F80u
+                             : 0x66666666u;
 }
 
 void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
@@ -386,8 +386,7 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
   options.format = CUDAFormat::Binary;
   options.toolkit = toolkit;
   OwningOpRef<ModuleOp> binaries = compile(
-      *tensorModule,
-      [&](OpPassManager &pm) { buildCUDAPipeline(pm, options); },
+      *tensorModule, [&](OpPassManager &pm) { buildCUDAPipeline(pm, options); },
       "CUDA pipeline (format=bin)");
   llvm::raw_string_ostream &os = folder.manifest();
   os << llvm::formatv("case {0} {1} {2:e}\n", c.name, c.mode,
@@ -403,8 +402,8 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
     }
   });
 
-  Inputs inputs = makeInputs(source, hashBytes(std::vector<uint8_t>(
-                                         c.name.begin(), c.name.end())));
+  Inputs inputs = makeInputs(
+      source, hashBytes(std::vector<uint8_t>(c.name.begin(), c.name.end())));
   bool check = c.mode == "check";
 
   // Buffers are numbered per case in the order launches first use them.
@@ -428,8 +427,7 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
       size_t next = 0;
       forEachBuffer([&](unsigned id, const emulation::LaunchMemRef &memref) {
         os << "use " << id << " before " << uses[next++].second << " after "
-           << (check ? folder.blob(*memref.memory) : std::string("-"))
-           << "\n";
+           << (check ? folder.blob(*memref.memory) : std::string("-")) << "\n";
       });
       os << "end\n";
       return;
@@ -439,9 +437,9 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
     if (!cubinIds.count(module))
       fail("kernel module @" + module + " has no cubin");
     os << llvm::formatv("launch {0} {1} {2} {3} {4} {5} {6} {7} {8}\n",
-                        cubinIds[module], op.getKernelName(),
-                        launch.grid[0], launch.grid[1], launch.grid[2],
-                        launch.block[0], launch.block[1], launch.block[2],
+                        cubinIds[module], op.getKernelName(), launch.grid[0],
+                        launch.grid[1], launch.grid[2], launch.block[0],
+                        launch.block[1], launch.block[2],
                         launch.dynamicSharedBytes);
     uses.clear();
     forEachBuffer([&](unsigned id, const emulation::LaunchMemRef &memref) {
@@ -470,8 +468,8 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
     buildCPUPipeline(pm, cpu);
   });
   if (!jit)
-    fail(c.name + ": the CPU path does not compile: " +
-         llvm::toString(jit.takeError()));
+    fail(c.name +
+         ": the CPU path does not compile: " + llvm::toString(jit.takeError()));
   std::vector<const void *> args;
   for (const std::vector<uint8_t> &arg : inputs.cpu)
     args.push_back(arg.data());

@@ -248,7 +248,8 @@ Manifest readManifest(const std::string &folder) {
     } else if (record == "note") {
       std::string rest;
       std::getline(words, rest);
-      manifest.cases.back().notes.push_back(rest.substr(rest.find_first_not_of(' ')));
+      manifest.cases.back().notes.push_back(
+          rest.substr(rest.find_first_not_of(' ')));
     } else if (record == "cubin") {
       std::string id, path;
       std::optional<std::string> resolved;
@@ -335,8 +336,8 @@ struct Device {
   std::string name;
   int major = 0, minor = 0, sms = 0;
   int maxSharedPerBlock = 0; // bytes, with the opt-in
-  double bandwidth = 0; // bytes/s
-  double fp8Peak = 0;   // FLOP/s, 0 when unknown
+  double bandwidth = 0;      // bytes/s
+  double fp8Peak = 0;        // FLOP/s, 0 when unknown
 };
 
 Device describe(const Driver &driver, CUdevice device) {
@@ -346,22 +347,19 @@ Device describe(const Driver &driver, CUdevice device) {
                "cuDeviceGetName");
   d.name = name;
   int memoryClock = 0, busWidth = 0, clock = 0;
-  driver.cuDeviceGetAttribute(&d.major,
-                              CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                              device);
-  driver.cuDeviceGetAttribute(&d.minor,
-                              CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                              device);
-  driver.cuDeviceGetAttribute(&d.maxSharedPerBlock,
-                              CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                              device);
+  driver.cuDeviceGetAttribute(
+      &d.major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  driver.cuDeviceGetAttribute(
+      &d.minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  driver.cuDeviceGetAttribute(
+      &d.maxSharedPerBlock,
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
   driver.cuDeviceGetAttribute(&d.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                               device);
   driver.cuDeviceGetAttribute(&memoryClock,
                               CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device);
-  driver.cuDeviceGetAttribute(&busWidth,
-                              CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
-                              device);
+  driver.cuDeviceGetAttribute(
+      &busWidth, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device);
   driver.cuDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device);
   // Double data rate: two transfers per memory clock (kHz) per bus bit.
   d.bandwidth = 2.0 * memoryClock * 1e3 * busWidth / 8.0;
@@ -395,15 +393,15 @@ public:
                  "cuDevicePrimaryCtxRetain");
     driver.check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent");
     info = describe(driver, device);
-    std::printf("device: %s (sm_%d%d, %d SMs), memory bandwidth %.0f GB/s, "
-                "FP8 dense peak %s; kernels built for %s\n",
-                info.name.c_str(), info.major, info.minor, info.sms,
-                info.bandwidth / 1e9,
-                info.fp8Peak ? (std::to_string(int(info.fp8Peak / 1e12)) +
-                                " TFLOP/s")
-                                   .c_str()
-                             : "not tabulated",
-                manifest.chip.c_str());
+    std::printf(
+        "device: %s (sm_%d%d, %d SMs), memory bandwidth %.0f GB/s, "
+        "FP8 dense peak %s; kernels built for %s\n",
+        info.name.c_str(), info.major, info.minor, info.sms,
+        info.bandwidth / 1e9,
+        info.fp8Peak
+            ? (std::to_string(int(info.fp8Peak / 1e12)) + " TFLOP/s").c_str()
+            : "not tabulated",
+        manifest.chip.c_str());
     // A buffer larger than the L2 cache, written before every timed launch
     // so that its inputs come from memory, not from the cache.
     if (flush)
@@ -458,8 +456,9 @@ public:
         double tflops = c.flops / (total * 1e-6) / 1e12;
         flops = std::to_string(tflops).substr(0, 6) + " TFLOP/s";
         if (info.fp8Peak)
-          flops += " (" + std::to_string(100.0 * tflops * 1e12 / info.fp8Peak)
-                              .substr(0, 5) +
+          flops += " (" +
+                   std::to_string(100.0 * tflops * 1e12 / info.fp8Peak)
+                       .substr(0, 5) +
                    " % of FP8 dense peak)";
       }
       std::snprintf(summary, sizeof(summary),
@@ -499,9 +498,9 @@ private:
       driver.check(result, "cuModuleLoadData");
     }
     CUfunction function;
-    driver.check(driver.cuModuleGetFunction(&function, module,
-                                            launch.kernel.c_str()),
-                 "cuModuleGetFunction");
+    driver.check(
+        driver.cuModuleGetFunction(&function, module, launch.kernel.c_str()),
+        "cuModuleGetFunction");
     return functions[key] = function;
   }
 
@@ -512,9 +511,9 @@ private:
     if (!launch.dynamicShared)
       return;
     int staticBytes = 0;
-    driver.check(driver.cuFuncGetAttribute(
-                     &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                     function),
+    driver.check(driver.cuFuncGetAttribute(&staticBytes,
+                                           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                           function),
                  "cuFuncGetAttribute");
     if (staticBytes + launch.dynamicShared > unsigned(info.maxSharedPerBlock))
       fatal("%s needs %d + %u bytes of shared memory; this device gives a "
@@ -536,10 +535,9 @@ private:
         uint64_t bytes = c.buffers.at(use.buffer);
         CUdeviceptr pointer = buffers.at(use.buffer);
         if (use.before.empty()) {
-          driver.check(bytes % 4 ? driver.cuMemsetD8(pointer, use.fill & 0xFF,
-                                                     bytes)
-                                 : driver.cuMemsetD32(pointer, use.fill,
-                                                      bytes / 4),
+          driver.check(bytes % 4
+                           ? driver.cuMemsetD8(pointer, use.fill & 0xFF, bytes)
+                           : driver.cuMemsetD32(pointer, use.fill, bytes / 4),
                        "cuMemset");
           continue;
         }
@@ -553,8 +551,8 @@ private:
     std::vector<void *> args(launch.params.size());
     for (size_t i = 0; i < launch.params.size(); ++i) {
       const Param &p = launch.params[i];
-      values[i] = p.kind == Param::Pointer ? buffers.at(unsigned(p.value))
-                                           : p.value;
+      values[i] =
+          p.kind == Param::Pointer ? buffers.at(unsigned(p.value)) : p.value;
       args[i] = &values[i]; // little-endian: a u32 is the low half
       if (driver.cuFuncGetParamInfo) {
         size_t offset = 0, size = 0;
@@ -577,10 +575,9 @@ private:
     optInSharedMemory(function, launch);
     auto launchOnce = [&] {
       driver.check(driver.cuLaunchKernel(
-                       function, launch.grid[0], launch.grid[1],
-                       launch.grid[2], launch.block[0], launch.block[1],
-                       launch.block[2], launch.dynamicShared, nullptr,
-                       args.data(), nullptr),
+                       function, launch.grid[0], launch.grid[1], launch.grid[2],
+                       launch.block[0], launch.block[1], launch.block[2],
+                       launch.dynamicShared, nullptr, args.data(), nullptr),
                    "cuLaunchKernel");
     };
 
@@ -596,9 +593,9 @@ private:
         continue;
       r.checked = true;
       std::vector<uint8_t> expected = readBytes(use.after), actual(bytes);
-      driver.check(driver.cuMemcpyDtoH(actual.data(), buffers.at(use.buffer),
-                                       bytes),
-                   "cuMemcpyDtoH");
+      driver.check(
+          driver.cuMemcpyDtoH(actual.data(), buffers.at(use.buffer), bytes),
+          "cuMemcpyDtoH");
       if (expected.size() != actual.size())
         fatal("%s: expected %zu bytes in buffer %u, the manifest says %llu",
               use.after.c_str(), expected.size(), use.buffer,
@@ -657,8 +654,7 @@ int main(int argc, char **argv) {
           value > 1000000)
         fatal("--reps must be an integer in [1, 1000000], not '%s'", text);
       reps = int(value);
-    }
-    else if (arg == "--no-flush")
+    } else if (arg == "--no-flush")
       flush = false;
     else if (!arg.empty() && arg[0] != '-' && folder.empty())
       folder = arg;

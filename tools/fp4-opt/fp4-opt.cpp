@@ -46,8 +46,7 @@ int main(int argc, char **argv) {
   // --show-dialects and --list-passes print and return before any input.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(mlir::MlirOptMain(
-        llvm::outs(), llvm::MemoryBuffer::getMemBuffer(""), registry,
-        config));
+        llvm::outs(), llvm::MemoryBuffer::getMemBuffer(""), registry, config));
 
   numerics::Expected<std::vector<uint8_t>> input =
       numerics::readFileOrStdin(inputFilename);
@@ -78,8 +77,7 @@ int main(int argc, char **argv) {
 
   std::string output;
   llvm::raw_string_ostream os(output);
-  if (mlir::failed(
-          mlir::MlirOptMain(os, std::move(buffer), registry, config)))
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(buffer), registry, config)))
     return 1;
   numerics::Status written = numerics::writeFiles(
       {{outputFilename, std::vector<uint8_t>(output.begin(), output.end())}});

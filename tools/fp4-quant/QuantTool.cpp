@@ -170,15 +170,14 @@ static int runQuantize(int argc, char **argv) {
   std::vector<OutputFile> files = {
       {out + ".codes.npy", serializeNpy(NpyDType::UInt8, quantized->shape,
                                         quantized->codes.data())},
-      {out + ".scales.npy",
-       serializeNpy(NpyDType::UInt8, quantized->scaleShape,
-                    quantized->scales.data())},
+      {out + ".scales.npy", serializeNpy(NpyDType::UInt8, quantized->scaleShape,
+                                         quantized->scales.data())},
       {out + ".deq.npy",
        serializeNpy(NpyDType::Float32, quantized->shape, deq.data())}};
   if (quantized->config.format == Format::NVFP4) {
     float global[2] = {quantized->amax, quantized->globalDecodeScale};
-    files.push_back({out + ".global.npy",
-                     serializeNpy(NpyDType::Float32, {2}, global)});
+    files.push_back(
+        {out + ".global.npy", serializeNpy(NpyDType::Float32, {2}, global)});
   }
   Status status = writeFiles(files);
   if (!status)
@@ -255,7 +254,8 @@ static Expected<ErrorStats> measure(const std::vector<float> &data,
 
 static int runStats(int argc, char **argv) {
   CommandLine cl;
-  std::string error = parseCommandLine(argc, argv, OptionSpec{{}, {"bf16"}}, cl);
+  std::string error =
+      parseCommandLine(argc, argv, OptionSpec{{}, {"bf16"}}, cl);
   if (!error.empty())
     return fail(error);
   if (cl.positional.size() != 1)

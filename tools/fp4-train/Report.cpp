@@ -117,8 +117,8 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
               "f32 steps to that loss | token overhead | time (s) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const std::string &recipe : recipes) {
-    std::vector<double> finals, bits, gaps, equivalents, overheads,
-        extraTokens, seconds;
+    std::vector<double> finals, bits, gaps, equivalents, overheads, extraTokens,
+        seconds;
     size_t atOrBelow = 0;
     for (const Run &run : runs) {
       if (run.recipe != recipe)
@@ -134,8 +134,7 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
         continue;
       // The steps f32 took to get where this run ends; a run that ends at
       // or below f32's final loss needs no more tokens than f32.
-      std::optional<double> steps =
-          interpolatedReach(f32->validation, final);
+      std::optional<double> steps = interpolatedReach(f32->validation, final);
       double equivalent = steps ? *steps : double(run.steps);
       atOrBelow += !steps || *steps >= double(run.steps);
       equivalent = std::min(equivalent, double(run.steps));
@@ -149,8 +148,7 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
         formatSpread(getSpread(extraTokens), "%+.0f") + " tokens)";
     if (recipe != "f32" && atOrBelow)
       overheadText += " [" + std::to_string(atOrBelow) + " of " +
-                      std::to_string(overheads.size()) +
-                      " at or below f32]";
+                      std::to_string(overheads.size()) + " at or below f32]";
     std::printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f |\n",
                 recipe.c_str(), finals.size(),
                 formatSpread(getSpread(finals), "%.4f").c_str(),
@@ -189,10 +187,10 @@ void fp4train::train::printComparison(const std::vector<Run> &runs,
       std::snprintf(reachText, sizeof(reachText), "not reached in %zu",
                     run.losses.size());
       std::snprintf(overhead, sizeof(overhead), "> %+.0f%%",
-                    f32Reach ? double(int64_t(run.losses.size()) - *f32Reach -
-                                      1) /
-                                   double(*f32Reach + 1) * 100.0
-                             : 0.0);
+                    f32Reach
+                        ? double(int64_t(run.losses.size()) - *f32Reach - 1) /
+                              double(*f32Reach + 1) * 100.0
+                        : 0.0);
     }
     std::printf("| %s | %.6f | %+.2f%% | %s | %s | %.1f |\n",
                 run.recipe.c_str(), final, gap, reachText, overhead,
@@ -224,7 +222,7 @@ struct MemoryFile {
 } // namespace
 
 std::string fp4train::train::renderCsv(const std::vector<Run> &runs,
-                                      bool withSeed) {
+                                       bool withSeed) {
   MemoryFile file;
   if (!file.handle)
     return "";
@@ -485,9 +483,8 @@ std::string fp4train::train::lossAxisLabel(const std::string &description) {
 }
 
 std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
-                                      int64_t window,
-                                      const std::string &title,
-                                      const std::string &lossLabel) {
+                                       int64_t window, const std::string &title,
+                                       const std::string &lossLabel) {
   static const char *const kColors[] = {"#000000", "#1f77b4", "#ff7f0e",
                                         "#2ca02c", "#d62728", "#9467bd",
                                         "#8c564b", "#e377c2", "#17becf"};

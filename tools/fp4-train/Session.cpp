@@ -30,8 +30,7 @@ static bool isMultiplicative(BlockArgument param) {
   return false;
 }
 
-StepSignature readSignature(func::FuncOp function,
-                                             const JitFunction &jit) {
+StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
   StepSignature s;
   std::string where = "@" + function.getName().str();
   std::vector<size_t> data;
@@ -67,19 +66,19 @@ StepSignature readSignature(func::FuncOp function,
   const JitValue &input = args[data[0]], &target = args[data[1]];
   s.tokens = input.isInt32;
   bool matches =
-      s.tokens ? target.isInt32 && input.shape == target.shape &&
-                     (input.shape.size() == 1 || input.shape.size() == 2)
-               : input.elementBytes == 4 && !target.isInt32 &&
-                     target.elementBytes == 4 && input.shape.size() == 2 &&
-                     target.shape.size() == 2 &&
-                     input.shape[0] == target.shape[0];
+      s.tokens
+          ? target.isInt32 && input.shape == target.shape &&
+                (input.shape.size() == 1 || input.shape.size() == 2)
+          : input.elementBytes == 4 && !target.isInt32 &&
+                target.elementBytes == 4 && input.shape.size() == 2 &&
+                target.shape.size() == 2 && input.shape[0] == target.shape[0];
   if (!matches)
     fail(where + expectedData);
   s.input = data[0];
   s.target = data[1];
   auto results = jit.getResults();
-  bool shapesMatch = results.size() == s.params.size() + 1 &&
-                     results[0].shape.empty();
+  bool shapesMatch =
+      results.size() == s.params.size() + 1 && results[0].shape.empty();
   for (size_t i = 0; shapesMatch && i < s.params.size(); ++i)
     shapesMatch = results[i + 1].shape == args[s.params[i]].shape;
   if (!shapesMatch)
@@ -90,10 +89,8 @@ StepSignature readSignature(func::FuncOp function,
   return s;
 }
 
-void checkHostMemory(const JitFunction &jit,
-                                      const StepSignature &signature,
-                                      bool adam,
-                                      llvm::StringRef functionName) {
+void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
+                     bool adam, llvm::StringRef functionName) {
   // The counts are checked by JitFunction::compile; the sum in long double
   // cannot overflow.
   long double bytes = 0;
@@ -111,9 +108,8 @@ void checkHostMemory(const JitFunction &jit,
          llvm::Twine((unsigned long long)available));
 }
 
-Run train(Session &session, const Task &task,
-                           const std::string &recipeName, uint64_t seed,
-                           std::optional<double> target) {
+Run train(Session &session, const Task &task, const std::string &recipeName,
+          uint64_t seed, std::optional<double> target) {
   std::shared_ptr<JitFunction> jit;
   StepSignature signature;
   {
@@ -122,11 +118,11 @@ Run train(Session &session, const Task &task,
     if (!cached)
       cached = session.compile(recipeName);
     jit = cached;
-    auto function = session.module.lookupSymbol<func::FuncOp>(session.functionName);
+    auto function =
+        session.module.lookupSymbol<func::FuncOp>(session.functionName);
     signature = readSignature(function, *jit);
   }
-  checkHostMemory(*jit, signature, session.options.adam,
-                  session.functionName);
+  checkHostMemory(*jit, signature, session.options.adam, session.functionName);
   // Run times are training times: the compilation of a recipe is shared by
   // its seeds (and the first recipe's happened before any run).
   auto start = std::chrono::steady_clock::now();
@@ -173,18 +169,17 @@ Run train(Session &session, const Task &task,
     if (validated && (done % session.evalEvery == 0 ||
                       done == session.horizon || done == session.limit))
       validate(done);
-    double elapsed = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    session.progress.update(
-        label, done, session.horizon,
-        windowMean(run.losses, done, session.window),
-        double(done * session.tokensPerStep) / elapsed);
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    session.progress.update(label, done, session.horizon,
+                            windowMean(run.losses, done, session.window),
+                            double(done * session.tokensPerStep) / elapsed);
   }
   session.progress.finish(label);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count();
+  run.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return run;
 }
 

@@ -113,8 +113,7 @@ struct Session {
   std::mutex compileMutex;
   /// The compiled step of each recipe, shared by its seeds (calls on
   /// distinct buffers may run concurrently).
-  std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>>
-      compiled;
+  std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>> compiled;
   Progress progress;
 };
 

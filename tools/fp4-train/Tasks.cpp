@@ -82,8 +82,7 @@ private:
 
 class TextTask : public Task {
 public:
-  TextTask(const std::string &text, int64_t rows, int64_t width,
-           uint64_t seed)
+  TextTask(const std::string &text, int64_t rows, int64_t width, uint64_t seed)
       : text(text), rows(rows), width(width), seed(seed) {
     std::mt19937_64 rng = makeRng(seed, -1, 2);
     embedding = normalMatrix(rng, 256, width, 1.0f);
@@ -156,18 +155,17 @@ public:
       copyWindow(offset(rng), b, input, target);
   }
 
-  int64_t getNumValidationBatches() const override {
-    return validationBatches;
-  }
+  int64_t getNumValidationBatches() const override { return validationBatches; }
 
   void getValidationBatch(int64_t index, void *input,
                           void *target) const override {
     // Windows spread evenly over the held-out bytes, the same for every run.
     // In 128 bits: span · window reaches 2^64 for a large corpus and
     // --eval-batches (it once wrapped to a negative offset and a SIGSEGV).
-    int64_t span = std::max<int64_t>(
-        0, int64_t(text.size()) - trainBytes - length - 1);
-    __int128 windows = std::max<__int128>(__int128(validationBatches) * batch, 1);
+    int64_t span =
+        std::max<int64_t>(0, int64_t(text.size()) - trainBytes - length - 1);
+    __int128 windows =
+        std::max<__int128>(__int128(validationBatches) * batch, 1);
     for (int64_t b = 0; b < batch; ++b) {
       __int128 window = __int128(index) * batch + b;
       copyWindow(trainBytes + int64_t(__int128(span) * window / windows), b,
@@ -186,8 +184,7 @@ public:
 private:
   /// Row `row` of the batch: bytes [start, start + length) as inputs and the
   /// bytes after them as targets.
-  void copyWindow(int64_t start, int64_t row, void *input,
-                  void *target) const {
+  void copyWindow(int64_t start, int64_t row, void *input, void *target) const {
     auto *tokens = static_cast<int32_t *>(input) + row * length;
     auto *next = static_cast<int32_t *>(target) + row * length;
     for (int64_t t = 0; t < length; ++t) {

@@ -149,7 +149,8 @@ Trainer::dump(const Task &task, int64_t step, const std::string &directory) {
       scalar = float(*static_cast<const int64_t *>(data));
     if (value.kind != JitValue::Kind::Tensor)
       data = &scalar;
-    numerics::NpyDType type = value.elementBytes == 1 ? numerics::NpyDType::UInt8
+    numerics::NpyDType type = value.elementBytes == 1
+                                  ? numerics::NpyDType::UInt8
                               : value.isInt32 ? numerics::NpyDType::Int32
                                               : numerics::NpyDType::Float32;
     files.push_back({directory + "/" + name + ".npy",

@@ -28,10 +28,10 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainRecipes.h"
 #include "fp4train/InitFP4Train.h"
-#include "fp4train/ParseModule.h"
 #include "fp4train/Numerics/Files.h"
 #include "fp4train/Numerics/Npy.h"
 #include "fp4train/Numerics/Parallel.h"
+#include "fp4train/ParseModule.h"
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
 
@@ -147,8 +147,9 @@ static cl::opt<unsigned>
                      "depend on it; the example models are too small to "
                      "gain from more than 1)"),
             cl::cat(category));
-static cl::opt<std::string> outDir("out", cl::desc("directory for losses.csv "
-                                                   "and loss_curves.svg"),
+static cl::opt<std::string> outDir("out",
+                                   cl::desc("directory for losses.csv "
+                                            "and loss_curves.svg"),
                                    cl::cat(category));
 static cl::opt<std::string> dumpStep(
     "dump-first-step",
@@ -196,26 +197,27 @@ void checkRecipe(MLIRContext &context, llvm::StringRef name) {
 /// Compiles a fresh copy of `module` under `recipeName`.
 std::unique_ptr<JitFunction> compileFor(ModuleOp module,
                                         llvm::StringRef recipeName,
-                                        int resolvedStepArg,
-                                        CPUNumerics path) {
+                                        int resolvedStepArg, CPUNumerics path) {
   OwningOpRef<ModuleOp> copy = module.clone();
-  auto jit = JitFunction::compile(*copy, functionName, [&](OpPassManager &pm) {
-    CPUPipelineOptions options;
-    options.recipe = pipelineRecipe(recipeName);
-    options.stepArg = resolvedStepArg;
-    options.weightLayout = weightLayout;
-    // The f32 reference quantizes nothing, whatever the overrides.
-    if (recipeName != "f32")
-      options.overrides.setValue(recipeOverrides.getValue());
-    options.outParams = true;
-    options.numerics = path;
-    buildCPUPipeline(pm, options);
-  }, JitOptions{checkIndices});
+  auto jit = JitFunction::compile(
+      *copy, functionName,
+      [&](OpPassManager &pm) {
+        CPUPipelineOptions options;
+        options.recipe = pipelineRecipe(recipeName);
+        options.stepArg = resolvedStepArg;
+        options.weightLayout = weightLayout;
+        // The f32 reference quantizes nothing, whatever the overrides.
+        if (recipeName != "f32")
+          options.overrides.setValue(recipeOverrides.getValue());
+        options.outParams = true;
+        options.numerics = path;
+        buildCPUPipeline(pm, options);
+      },
+      JitOptions{checkIndices});
   if (!jit)
     fail(recipeName + ": " + llvm::toString(jit.takeError()));
   return std::move(*jit);
 }
-
 
 /// The contents of a regular input file; /dev/zero, a FIFO or a file larger
 /// than the machine's memory is an error, not an endless read.
@@ -302,7 +304,6 @@ OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
   return module;
 }
 
-
 /// The positive integers of a comma-separated list, or nothing.
 std::optional<std::vector<uint64_t>> parseSeeds(llvm::StringRef text) {
   llvm::SmallVector<llvm::StringRef> items;
@@ -310,8 +311,7 @@ std::optional<std::vector<uint64_t>> parseSeeds(llvm::StringRef text) {
   std::vector<uint64_t> seeds;
   for (llvm::StringRef item : items) {
     uint64_t value;
-    if (item.trim().getAsInteger(10, value) ||
-        llvm::is_contained(seeds, value))
+    if (item.trim().getAsInteger(10, value) || llvm::is_contained(seeds, value))
       return std::nullopt;
     seeds.push_back(value);
   }
@@ -321,8 +321,8 @@ std::optional<std::vector<uint64_t>> parseSeeds(llvm::StringRef text) {
 }
 
 /// Runs `jobs` (indices into `runs`) on up to `threads` threads.
-void runAll(Session &session, const std::map<uint64_t, std::unique_ptr<Task>>
-                                  &tasks,
+void runAll(Session &session,
+            const std::map<uint64_t, std::unique_ptr<Task>> &tasks,
             std::vector<Run> &runs, const std::vector<size_t> &jobs,
             const std::map<uint64_t, double> &targets, unsigned threads) {
   std::mutex next;
@@ -434,18 +434,18 @@ int main(int argc, char **argv) {
     if (resolvedStepArg < 0 && (type.isInteger(64) || type.isIndex()))
       resolvedStepArg = int(index);
 
-  CPUNumerics path =
-      numerics == "ir" ? CPUNumerics::IR : CPUNumerics::Runtime;
+  CPUNumerics path = numerics == "ir" ? CPUNumerics::IR : CPUNumerics::Runtime;
   // The first recipe's step tells how to call it; the runs reuse it.
   std::shared_ptr<JitFunction> first =
       compileFor(*module, recipes.front(), resolvedStepArg, path);
   StepSignature signature = readSignature(function, *first);
-  std::vector<int64_t> inputShape = first->getArguments()[signature.input].shape;
+  std::vector<int64_t> inputShape =
+      first->getArguments()[signature.input].shape;
   std::vector<int64_t> targetShape =
       first->getArguments()[signature.target].shape;
 
-  bool adam = optimizer == "adam" ||
-              (optimizer == "auto" && !signature.updatesInGraph);
+  bool adam =
+      optimizer == "adam" || (optimizer == "auto" && !signature.updatesInGraph);
   if (adam && signature.updatesInGraph)
     fail("@" + functionName +
          " updates its parameters in the graph (it takes a learning rate), "
@@ -455,7 +455,7 @@ int main(int argc, char **argv) {
 
   std::string kind = task;
   if (kind == "auto")
-    kind = signature.tokens          ? "lm"
+    kind = signature.tokens         ? "lm"
            : signature.hasAttention ? "text"
                                     : "teacher";
   if ((kind == "lm") != signature.tokens)
@@ -468,8 +468,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> text;
   std::string corpusPath = corpus;
   if (corpusPath.empty())
-    corpusPath = lm ? "/usr/share/common-licenses"
-                    : "/usr/share/common-licenses/GPL-3";
+    corpusPath =
+        lm ? "/usr/share/common-licenses" : "/usr/share/common-licenses/GPL-3";
   if (kind != "teacher")
     text = readCorpus(corpusPath);
   // Language models: [batch, length] token windows, a tenth of the corpus
@@ -478,28 +478,28 @@ int main(int argc, char **argv) {
   int64_t length = inputShape.back();
   constexpr double kHeldOut = 0.1;
   if (lm && int64_t(text->getBufferSize()) < 20 * (length + 2))
-    fail("the corpus '" + corpusPath + "' is too short: a language model needs "
-         "20 windows of " + llvm::Twine(length + 2) + " bytes (" +
-         llvm::Twine(20 * (length + 2)) + " bytes), it has " +
-         llvm::Twine(text->getBufferSize()));
+    fail("the corpus '" + corpusPath +
+         "' is too short: a language model needs "
+         "20 windows of " +
+         llvm::Twine(length + 2) + " bytes (" + llvm::Twine(20 * (length + 2)) +
+         " bytes), it has " + llvm::Twine(text->getBufferSize()));
   if (kind == "text") {
     if (inputShape[1] != targetShape[1])
       fail("the text task needs input and target of the same width");
     if (int64_t(text->getBufferSize()) < inputShape[0] + 2)
-      fail("the corpus '" + corpusPath +
-           "' is shorter than one step's window");
+      fail("the corpus '" + corpusPath + "' is shorter than one step's window");
   }
   std::map<uint64_t, std::unique_ptr<Task>> tasks;
   for (uint64_t s : seedList) {
     if (lm)
-      tasks[s] = createLanguageModelTask(text->getBuffer().str(), batch,
-                                         length, evalBatches, kHeldOut, s);
+      tasks[s] = createLanguageModelTask(text->getBuffer().str(), batch, length,
+                                         evalBatches, kHeldOut, s);
     else if (kind == "text")
       tasks[s] = createTextTask(text->getBuffer().str(), inputShape[0],
                                 inputShape[1], s);
     else
-      tasks[s] = createTeacherTask(inputShape[0], inputShape[1],
-                                   targetShape[1], s);
+      tasks[s] =
+          createTeacherTask(inputShape[0], inputShape[1], targetShape[1], s);
   }
 
   Session session;
@@ -513,8 +513,10 @@ int main(int argc, char **argv) {
   // Defaults measured to keep the full 7-recipe --compare of the regression
   // examples within 10 minutes on 2 cores, and the 8-recipe GPT table within
   // 5 minutes per seed (docs/training.md, docs/ablation.md).
-  session.horizon = steps ? int64_t(steps) : lm ? 1000 : kind == "text" ? 3000
-                                                                     : 10000;
+  session.horizon = steps            ? int64_t(steps)
+                    : lm             ? 1000
+                    : kind == "text" ? 3000
+                                     : 10000;
   session.window = std::max<int64_t>(10, session.horizon / 10);
   session.evalEvery = evalEvery ? int64_t(evalEvery)
                                 : std::max<int64_t>(1, session.horizon / 20);
@@ -535,27 +537,24 @@ int main(int argc, char **argv) {
     fail("--clip needs a step that returns gradients; @" + functionName +
          " updates its parameters in the graph");
 
-  std::printf("# %s @%s: %s; %s lr %g%s; %lld steps; numerics=%s\n",
-              inputFile.c_str(), functionName.c_str(),
-              tasks.begin()->second->describe().c_str(), adam ? "adam" : "sgd",
-              lr,
-              options.schedule == Schedule::Cosine
-                  ? (" (warm-up " + std::to_string(options.warmup) +
-                     ", cosine to 10%)")
-                        .c_str()
-                  : "",
-              (long long)session.horizon, numerics.c_str());
+  std::printf(
+      "# %s @%s: %s; %s lr %g%s; %lld steps; numerics=%s\n", inputFile.c_str(),
+      functionName.c_str(), tasks.begin()->second->describe().c_str(),
+      adam ? "adam" : "sgd", lr,
+      options.schedule == Schedule::Cosine
+          ? (" (warm-up " + std::to_string(options.warmup) + ", cosine to 10%)")
+                .c_str()
+          : "",
+      (long long)session.horizon, numerics.c_str());
   if (options.clip > 0 || lm)
-    std::printf("# gradient clipping %g; held-out loss every %lld steps on "
-                "%lld batches; seeds %s\n",
-                options.clip, (long long)session.evalEvery,
-                (long long)evalBatches,
-                llvm::join(llvm::map_range(seedList,
-                                           [](uint64_t s) {
-                                             return std::to_string(s);
-                                           }),
-                           ",")
-                    .c_str());
+    std::printf(
+        "# gradient clipping %g; held-out loss every %lld steps on "
+        "%lld batches; seeds %s\n",
+        options.clip, (long long)session.evalEvery, (long long)evalBatches,
+        llvm::join(llvm::map_range(
+                       seedList, [](uint64_t s) { return std::to_string(s); }),
+                   ",")
+            .c_str());
 
   // The reference runs first: the others continue past the horizon while
   // they have not reached its final loss (up to 50% more steps).

@@ -32,19 +32,17 @@ TEST_F(RecipesTest, PresetsMatchTheDesignTable) {
     StringRef name;
     const char *expected;
   } cases[] = {
-      {"nvfp4",
-       "#fp4train.recipe<name = \"nvfp4\","
-       " fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>,"
-       " dgrad = <lhs = <format = nvfp4, rounding = stochastic>,"
-       "          rhs = <format = nvfp4>>,"
-       " wgrad = <lhs = <format = nvfp4, rounding = stochastic>,"
-       "          rhs = <format = nvfp4>, hadamard = <16, random>>,"
-       " weights_2d = true>"},
-      {"mxfp4",
-       "#fp4train.recipe<name = \"mxfp4\","
-       " fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
-       " dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
-       " wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>>"},
+      {"nvfp4", "#fp4train.recipe<name = \"nvfp4\","
+                " fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>,"
+                " dgrad = <lhs = <format = nvfp4, rounding = stochastic>,"
+                "          rhs = <format = nvfp4>>,"
+                " wgrad = <lhs = <format = nvfp4, rounding = stochastic>,"
+                "          rhs = <format = nvfp4>, hadamard = <16, random>>,"
+                " weights_2d = true>"},
+      {"mxfp4", "#fp4train.recipe<name = \"mxfp4\","
+                " fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+                " dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
+                " wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>>"},
       {"mxfp4-hadamard",
        "#fp4train.recipe<name = \"mxfp4-hadamard\","
        " fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>,"
@@ -122,8 +120,7 @@ TEST_F(RecipesTest, UnknownNameHasNoPreset) {
 //===----------------------------------------------------------------------===//
 
 /// Parses `text` as a value of an override of type T.
-template <typename T>
-static std::optional<T> parseValue(StringRef text) {
+template <typename T> static std::optional<T> parseValue(StringRef text) {
   T value{};
   if (OverrideValue<T>::parse(text, value))
     return std::nullopt;

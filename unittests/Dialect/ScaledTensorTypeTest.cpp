@@ -48,9 +48,9 @@ TEST_F(ScaledTensorTypeTest, ScalesShapeDividesBlockedDims) {
   EXPECT_EQ(nv2d.getFormat(), Format::nvfp4);
   EXPECT_EQ(nv2d.getScalesTensorType(),
             RankedTensorType::get({3, 4, 8}, Float8E4M3FNType::get(&context)));
-  EXPECT_EQ(nv2d.getValuesTensorType(),
-            RankedTensorType::get({3, 64, 128},
-                                  Float4E2M1FNType::get(&context)));
+  EXPECT_EQ(
+      nv2d.getValuesTensorType(),
+      RankedTensorType::get({3, 64, 128}, Float4E2M1FNType::get(&context)));
 }
 
 TEST_F(ScaledTensorTypeTest, ForFormatMatchesTheFormatTable) {
@@ -83,19 +83,16 @@ TEST_F(ScaledTensorTypeTest, ForFormatMatchesTheFormatTable) {
 TEST_F(ScaledTensorTypeTest, GetCheckedRejectsPartialBlocks) {
   auto emitError = [&]() { return mlir::emitError(UnknownLoc::get(&context)); };
   // Swallow the diagnostic; the message itself is checked by invalid.mlir.
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   Type f4 = Float4E2M1FNType::get(&context);
   Type e8m0 = Float8E8M0FNUType::get(&context);
-  EXPECT_FALSE(ScaledTensorType::getChecked(emitError, &context,
-                                            ArrayRef<int64_t>{64, 40}, f4,
-                                            ArrayRef<int64_t>{1, 32}, e8m0,
-                                            false));
-  EXPECT_TRUE(ScaledTensorType::getChecked(emitError, &context,
-                                           ArrayRef<int64_t>{64, 64}, f4,
-                                           ArrayRef<int64_t>{1, 32}, e8m0,
-                                           false));
+  EXPECT_FALSE(ScaledTensorType::getChecked(
+      emitError, &context, ArrayRef<int64_t>{64, 40}, f4,
+      ArrayRef<int64_t>{1, 32}, e8m0, false));
+  EXPECT_TRUE(ScaledTensorType::getChecked(
+      emitError, &context, ArrayRef<int64_t>{64, 64}, f4,
+      ArrayRef<int64_t>{1, 32}, e8m0, false));
 }
 
 TEST_F(ScaledTensorTypeTest, RecipeLooksUpRoles) {

@@ -38,19 +38,19 @@ TEST(CvtScalePkTest, Fp4RoundsToNearestEvenAndSaturates) {
     return cvtScaleToNarrow(NarrowFormat::FP4, bits(x), scale(code));
   };
   EXPECT_EQ(fp4(1.5f), 0x3);
-  EXPECT_EQ(fp4(2.5f), 0x4);   // tie 2 | 3 -> 2 (even mantissa)
-  EXPECT_EQ(fp4(0.25f), 0x0);  // tie 0 | 0.5 -> 0
-  EXPECT_EQ(fp4(0.75f), 0x2);  // tie 0.5 | 1 -> 1
-  EXPECT_EQ(fp4(-5.0f), 0xE);  // tie 4 | 6 -> 4, negative
-  EXPECT_EQ(fp4(7.0f), 0x7);   // tie 6 | (8) -> saturates to 6
+  EXPECT_EQ(fp4(2.5f), 0x4);  // tie 2 | 3 -> 2 (even mantissa)
+  EXPECT_EQ(fp4(0.25f), 0x0); // tie 0 | 0.5 -> 0
+  EXPECT_EQ(fp4(0.75f), 0x2); // tie 0.5 | 1 -> 1
+  EXPECT_EQ(fp4(-5.0f), 0xE); // tie 4 | 6 -> 4, negative
+  EXPECT_EQ(fp4(7.0f), 0x7);  // tie 6 | (8) -> saturates to 6
   EXPECT_EQ(fp4(1e30f), 0x7);
   EXPECT_EQ(fp4(-0.0f), 0x8);
   EXPECT_EQ(fp4(NAN), 0x7);
   EXPECT_EQ(fp4(INFINITY), 0x7);
-  EXPECT_EQ(fp4(12.0f, 130), 0x3);                   // 12 / 2^3 = 1.5
-  EXPECT_EQ(fp4(std::ldexp(1.5f, -127), 0), 0x3);    // code 0 is 2^-127
-  EXPECT_EQ(fp4(std::ldexp(1.0f, -140), 0), 0x0);    // 2^-13 -> 0
-  EXPECT_EQ(fp4(1.0f, 255), 0x7);                    // NaN scale
+  EXPECT_EQ(fp4(12.0f, 130), 0x3);                // 12 / 2^3 = 1.5
+  EXPECT_EQ(fp4(std::ldexp(1.5f, -127), 0), 0x3); // code 0 is 2^-127
+  EXPECT_EQ(fp4(std::ldexp(1.0f, -140), 0), 0x0); // 2^-13 -> 0
+  EXPECT_EQ(fp4(1.0f, 255), 0x7);                 // NaN scale
 }
 
 TEST(CvtScalePkTest, Fp8AndBf8) {
@@ -102,9 +102,9 @@ TEST(CvtScaleSrPkFp4Test, AddsTheTop22BitsOfTheSeed) {
   EXPECT_EQ(sr(9.0f, 0), 0x7);
   EXPECT_EQ(sr(-0.0f, 0xFFFFFFFF), 0x8);
   // Both elements of the pair use the same seed.
-  EXPECT_EQ(cvtScaleSrPkFp4(0, bits(1.25f), bits(-1.25f), 0x80000000,
-                            scale(127), 0),
-            0xB3u);
+  EXPECT_EQ(
+      cvtScaleSrPkFp4(0, bits(1.25f), bits(-1.25f), 0x80000000, scale(127), 0),
+      0xB3u);
 }
 
 /// A wave's operands for one scaled MFMA, all zero, scales 1.0.
@@ -144,8 +144,8 @@ TEST(ScaledMfmaTest, OneProductLandsInItsOutputSlot32x32) {
 TEST(ScaledMfmaTest, OneProductLandsInItsOutputSlot16x16) {
   Wave w(ScaledMfmaShape::M16N16K128);
   // A[9][100]: row 9, K group 3 -> lane 57, element 4; B[100][14] -> lane 62.
-  setFp4(w.a[57], 4, 0x3);  // 1.5
-  setFp4(w.b[62], 4, 0xC);  // -2
+  setFp4(w.a[57], 4, 0x3); // 1.5
+  setFp4(w.b[62], 4, 0xC); // -2
   ASSERT_EQ(scaledMfma(ScaledMfmaShape::M16N16K128, 4, 4, 0, 0, w.a, w.b,
                        w.scaleA, w.scaleB, w.c, w.d.data()),
             "");

@@ -44,7 +44,7 @@ std::vector<uint32_t> makeBitPatterns() {
   std::vector<uint32_t> bits;
   for (uint32_t sign : {0u, 0x80000000u})
     for (uint32_t exponent = 0; exponent < 256; ++exponent) {
-      std::vector<uint32_t> mantissas = {0,        1,         0x3FFFFF,
+      std::vector<uint32_t> mantissas = {0,        1,        0x3FFFFF,
                                          0x400000, 0x400001, 0x7FFFFF};
       for (int i = 0; i < 10; ++i)
         mantissas.push_back(mantissa(rng));
@@ -71,11 +71,11 @@ runCodec(const std::vector<uint32_t> &x, const std::vector<uint32_t> &r,
   const auto n = static_cast<int64_t>(x.size());
   auto memref = [&](Type element) { return MemRefType::get({n}, element); };
   Type outType = memref(b.getI8Type());
-  auto function = func::FuncOp::create(
-      b, "main",
-      b.getFunctionType({memref(b.getF32Type()), memref(b.getI32Type()),
-                         outType},
-                        {outType}));
+  auto function =
+      func::FuncOp::create(b, "main",
+                           b.getFunctionType({memref(b.getF32Type()),
+                                              memref(b.getI32Type()), outType},
+                                             {outType}));
   b.setInsertionPointToStart(function.addEntryBlock());
   ValueRange args = function.getArguments();
   AffineMap identity = b.getDimIdentityMap();
@@ -169,9 +169,8 @@ TEST(CodecsTest, NearestEvenMatchesLibrary) {
         runCodec(x, r, [&](ImplicitLocOpBuilder &b, Value v, Value) {
           return codecs::encodeRNESat(b, v, format);
         });
-    EXPECT_EQ(compare(codes, x, r,
-                      [&](float v, uint32_t) { return encode(v); }),
-              0);
+    EXPECT_EQ(
+        compare(codes, x, r, [&](float v, uint32_t) { return encode(v); }), 0);
   }
 }
 

@@ -56,23 +56,22 @@ protected:
       return nullptr;
     }
     const StepCase &c = GetParam();
-    return compile(context, (*file)->getBuffer().str(),
-                   [&](OpPassManager &pm) {
-                     if (c.chip == "gfx950") {
-                       ROCmPipelineOptions options;
-                       options.recipe = c.recipe;
-                       buildROCmKernelPipeline(pm, options);
-                     } else {
-                       CUDAPipelineOptions options;
-                       options.recipe = c.recipe;
-                       options.chip = *parseGPUChip(c.chip);
-                       buildCUDAKernelPipeline(pm, options);
-                     }
-                     bufferization::buildBufferDeallocationPipeline(pm);
-                     pm.addPass(createConvertBufferizationToMemRefPass());
-                     if (device)
-                       pm.addPass(createFP4TrainGPUDeviceMemory());
-                   });
+    return compile(context, (*file)->getBuffer().str(), [&](OpPassManager &pm) {
+      if (c.chip == "gfx950") {
+        ROCmPipelineOptions options;
+        options.recipe = c.recipe;
+        buildROCmKernelPipeline(pm, options);
+      } else {
+        CUDAPipelineOptions options;
+        options.recipe = c.recipe;
+        options.chip = *parseGPUChip(c.chip);
+        buildCUDAKernelPipeline(pm, options);
+      }
+      bufferization::buildBufferDeallocationPipeline(pm);
+      pm.addPass(createConvertBufferizationToMemRefPass());
+      if (device)
+        pm.addPass(createFP4TrainGPUDeviceMemory());
+    });
   }
 
   /// Random activations, targets and parameters in [-1, 1), a learning
@@ -130,9 +129,11 @@ TEST_P(DeviceMemoryTest, MatchesUnifiedMemory) {
 
   emulation::EmulatorStats unifiedStats, deviceStats;
   auto expected = emulateStep(*unified, &unifiedStats);
-  ASSERT_TRUE(static_cast<bool>(expected)) << llvm::toString(expected.takeError());
+  ASSERT_TRUE(static_cast<bool>(expected))
+      << llvm::toString(expected.takeError());
   auto results = emulateStep(*device, &deviceStats);
-  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
   EXPECT_GT(deviceStats.launches, 0u);
   EXPECT_EQ(deviceStats.launches, unifiedStats.launches);
   ASSERT_EQ(results->size(), expected->size());
@@ -153,12 +154,14 @@ TEST_P(DeviceMemoryCopiesTest, EveryCopyMatters) {
   OwningOpRef<ModuleOp> device = compileStep(/*device=*/true);
   ASSERT_TRUE(device);
   auto expected = emulateStep(*device);
-  ASSERT_TRUE(static_cast<bool>(expected)) << llvm::toString(expected.takeError());
+  ASSERT_TRUE(static_cast<bool>(expected))
+      << llvm::toString(expected.takeError());
   SmallVector<gpu::MemcpyOp> copies;
   device->walk([&](gpu::MemcpyOp copy) { copies.push_back(copy); });
   ASSERT_FALSE(copies.empty());
-  const unsigned stride =
-      GetParam().chip == "gfx950" ? 1 : std::max<unsigned>(1, copies.size() / 8);
+  const unsigned stride = GetParam().chip == "gfx950"
+                              ? 1
+                              : std::max<unsigned>(1, copies.size() / 8);
   for (unsigned i = 0; i < copies.size(); i += stride) {
     OwningOpRef<ModuleOp> broken = device->clone();
     SmallVector<gpu::MemcpyOp> brokenCopies;
@@ -193,8 +196,7 @@ Value rebase(OpBuilder &b, Value value, Value from, Value to) {
 /// In the first op after `copy` in its block that uses a view of `from`
 /// and is not a view, a free or a copy (a launch with `launches`, a host op
 /// otherwise), makes that operand the same view of `to`.
-bool redirectNextUse(gpu::MemcpyOp copy, Value from, Value to,
-                     bool launches) {
+bool redirectNextUse(gpu::MemcpyOp copy, Value from, Value to, bool launches) {
   for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
     if (isa<ViewLikeOpInterface, memref::DeallocOp, gpu::DeallocOp,
             gpu::MemcpyOp>(op) ||
@@ -218,7 +220,8 @@ TEST_P(DeviceMemoryCopiesTest, WrongMemoryIsAnError) {
   OwningOpRef<ModuleOp> device = compileStep(/*device=*/true);
   ASSERT_TRUE(device);
   auto expected = emulateStep(*device);
-  ASSERT_TRUE(static_cast<bool>(expected)) << llvm::toString(expected.takeError());
+  ASSERT_TRUE(static_cast<bool>(expected))
+      << llvm::toString(expected.takeError());
 
   // `toDevice`: after the first copy to the device, the next launch gets
   // the host buffer; else after the first copy back, the next host op gets
@@ -248,11 +251,10 @@ TEST_P(DeviceMemoryCopiesTest, WrongMemoryIsAnError) {
   EXPECT_NE(error.find("touches device memory"), std::string::npos) << error;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    GPU, DeviceMemoryCopiesTest,
-    ::testing::Values(StepCase{"gfx950", "mxfp4-hadamard"},
-                      StepCase{"sm_120a", "nvfp4"}),
-    getStepTestName);
+INSTANTIATE_TEST_SUITE_P(GPU, DeviceMemoryCopiesTest,
+                         ::testing::Values(StepCase{"gfx950", "mxfp4-hadamard"},
+                                           StepCase{"sm_120a", "nvfp4"}),
+                         getStepTestName);
 
 INSTANTIATE_TEST_SUITE_P(
     GPU, DeviceMemoryTest,
@@ -261,8 +263,7 @@ INSTANTIATE_TEST_SUITE_P(
                       StepCase{"sm_120a", "nvfp4"},
                       StepCase{"sm_121a", "mxfp4"},
                       StepCase{"sm_100a", "nvfp4"},
-                      StepCase{"sm_103a", "mxfp8"},
-                      StepCase{"sm_90a", "mxfp4"},
+                      StepCase{"sm_103a", "mxfp8"}, StepCase{"sm_90a", "mxfp4"},
                       StepCase{"sm_89", "nvfp4"}),
     getStepTestName);
 

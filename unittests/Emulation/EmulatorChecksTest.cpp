@@ -27,9 +27,9 @@ namespace {
 /// A 256-thread kernel that writes its thread id to LDS and reads back the
 /// mirrored slot (255 - t): `beforeRead` goes between the write and the read,
 /// `readIndex` computes the slot from %t.
-std::string mirrorKernel(const std::string &beforeRead,
-                         const std::string &readIndex =
-                             "%r = arith.subi %c255, %t : index") {
+std::string mirrorKernel(
+    const std::string &beforeRead,
+    const std::string &readIndex = "%r = arith.subi %c255, %t : index") {
   return R"(
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -41,8 +41,10 @@ module attributes {gpu.container_module} {
       %t = gpu.thread_id x
       %v = arith.index_cast %t : index to i32
       memref.store %v, %lds[%t] : memref<256xi32, #gpu.address_space<workgroup>>
-      )" + beforeRead + R"(
-      )" + readIndex + R"(
+      )" +
+         beforeRead + R"(
+      )" +
+         readIndex + R"(
       %x = memref.load %lds[%r] : memref<256xi32, #gpu.address_space<workgroup>>
       memref.store %x, %out[%t] : memref<256xi32>
       gpu.return
@@ -118,9 +120,9 @@ TEST_F(EmulatorChecksTest, SameWaveNeedsNoBarrier) {
 }
 
 TEST_F(EmulatorChecksTest, OutOfBoundsIndexIsReported) {
-  std::string error = run(mirrorKernel(
-      "gpu.barrier", "%c1 = arith.constant 1 : index\n"
-                     "      %r = arith.addi %t, %c1 : index"));
+  std::string error =
+      run(mirrorKernel("gpu.barrier", "%c1 = arith.constant 1 : index\n"
+                                      "      %r = arith.addi %t, %c1 : index"));
   EXPECT_NE(error.find("lane 255: index 256 (+1) out of bounds of dimension 0 "
                        "(size 256)"),
             std::string::npos)
@@ -128,20 +130,19 @@ TEST_F(EmulatorChecksTest, OutOfBoundsIndexIsReported) {
 }
 
 TEST_F(EmulatorChecksTest, BarrierInDivergentCodeIsReported) {
-  std::string error = run(mirrorKernel(
-      "%first = arith.cmpi ult, %t, %c64 : index\n"
-      "      scf.if %first {\n"
-      "        gpu.barrier\n"
-      "      }"));
+  std::string error =
+      run(mirrorKernel("%first = arith.cmpi ult, %t, %c64 : index\n"
+                       "      scf.if %first {\n"
+                       "        gpu.barrier\n"
+                       "      }"));
   EXPECT_NE(error.find("wave 1 does not reach the barrier"), std::string::npos)
       << error;
 }
 
 TEST_F(EmulatorChecksTest, UnsupportedOpIsNamed) {
-  std::string error = run(mirrorKernel(
-      "gpu.barrier\n"
-      "      %f = arith.constant 2.0 : f32\n"
-      "      %s = math.sqrt %f : f32"));
+  std::string error = run(mirrorKernel("gpu.barrier\n"
+                                       "      %f = arith.constant 2.0 : f32\n"
+                                       "      %s = math.sqrt %f : f32"));
   EXPECT_NE(error.find("'math.sqrt': operation not supported by the gfx950 "
                        "emulator"),
             std::string::npos)
@@ -151,9 +152,8 @@ TEST_F(EmulatorChecksTest, UnsupportedOpIsNamed) {
 TEST_F(EmulatorChecksTest, UninitializedLdsReadIsReported) {
   // Lanes write only the even slots; lane 0 reads slot 255 of wave 3.
   std::string source = mirrorKernel("gpu.barrier");
-  const std::string store =
-      "memref.store %v, %lds[%t] : memref<256xi32, "
-      "#gpu.address_space<workgroup>>";
+  const std::string store = "memref.store %v, %lds[%t] : memref<256xi32, "
+                            "#gpu.address_space<workgroup>>";
   source.replace(source.find(store), store.size(),
                  "%c2 = arith.constant 2 : index\n"
                  "      %odd = arith.remui %t, %c2 : index\n"

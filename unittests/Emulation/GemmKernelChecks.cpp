@@ -112,8 +112,8 @@ int compareWithGemm(const numerics::GemmOperand &a,
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       const float got = kernel[i * n + j];
-      const float want = bf16 ? roundToBF16(expected[i * n + j])
-                              : expected[i * n + j];
+      const float want =
+          bf16 ? roundToBF16(expected[i * n + j]) : expected[i * n + j];
       double bound = 0;
       if (!exact) {
         double terms = 0;
@@ -134,13 +134,12 @@ int compareWithGemm(const numerics::GemmOperand &a,
         if (bf16)
           bound += std::ldexp(std::fabs(double(want)) + bound, -7);
       }
-      const bool ok = exact ? numerics::floatToBits(got) ==
-                                  numerics::floatToBits(want)
-                            : std::fabs(double(got) - want) <= bound;
+      const bool ok =
+          exact ? numerics::floatToBits(got) == numerics::floatToBits(want)
+                : std::fabs(double(got) - want) <= bound;
       if (!ok && bad++ < 5 && report)
-        ADD_FAILURE() << where << " C[" << i << "," << j << "]: kernel "
-                      << got << ", library " << want << " (bound " << bound
-                      << ")";
+        ADD_FAILURE() << where << " C[" << i << "," << j << "]: kernel " << got
+                      << ", library " << want << " (bound " << bound << ")";
     }
   return bad;
 }
@@ -156,9 +155,7 @@ std::string getGemmTestName(const GemmCase &c) {
                           c.formatB + (c.bf16 ? "_bf16" : ""));
 }
 
-void PrintTo(const GemmCase &c, std::ostream *os) {
-  *os << getGemmTestName(c);
-}
+void PrintTo(const GemmCase &c, std::ostream *os) { *os << getGemmTestName(c); }
 
 static bool isNVFP4(const std::string &format) {
   return format.rfind("nvfp4", 0) == 0;
@@ -201,9 +198,8 @@ struct GemmInput {
   }
 
   void addArguments(std::vector<emulation::EmulatorArgument> &arguments) const {
-    arguments.push_back(emulation::EmulatorArgument::buffer(
-        numerics::packCodes(getElementType(getElement()), codes,
-                            {batch * rows, k})));
+    arguments.push_back(emulation::EmulatorArgument::buffer(numerics::packCodes(
+        getElementType(getElement()), codes, {batch * rows, k})));
     arguments.push_back(emulation::EmulatorArgument::buffer(scales));
     if (isNV())
       arguments.push_back(emulation::EmulatorArgument::bits(
@@ -331,8 +327,8 @@ int checkGemmKernel(const GemmCase &c, GemmData data, bool bitForBit,
   const std::string source =
       "func.func @main(%a: " + a.getType() + ", %b: " + b.getType() +
       ", %acc: " + accType + ") -> " + resultType +
-      " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " + a.getType() +
-      ", " + b.getType() + ", " + accType + truncation + "\n  return " +
+      " {\n  %c = fp4train.scaled_matmul %a, %b, %acc : " + a.getType() + ", " +
+      b.getType() + ", " + accType + truncation + "\n  return " +
       (c.bf16 ? "%t" : "%c") + " : " + resultType + "\n}\n";
   mlir::OwningOpRef<mlir::ModuleOp> module = compileSource(source);
   if (!module) {
@@ -369,8 +365,8 @@ int checkGemmKernel(const GemmCase &c, GemmData data, bool bitForBit,
   for (int64_t batch = 0; batch < c.batch; ++batch)
     bad += compareWithGemm(a.getOperand(batch), b.getOperand(batch),
                            acc.data() + batch * c.m * c.n,
-                           kernel.data() + batch * c.m * c.n, bitForBit,
-                           c.bf16, "batch " + std::to_string(batch), report);
+                           kernel.data() + batch * c.m * c.n, bitForBit, c.bf16,
+                           "batch " + std::to_string(batch), report);
   return bad;
 }
 

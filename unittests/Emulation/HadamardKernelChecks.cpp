@@ -146,8 +146,7 @@ void checkHadamardQuantizeKernel(const HadamardQuantizeCase &c,
             (c.stochastic ? " rounding = stochastic seed(%seed)" : "") +
             (supplied ? " amax(%amax)" : "") + " : " + tensor + " -> " +
             scaled + "\n  return %q" + (c.returnRotation ? ", %r" : "") +
-            " : " + scaled + (c.returnRotation ? ", " + tensor : "") +
-            "\n}\n";
+            " : " + scaled + (c.returnRotation ? ", " + tensor : "") + "\n}\n";
   mlir::OwningOpRef<mlir::ModuleOp> module = compileSource(source);
   ASSERT_TRUE(module);
 
@@ -188,9 +187,9 @@ void checkHadamardQuantizeKernel(const HadamardQuantizeCase &c,
   numerics::Status status = numerics::hadamardRotate(
       expectedRotation.data(), c.shape, rotation, c.inverse);
   ASSERT_TRUE(static_cast<bool>(status)) << status.error().message;
-  numerics::QuantConfig config = getLibraryConfig(
-      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
-                                             : std::nullopt);
+  numerics::QuantConfig config =
+      getLibraryConfig(c.format, c.stochastic, seed,
+                       supplied ? std::optional<float>(amax) : std::nullopt);
   auto expected = numerics::quantize(expectedRotation.data(), c.shape, config);
   ASSERT_TRUE(static_cast<bool>(expected)) << expected.error().message;
   int bad = compareQuantized(results, *expected, expectedRotation);

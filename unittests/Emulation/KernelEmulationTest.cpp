@@ -64,9 +64,8 @@ protected:
   }
   /// The compile and run callbacks of the shared kernel checks.
   auto compiler() {
-    return [this](const std::string &source) {
-      return compile(context, source);
-    };
+    return
+        [this](const std::string &source) { return compile(context, source); };
   }
   auto runner() {
     return [this](ModuleOp module,
@@ -103,9 +102,9 @@ void PrintTo(const QuantizeCase &c, std::ostream *os) {
       << (c.rceil ? " rceil" : " floor") << (c.stochastic ? " SR" : " RNE");
 }
 
-class QuantizeKernelTest
-    : public KernelEmulationTest,
-      public ::testing::WithParamInterface<QuantizeCase> {};
+class QuantizeKernelTest : public KernelEmulationTest,
+                           public ::testing::WithParamInterface<QuantizeCase> {
+};
 
 TEST_P(QuantizeKernelTest, MatchesLibrary) {
   const QuantizeCase &c = GetParam();
@@ -123,8 +122,8 @@ TEST_P(QuantizeKernelTest, MatchesLibrary) {
       ") -> " + scaled + " {\n" + "  %q = fp4train.quantize %x" +
       (c.stochastic ? " rounding = stochastic" : "") +
       (c.rceil ? " scale_mode = rceil" : "") +
-      (c.stochastic ? " seed(%seed)" : "") + " : " + tensor + " -> " +
-      scaled + "\n  return %q : " + scaled + "\n}\n";
+      (c.stochastic ? " seed(%seed)" : "") + " : " + tensor + " -> " + scaled +
+      "\n  return %q : " + scaled + "\n}\n";
   OwningOpRef<ModuleOp> module = compile(context, source);
   ASSERT_TRUE(module);
 
@@ -193,9 +192,9 @@ INSTANTIATE_TEST_SUITE_P(
 // Hadamard kernels
 //===----------------------------------------------------------------------===//
 
-class HadamardKernelTest
-    : public KernelEmulationTest,
-      public ::testing::WithParamInterface<HadamardCase> {};
+class HadamardKernelTest : public KernelEmulationTest,
+                           public ::testing::WithParamInterface<HadamardCase> {
+};
 
 TEST_P(HadamardKernelTest, MatchesLibrary) {
   checkHadamardKernel(GetParam(), compiler(), runner());
@@ -250,18 +249,18 @@ std::vector<HadamardQuantizeCase> hadamardQuantizeCases() {
       // n = 16 < B = 32, n = 128 (MXFP8 E4M3) and 256 (SR, inverse), bf16.
       {{40, 64}, 16, "none", Format::MXFP4},
       {{24, 512}, 128, "fixed", Format::MXFP8E4M3},
-      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false,
-       true},
+      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false, true},
       {{2, 20, 64}, 64, "fixed", Format::MXFP8E4M3, "bf16"},
       // The rotation also returned: its Hadamard kernel stays for that use.
       {{40, 128}, 32, "fixed", Format::MXFP4, "f32", false, true, true},
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Gfx950, HadamardQuantizeKernelTest,
-    ::testing::ValuesIn(hadamardQuantizeCases()),
-    [](const auto &info) { return getHadamardQuantizeTestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Gfx950, HadamardQuantizeKernelTest,
+                         ::testing::ValuesIn(hadamardQuantizeCases()),
+                         [](const auto &info) {
+                           return getHadamardQuantizeTestName(info.param);
+                         });
 
 //===----------------------------------------------------------------------===//
 // GEMM kernels
@@ -279,7 +278,8 @@ struct GemmCase {
 
 void PrintTo(const GemmCase &c, std::ostream *os) {
   *os << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " " << c.elementA
-      << " x " << c.elementB << " mfma=" << c.mfma << (c.bf16 ? " -> bf16" : "");
+      << " x " << c.elementB << " mfma=" << c.mfma
+      << (c.bf16 ? " -> bf16" : "");
 }
 
 class GemmKernelTest : public KernelEmulationTest,
@@ -329,17 +329,16 @@ void GemmKernelTest::check(bool exact) {
     x = exact ? small(rng) / 16.0f : std::ldexp(float(small(rng)), 20);
 
   emulation::EmulatorStats stats;
-  auto results = run(*module,
-                     {emulation::EmulatorArgument::buffer(numerics::packCodes(
-                          getElementType(c.elementA), codesA,
-                          {c.batch * c.m, c.k})),
-                      emulation::EmulatorArgument::buffer(scalesA),
-                      emulation::EmulatorArgument::buffer(numerics::packCodes(
-                          getElementType(c.elementB), codesB,
-                          {c.batch * c.n, c.k})),
-                      emulation::EmulatorArgument::buffer(scalesB),
-                      emulation::EmulatorArgument::buffer(asBytes(acc))},
-                     &stats);
+  auto results =
+      run(*module,
+          {emulation::EmulatorArgument::buffer(numerics::packCodes(
+               getElementType(c.elementA), codesA, {c.batch * c.m, c.k})),
+           emulation::EmulatorArgument::buffer(scalesA),
+           emulation::EmulatorArgument::buffer(numerics::packCodes(
+               getElementType(c.elementB), codesB, {c.batch * c.n, c.k})),
+           emulation::EmulatorArgument::buffer(scalesB),
+           emulation::EmulatorArgument::buffer(asBytes(acc))},
+          &stats);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_GT(stats.mfmas, 0u);
   std::vector<float> kernel = decodeGemmResult(results[0], acc.size(), c.bf16);
@@ -396,15 +395,17 @@ std::vector<GemmCase> gemmCases() {
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Gfx950, GemmKernelTest, ::testing::ValuesIn(gemmCases()),
-    [](const ::testing::TestParamInfo<GemmCase> &info) {
-      const GemmCase &c = info.param;
-      return sanitizeTestName(
-          std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" +
-          std::to_string(c.n) + "x" + std::to_string(c.k) + "_" +
-          c.elementA.substr(3) + "_" + c.elementB.substr(3) + "_" + c.mfma +
-          (c.bf16 ? "_bf16" : ""));
-    });
+INSTANTIATE_TEST_SUITE_P(Gfx950, GemmKernelTest,
+                         ::testing::ValuesIn(gemmCases()),
+                         [](const ::testing::TestParamInfo<GemmCase> &info) {
+                           const GemmCase &c = info.param;
+                           return sanitizeTestName(
+                               std::to_string(c.batch) + "x" +
+                               std::to_string(c.m) + "x" + std::to_string(c.n) +
+                               "x" + std::to_string(c.k) + "_" +
+                               c.elementA.substr(3) + "_" +
+                               c.elementB.substr(3) + "_" + c.mfma +
+                               (c.bf16 ? "_bf16" : ""));
+                         });
 
 } // namespace

@@ -100,18 +100,15 @@ static float roundTo(const llvm::fltSemantics &semantics, float x) {
   llvm::APFloat value(x);
   bool losesInfo;
   value.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  value.convert(llvm::APFloat::IEEEsingle(),
-                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+                &losesInfo);
   return value.convertToFloat();
 }
 
-float roundToBF16(float x) {
-  return roundTo(llvm::APFloat::BFloat(), x);
-}
+float roundToBF16(float x) { return roundTo(llvm::APFloat::BFloat(), x); }
 
 static const llvm::fltSemantics &getInputSemantics(const std::string &input) {
-  return input == "bf16" ? llvm::APFloat::BFloat()
-                         : llvm::APFloat::IEEEhalf();
+  return input == "bf16" ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf();
 }
 
 std::vector<float> makeQuantizeData(int64_t count, const std::string &input,
@@ -150,8 +147,8 @@ std::vector<uint8_t> encodeInput(const std::vector<float> &data,
   for (size_t i = 0; i < data.size(); ++i) {
     llvm::APFloat value(data[i]);
     bool lost;
-    value.convert(getInputSemantics(input),
-                  llvm::APFloat::rmNearestTiesToEven, &lost);
+    value.convert(getInputSemantics(input), llvm::APFloat::rmNearestTiesToEven,
+                  &lost);
     const uint16_t bits =
         static_cast<uint16_t>(value.bitcastToAPInt().getZExtValue());
     std::memcpy(bytes.data() + 2 * i, &bits, 2);
@@ -187,9 +184,8 @@ std::vector<uint8_t> loadStoredCodes(const std::vector<uint8_t> &stored,
 std::vector<uint8_t>
 loadStoredCodes(const std::vector<uint8_t> &stored,
                 const numerics::QuantizedTensor &expected) {
-  return loadStoredCodes(stored,
-                         numerics::getElementType(expected.config.format),
-                         expected.shape);
+  return loadStoredCodes(
+      stored, numerics::getElementType(expected.config.format), expected.shape);
 }
 
 int compareFloatBits(const std::vector<uint8_t> &kernel,

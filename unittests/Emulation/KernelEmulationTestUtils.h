@@ -65,8 +65,8 @@ inline constexpr bool kUnderAddressSanitizer = false;
 #endif
 
 /// Compiles test IR (a kernel pipeline for one chip).
-using CompileFn = llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(
-    const std::string &)>;
+using CompileFn =
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const std::string &)>;
 /// Emulates @main of a compiled module on one chip.
 using RunFn = llvm::function_ref<std::vector<std::vector<uint8_t>>(
     mlir::ModuleOp, std::vector<emulation::EmulatorArgument>,

@@ -39,21 +39,27 @@ std::string launch(const std::string &kernelBody, const std::string &inType,
   return R"(
 module attributes {gpu.container_module} {
   gpu.module @k {
-    gpu.func @kernel(%in: memref<)" + inType + R"(>, %out: memref<)" +
-         outType + ">)" + workgroup + R"( kernel {
+    gpu.func @kernel(%in: memref<)" +
+         inType + R"(>, %out: memref<)" + outType + ">)" + workgroup +
+         R"( kernel {
       %t = gpu.thread_id x
-)" + kernelBody + R"(
+)" + kernelBody +
+         R"(
       gpu.return
     }
   }
-  func.func @main(%in: memref<)" + inType + R"(>, %out: memref<)" + outType +
-         R"(>) -> memref<)" + outType + R"(> {
+  func.func @main(%in: memref<)" +
+         inType + R"(>, %out: memref<)" + outType + R"(>) -> memref<)" +
+         outType + R"(> {
     %c1 = arith.constant 1 : index
-    %n = arith.constant )" + std::to_string(threads) + R"( : index
+    %n = arith.constant )" +
+         std::to_string(threads) + R"( : index
     gpu.launch_func @k::@kernel blocks in (%c1, %c1, %c1)
         threads in (%n, %c1, %c1)
-        args(%in : memref<)" + inType + R"(>, %out : memref<)" + outType + R"(>)
-    return %out : memref<)" + outType + R"(>
+        args(%in : memref<)" +
+         inType + R"(>, %out : memref<)" + outType + R"(>)
+    return %out : memref<)" +
+         outType + R"(>
   }
 }
 )";

@@ -96,8 +96,8 @@ protected:
   std::vector<std::vector<uint8_t>>
   run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
       emulation::EmulatorStats *stats = nullptr) {
-    return KernelEmulationFixture::run(module, std::move(arguments),
-                                       getChip(), stats);
+    return KernelEmulationFixture::run(module, std::move(arguments), getChip(),
+                                       stats);
   }
   /// The compile and run callbacks of the shared kernel checks.
   auto compiler() {
@@ -185,8 +185,7 @@ std::vector<HadamardQuantizeCase> hadamardQuantizeCases() {
       // n = 16 < B = 32, n = 128 and 256 (inverse), MXFP8 E4M3, bf16.
       {{40, 64}, 16, "none", Format::MXFP4},
       {{24, 512}, 128, "fixed", Format::MXFP8E4M3},
-      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false,
-       true},
+      {{12, 256}, 256, "random", Format::MXFP4, "f32", true, true, false, true},
       {{40, 64}, 64, "fixed", Format::MXFP4, "bf16"},
       // The rotation also returned: its Hadamard kernel stays for that use.
       {{40, 128}, 32, "fixed", Format::MXFP4, "f32", false, true, true},
@@ -237,8 +236,8 @@ TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
   const std::string block =
       "[" + std::string(rank == 3 ? "1, " : "") + "16, 16]";
   auto typeOf = [&](const std::vector<int64_t> &dims) {
-    return "!fp4train.scaled<" + join(dims, "x") + "xf4E2M1FN, block = " +
-           block + ", scale = f8E4M3FN, global>";
+    return "!fp4train.scaled<" + join(dims, "x") +
+           "xf4E2M1FN, block = " + block + ", scale = f8E4M3FN, global>";
   };
   OwningOpRef<ModuleOp> module = compile(
       "func.func @main(%w: " + typeOf(shape) + ") -> " + typeOf(transposed) +
@@ -255,22 +254,21 @@ TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
     s = static_cast<uint8_t>(byte(rng));
   const float globalDecodeScale = 0.375f;
   emulation::EmulatorStats stats;
-  auto results = run(
-      *module,
-      {emulation::EmulatorArgument::buffer(
-           numerics::packCodes(numerics::ElementType::E2M1, codes, shape)),
-       emulation::EmulatorArgument::buffer(scales),
-       emulation::EmulatorArgument::bits(
-           numerics::floatToBits(globalDecodeScale))},
-      &stats);
+  auto results = run(*module,
+                     {emulation::EmulatorArgument::buffer(numerics::packCodes(
+                          numerics::ElementType::E2M1, codes, shape)),
+                      emulation::EmulatorArgument::buffer(scales),
+                      emulation::EmulatorArgument::bits(
+                          numerics::floatToBits(globalDecodeScale))},
+                     &stats);
   ASSERT_EQ(results.size(), 3u);
   // One kernel for the codes, one for the scales; nothing on the host.
   EXPECT_EQ(stats.launches, 2u);
-  EXPECT_EQ(compareCodes(loadStoredCodes(results[0],
-                                         numerics::ElementType::E2M1,
-                                         transposed),
-                         transposeLastTwo(codes, rows, columns), "code"),
-            0);
+  EXPECT_EQ(
+      compareCodes(
+          loadStoredCodes(results[0], numerics::ElementType::E2M1, transposed),
+          transposeLastTwo(codes, rows, columns), "code"),
+      0);
   EXPECT_EQ(compareCodes(results[1],
                          transposeLastTwo(scales, rows / 16, columns / 16),
                          "scale"),
@@ -283,13 +281,13 @@ TEST_P(NVVMTransposeKernelTest, MatchesByteTranspose) {
 
 INSTANTIATE_TEST_SUITE_P(
     NVVM, NVVMTransposeKernelTest,
-    ::testing::Combine(
-        ::testing::ValuesIn(kChips),
-        // Whole 32 x 32 tiles; ragged rows and columns (48 x 80: partial
-        // tiles on both sides) with a batch; a single block, whose scale
-        // tensor is one byte.
-        ::testing::Values(TransposeCase{64, 96}, TransposeCase{2, 48, 80},
-                          TransposeCase{16, 16})),
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       // Whole 32 x 32 tiles; ragged rows and columns (48 x 80:
+                       // partial tiles on both sides) with a batch; a single
+                       // block, whose scale tensor is one byte.
+                       ::testing::Values(TransposeCase{64, 96},
+                                         TransposeCase{2, 48, 80},
+                                         TransposeCase{16, 16})),
     [](const auto &info) { return getParamName(info, getTransposeTestName); });
 
 //===----------------------------------------------------------------------===//
@@ -376,11 +374,12 @@ std::vector<GemmCase> gemmCases() {
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    NVVM, NVVMGemmKernelTest,
-    ::testing::Combine(::testing::ValuesIn(kChips),
-                       ::testing::ValuesIn(gemmCases())),
-    [](const auto &info) { return getParamName(info, getGemmTestName); });
+INSTANTIATE_TEST_SUITE_P(NVVM, NVVMGemmKernelTest,
+                         ::testing::Combine(::testing::ValuesIn(kChips),
+                                            ::testing::ValuesIn(gemmCases())),
+                         [](const auto &info) {
+                           return getParamName(info, getGemmTestName);
+                         });
 
 /// sm_90a's scaling paths (MmaSyncFP8.cpp) on MXFP4 and NVFP4 cases.
 class SM90GemmScalingTest : public NVVMGemmKernelTest {};
@@ -406,8 +405,8 @@ TEST_P(SM90GemmScalingTest, FusedScalingOutsideWindowIsNoticed) {
       [&](ModuleOp module) {
         module.walk([&](NVVM::VoteSyncOp vote) {
           OpBuilder b(vote);
-          vote.getRes().replaceAllUsesWith(arith::ConstantOp::create(
-              b, vote.getLoc(), b.getBoolAttr(true)));
+          vote.getRes().replaceAllUsesWith(
+              arith::ConstantOp::create(b, vote.getLoc(), b.getBoolAttr(true)));
           vote.erase();
           ++votes;
         });

@@ -32,9 +32,12 @@ constexpr uint32_t kE2M1One = 0x2, kE2M1MinusOne = 0xA;
 constexpr uint8_t kUE8M0One = 0x7F, kUE4M3One = 0x38;
 
 struct Warp {
-  std::vector<std::array<uint32_t, 4>> a = std::vector<std::array<uint32_t, 4>>(32);
-  std::vector<std::array<uint32_t, 2>> b = std::vector<std::array<uint32_t, 2>>(32);
-  std::vector<std::array<uint32_t, 4>> c = std::vector<std::array<uint32_t, 4>>(32);
+  std::vector<std::array<uint32_t, 4>> a =
+      std::vector<std::array<uint32_t, 4>>(32);
+  std::vector<std::array<uint32_t, 2>> b =
+      std::vector<std::array<uint32_t, 2>>(32);
+  std::vector<std::array<uint32_t, 4>> c =
+      std::vector<std::array<uint32_t, 4>>(32);
   std::vector<uint32_t> scaleA = std::vector<uint32_t>(32, 0xFFFFFFFFu);
   std::vector<uint32_t> scaleB = std::vector<uint32_t>(32, 0xFFFFFFFFu);
   std::array<uint32_t, 4> d[32];
@@ -46,7 +49,8 @@ struct Warp {
   // m16n8k64: A[row][k] is nibble k % 8 of register row / 8 + 2 (k / 32) of
   // lane 4 (row % 8) + (k % 32) / 8.
   void setA64(unsigned row, unsigned k, uint32_t code) {
-    put(a[4 * (row % 8) + (k % 32) / 8][row / 8 + 2 * (k / 32)], 4 * (k % 8), 4, code);
+    put(a[4 * (row % 8) + (k % 32) / 8][row / 8 + 2 * (k / 32)], 4 * (k % 8), 4,
+        code);
   }
   // B[k][n] is nibble k % 8 of register k / 32 of lane 4n + (k % 32) / 8.
   void setB64(unsigned k, unsigned n, uint32_t code) {
@@ -56,12 +60,14 @@ struct Warp {
   // 4 (row % 8) + (k % 16) / 4; B[k][n] byte k % 4 of register k / 16 of lane
   // 4n + (k % 16) / 4.
   void setA32(unsigned row, unsigned k, uint32_t byte) {
-    put(a[4 * (row % 8) + (k % 16) / 4][row / 8 + 2 * (k / 16)], 8 * (k % 4), 8, byte);
+    put(a[4 * (row % 8) + (k % 16) / 4][row / 8 + 2 * (k / 16)], 8 * (k % 4), 8,
+        byte);
   }
   void setB32(unsigned k, unsigned n, uint32_t byte) {
     put(b[4 * n + (k % 16) / 4][k / 16], 8 * (k % 4), 8, byte);
   }
-  // D[row][col] is register 2 (row / 8) + col % 2 of lane 4 (row % 8) + col / 2.
+  // D[row][col] is register 2 (row / 8) + col % 2 of lane 4 (row % 8) + col
+  // / 2.
   uint32_t &cAt(unsigned row, unsigned col) {
     return c[4 * (row % 8) + col / 2][2 * (row / 8) + col % 2];
   }
@@ -92,7 +98,8 @@ struct Warp {
   }
   std::string run(const MmaBlockScaleConfig &config, unsigned bidA = 0,
                   unsigned tidA = 0, unsigned bidB = 0, unsigned tidB = 0) {
-    return mmaBlockScale(config, a, b, c, scaleA, bidA, tidA, scaleB, bidB, tidB, d);
+    return mmaBlockScale(config, a, b, c, scaleA, bidA, tidA, scaleB, bidB,
+                         tidB, d);
   }
 };
 
@@ -185,8 +192,8 @@ TEST(PTXMmaBlockScale, ScaleBytesAndSelectorsMxfp4) {
                 for (unsigned n = 0; n < 8; ++n)
                   w.setB64(k, n, kE2M1One);
               w.setAllScales(2, kUE8M0One, bidA, tidA, bidB, tidB);
-              w.setScaleA(row, block, 0x80, bidA, tidA);         // 2.0
-              w.setScaleB(row % 8, block, 0x81, bidB, tidB);     // 4.0
+              w.setScaleA(row, block, 0x80, bidA, tidA);     // 2.0
+              w.setScaleB(row % 8, block, 0x81, bidB, tidB); // 4.0
               ASSERT_EQ(w.run(kMxfp4, bidA, tidA, bidB, tidB), "");
               for (unsigned i = 0; i < 16; ++i)
                 for (unsigned n = 0; n < 8; ++n) {
@@ -219,7 +226,7 @@ TEST(PTXMmaBlockScale, ScaleBytesAndSelectorsNvfp4) {
             for (unsigned n = 0; n < 8; ++n)
               w.setB64(k, n, kE2M1One);
           w.setAllScales(4, kUE4M3One, 0, tidA, 0, tidB);
-          w.setScaleA(row, block, 0x3C, 0, tidA); // 1.5
+          w.setScaleA(row, block, 0x3C, 0, tidA);         // 1.5
           w.setScaleB(7 - row % 8, block, 0x30, 0, tidB); // 0.5
           ASSERT_EQ(w.run(kNvfp4, 0, tidA, 0, tidB), "");
           for (unsigned i = 0; i < 16; ++i)
@@ -261,7 +268,8 @@ TEST(PTXMmaBlockScale, Mxf8f6f4LayoutAndScales) {
         w.setScaleA(row, 0, 0x80, 3, 1); // row's scale 2 in byte 3
         w.setA32(row, k, 0x38);          // E4M3 1.0
         w.setB32(k, col, 0xC0);          // E4M3 -2.0
-        ASSERT_EQ(w.run(mxf8(ElementType::E4M3, ElementType::E4M3), 3, 1, 3, 2), "");
+        ASSERT_EQ(w.run(mxf8(ElementType::E4M3, ElementType::E4M3), 3, 1, 3, 2),
+                  "");
         for (unsigned i = 0; i < 16; ++i)
           for (unsigned n = 0; n < 8; ++n)
             ASSERT_EQ(w.dAt(i, n), i == row && n == col ? -4.0f : 0.0f)
@@ -333,8 +341,8 @@ TEST(PTXMmaBlockScale, ExactSummation) {
   t.cAt(0, 1) = bitsOf(1.0f);
   t.setB64(0, 1, 0x5); // 3.0
   ASSERT_EQ(t.run(kMxfp4), "");
-  EXPECT_EQ(t.dAt(0, 0), 1.0f);                // 1 + 2^-24: tie, even
-  EXPECT_EQ(t.dAt(0, 1), 1.0f + 0x1p-23f);     // 1 + 1.5·2^-24: above the tie
+  EXPECT_EQ(t.dAt(0, 0), 1.0f);            // 1 + 2^-24: tie, even
+  EXPECT_EQ(t.dAt(0, 1), 1.0f + 0x1p-23f); // 1 + 1.5·2^-24: above the tie
   // Subnormal results round on the 2^-149 grid: 2^-150 ties to 0, 1.5·2^-150
   // and 2.25·2^-150 go to 2^-149.
   Warp s;
@@ -389,9 +397,9 @@ TEST(PTXMmaBlockScale, SpecialValues) {
     w.setA32(1, 1, 0xFC); // -Inf
     w.setB32(1, 2, 0x3C);
     ASSERT_EQ(w.run(mxf8(ElementType::E5M2, ElementType::E5M2)), "");
-    EXPECT_TRUE(std::isnan(w.dAt(0, 0)));      // Inf · 0
+    EXPECT_TRUE(std::isnan(w.dAt(0, 0))); // Inf · 0
     EXPECT_EQ(w.dAt(0, 1), INFINITY);
-    EXPECT_TRUE(std::isnan(w.dAt(1, 2)));      // Inf - Inf
+    EXPECT_TRUE(std::isnan(w.dAt(1, 2))); // Inf - Inf
     Warp e;
     e.setAllScales(1, kUE8M0One);
     e.setA32(4, 4, 0x7F); // E4M3 NaN
@@ -405,16 +413,16 @@ TEST(PTXMmaBlockScale, SpecialValues) {
     w.setAllScales(2, kUE8M0One);
     w.cAt(0, 0) = 0xFF800000u;
     w.cAt(0, 1) = 0x7FC00000u;
-    w.cAt(0, 2) = 0x80000000u;                 // -0 + (+0 products) ...
+    w.cAt(0, 2) = 0x80000000u; // -0 + (+0 products) ...
     w.cAt(0, 3) = 0x80000000u;
-    w.setA64(0, 0, 0x8);                       // -0 in A[0][0]
-    w.setB64(0, 3, kE2M1One);                  // -0 · 1 = -0 for column 3
+    w.setA64(0, 0, 0x8);      // -0 in A[0][0]
+    w.setB64(0, 3, kE2M1One); // -0 · 1 = -0 for column 3
     w.cAt(1, 0) = 0x00000000u;
     ASSERT_EQ(w.run(kMxfp4), "");
     EXPECT_EQ(w.dBitsAt(0, 0), 0xFF800000u);
     EXPECT_TRUE(std::isnan(w.dAt(0, 1)));
-    EXPECT_EQ(w.dBitsAt(0, 2), 0x00000000u);   // -0 + +0 = +0
-    EXPECT_EQ(w.dBitsAt(0, 3), 0x00000000u);   // other k give +0 products
+    EXPECT_EQ(w.dBitsAt(0, 2), 0x00000000u); // -0 + +0 = +0
+    EXPECT_EQ(w.dBitsAt(0, 3), 0x00000000u); // other k give +0 products
     EXPECT_EQ(w.dBitsAt(1, 0), 0x00000000u);
     // All products -0 and C = -0: -0.
     Warp z;
@@ -438,10 +446,14 @@ TEST(PTXMmaBlockScale, SpecialValues) {
 
 TEST(PTXMmaBlockScale, RejectsInvalidOperands) {
   Warp w;
-  EXPECT_NE(w.run({BlockScaleKind::MXF4, ScaleVec::X4, ScaleFormat::UE4M3}), "");
-  EXPECT_NE(w.run({BlockScaleKind::MXF4, ScaleVec::X2, ScaleFormat::UE4M3}), "");
-  EXPECT_NE(w.run({BlockScaleKind::MXF4NVF4, ScaleVec::X2, ScaleFormat::UE4M3}), "");
-  EXPECT_NE(w.run({BlockScaleKind::MXF4NVF4, ScaleVec::X1, ScaleFormat::UE8M0}), "");
+  EXPECT_NE(w.run({BlockScaleKind::MXF4, ScaleVec::X4, ScaleFormat::UE4M3}),
+            "");
+  EXPECT_NE(w.run({BlockScaleKind::MXF4, ScaleVec::X2, ScaleFormat::UE4M3}),
+            "");
+  EXPECT_NE(w.run({BlockScaleKind::MXF4NVF4, ScaleVec::X2, ScaleFormat::UE4M3}),
+            "");
+  EXPECT_NE(w.run({BlockScaleKind::MXF4NVF4, ScaleVec::X1, ScaleFormat::UE8M0}),
+            "");
   EXPECT_NE(w.run({BlockScaleKind::MXF8F6F4, ScaleVec::X2, ScaleFormat::UE8M0,
                    ElementType::E4M3, ElementType::E4M3}),
             "");
@@ -467,12 +479,30 @@ TEST(PTXMmaBlockScale, RejectsInvalidOperands) {
 TEST(PTXCvt, E2M1x2) {
   // Ties to even on {0, .5, 1, 1.5, 2, 3, 4, 6}.
   const std::pair<float, uint8_t> cases[] = {
-      {0.0f, 0x0},  {0.25f, 0x0}, {0.2500001f, 0x1}, {0.5f, 0x1},
-      {0.75f, 0x2}, {1.0f, 0x2},  {1.25f, 0x2},      {1.5f, 0x3},
-      {1.75f, 0x4}, {2.5f, 0x4},  {3.0f, 0x5},       {3.5f, 0x6},
-      {5.0f, 0x6},  {5.0001f, 0x7}, {6.0f, 0x7},     {7.0f, 0x7},
-      {1e30f, 0x7}, {INFINITY, 0x7}, {-INFINITY, 0xF}, {-6.5f, 0xF},
-      {-0.0f, 0x8}, {-0.1f, 0x8}, {-1.5f, 0xB},      {1e-40f, 0x0},
+      {0.0f, 0x0},
+      {0.25f, 0x0},
+      {0.2500001f, 0x1},
+      {0.5f, 0x1},
+      {0.75f, 0x2},
+      {1.0f, 0x2},
+      {1.25f, 0x2},
+      {1.5f, 0x3},
+      {1.75f, 0x4},
+      {2.5f, 0x4},
+      {3.0f, 0x5},
+      {3.5f, 0x6},
+      {5.0f, 0x6},
+      {5.0001f, 0x7},
+      {6.0f, 0x7},
+      {7.0f, 0x7},
+      {1e30f, 0x7},
+      {INFINITY, 0x7},
+      {-INFINITY, 0xF},
+      {-6.5f, 0xF},
+      {-0.0f, 0x8},
+      {-0.1f, 0x8},
+      {-1.5f, 0xB},
+      {1e-40f, 0x0},
       {std::numeric_limits<float>::quiet_NaN(), 0x7},
       {-std::numeric_limits<float>::quiet_NaN(), 0x7}};
   for (auto [x, code] : cases)
@@ -487,15 +517,28 @@ TEST(PTXCvt, RsE2M1x4Rounding) {
   // floor(F · 256) + r >= 256 (F the fraction): 1.25 (F = 1/2) up from
   // r = 128; 0.3 (q = 0.5, F = 0.6, floor(153.6) = 153) up from r = 103.
   const std::tuple<float, uint8_t, uint8_t> cases[] = {
-      {1.25f, 127, 0x2},  {1.25f, 128, 0x3},   {-1.25f, 128, 0xB},
-      {0.3f, 102, 0x0},   {0.3f, 103, 0x1},    {5.0f, 127, 0x6},
-      {5.0f, 128, 0x7},   {1.75f, 192, 0x4},   {3.5f, 255, 0x6},
-      {3.5f, 127, 0x5},   {2.0f, 255, 0x4},    {6.0f, 0, 0x7},
-      {7.9f, 0, 0x7},     {1e30f, 0, 0x7},     {INFINITY, 0, 0x7},
-      {-INFINITY, 0, 0xF}, {-0.0f, 255, 0x8},  {1e-40f, 255, 0x0},
+      {1.25f, 127, 0x2},
+      {1.25f, 128, 0x3},
+      {-1.25f, 128, 0xB},
+      {0.3f, 102, 0x0},
+      {0.3f, 103, 0x1},
+      {5.0f, 127, 0x6},
+      {5.0f, 128, 0x7},
+      {1.75f, 192, 0x4},
+      {3.5f, 255, 0x6},
+      {3.5f, 127, 0x5},
+      {2.0f, 255, 0x4},
+      {6.0f, 0, 0x7},
+      {7.9f, 0, 0x7},
+      {1e30f, 0, 0x7},
+      {INFINITY, 0, 0x7},
+      {-INFINITY, 0, 0xF},
+      {-0.0f, 255, 0x8},
+      {1e-40f, 255, 0x0},
       // A fraction below 2^-8 never rounds up: the low dropped bits are
       // truncated.
-      {0.5f + 0x1p-10f, 255, 0x1}, {0.001f, 255, 0x0},
+      {0.5f + 0x1p-10f, 255, 0x1},
+      {0.001f, 255, 0x0},
       {std::numeric_limits<float>::quiet_NaN(), 0, 0x7},
       {-std::numeric_limits<float>::quiet_NaN(), 255, 0x7}};
   for (auto [x, random, code] : cases)
@@ -529,8 +572,8 @@ TEST(PTXCvt, RsE2M1x4AgainstSR1) {
   std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
   int differing = 0, samples = 0;
   for (int i = 0; i < 200000; ++i) {
-    const float v = std::ldexp(mantissa(rng), binade(rng)) *
-                    (word(rng) & 1 ? -1.0f : 1.0f);
+    const float v =
+        std::ldexp(mantissa(rng), binade(rng)) * (word(rng) & 1 ? -1.0f : 1.0f);
     const uint32_t w = word(rng);
     const uint8_t hardware = cvtRsSatfiniteE2M1(bitsOf(v), w >> 24);
     const uint8_t library = fp4train::numerics::encodeE2M1Stochastic(v, w);
@@ -551,13 +594,27 @@ TEST(PTXCvt, RsE2M1x4AgainstSR1) {
 
 TEST(PTXCvt, E4M3x2) {
   const std::pair<float, uint8_t> cases[] = {
-      {1.0f, 0x38},       {1.0625f, 0x38},     {1.1875f, 0x3A},
-      {1.125f, 0x39},     {448.0f, 0x7E},      {464.0f, 0x7E},
-      {500.0f, 0x7E},     {1e30f, 0x7E},       {INFINITY, 0x7E},
-      {-INFINITY, 0xFE},  {0x1p-6f, 0x08},     {0x1p-9f, 0x01},
-      {0x1p-10f, 0x00},   {0x1.8p-10f, 0x01},  {0x1.cp-7f, 0x07},
-      {0x1.dp-7f, 0x07},  {0x1.ep-7f, 0x08},  {-0.0f, 0x80},       {-0x1p-11f, 0x80},
-      {-2.0f, 0xC0},      {240.0f, 0x77},
+      {1.0f, 0x38},
+      {1.0625f, 0x38},
+      {1.1875f, 0x3A},
+      {1.125f, 0x39},
+      {448.0f, 0x7E},
+      {464.0f, 0x7E},
+      {500.0f, 0x7E},
+      {1e30f, 0x7E},
+      {INFINITY, 0x7E},
+      {-INFINITY, 0xFE},
+      {0x1p-6f, 0x08},
+      {0x1p-9f, 0x01},
+      {0x1p-10f, 0x00},
+      {0x1.8p-10f, 0x01},
+      {0x1.cp-7f, 0x07},
+      {0x1.dp-7f, 0x07},
+      {0x1.ep-7f, 0x08},
+      {-0.0f, 0x80},
+      {-0x1p-11f, 0x80},
+      {-2.0f, 0xC0},
+      {240.0f, 0x77},
       {std::numeric_limits<float>::quiet_NaN(), 0x7F},
       {-std::numeric_limits<float>::quiet_NaN(), 0xFF}};
   for (auto [x, code] : cases)
@@ -589,15 +646,24 @@ TEST(PTXCvt, F16x2E4M3x2) {
 
 TEST(PTXCvt, UE8M0x2) {
   const std::pair<uint32_t, uint8_t> cases[] = {
-      {bitsOf(1.0f), 0x7F},         {bitsOf(1.5f), 0x80},
-      {bitsOf(2.0f), 0x80},         {bitsOf(2.0000002f), 0x81},
-      {bitsOf(0.75f), 0x7F},        {bitsOf(-4.0f), 0x81},
-      {0x00400000u, 0x00},          {0x00400001u, 0x01},  // 2^-127, just above
-      {0x00000001u, 0x00},          {0x00000000u, 0x00},
-      {0x80000000u, 0x00},          {bitsOf(0x1p127f), 0xFE},
-      {bitsOf(0x1.000002p127f), 0xFE}, {0x7F7FFFFFu, 0xFE},
-      {0x7F800000u, 0xFE},          {0xFF800000u, 0xFE},
-      {0x7FC00000u, 0xFF},          {0xFFC00001u, 0xFF}};
+      {bitsOf(1.0f), 0x7F},
+      {bitsOf(1.5f), 0x80},
+      {bitsOf(2.0f), 0x80},
+      {bitsOf(2.0000002f), 0x81},
+      {bitsOf(0.75f), 0x7F},
+      {bitsOf(-4.0f), 0x81},
+      {0x00400000u, 0x00},
+      {0x00400001u, 0x01}, // 2^-127, just above
+      {0x00000001u, 0x00},
+      {0x00000000u, 0x00},
+      {0x80000000u, 0x00},
+      {bitsOf(0x1p127f), 0xFE},
+      {bitsOf(0x1.000002p127f), 0xFE},
+      {0x7F7FFFFFu, 0xFE},
+      {0x7F800000u, 0xFE},
+      {0xFF800000u, 0xFE},
+      {0x7FC00000u, 0xFF},
+      {0xFFC00001u, 0xFF}};
   for (auto [x, code] : cases)
     EXPECT_EQ(cvtRpSatfiniteUE8M0(x), code) << std::hex << x;
   EXPECT_EQ(cvtRpSatfiniteUE8M0x2(bitsOf(1.0f), bitsOf(2.0f)), 0x7F80);

@@ -27,15 +27,14 @@ std::string getElementName(numerics::Format format) {
 }
 
 std::string getQuantizeTestName(const QuantizeCase &c) {
-  std::string name = std::string(numerics::getFormatName(c.format)) + "_" +
-                     c.input + "_" + join(c.shape, "x") +
-                     (c.rceil ? "_rceil" : "_floor") +
-                     (c.specials ? "_specials" : "") +
-                     (c.stochastic ? "_sr" : "") +
-                     (c.amax == Amax::Computed   ? "_amax_computed"
-                      : c.amax == Amax::Supplied ? "_amax_supplied"
-                                                 : "") +
-                     (c.twoD ? "_2d" : "");
+  std::string name =
+      std::string(numerics::getFormatName(c.format)) + "_" + c.input + "_" +
+      join(c.shape, "x") + (c.rceil ? "_rceil" : "_floor") +
+      (c.specials ? "_specials" : "") + (c.stochastic ? "_sr" : "") +
+      (c.amax == Amax::Computed   ? "_amax_computed"
+       : c.amax == Amax::Supplied ? "_amax_supplied"
+                                  : "") +
+      (c.twoD ? "_2d" : "");
   return sanitizeTestName(name);
 }
 
@@ -65,8 +64,7 @@ void checkQuantizeKernel(const QuantizeCase &c, CompileFn compileSource,
       (c.stochastic ? " rounding = stochastic" : "") +
       (c.rceil ? " scale_mode = rceil" : "") +
       (c.stochastic ? " seed(%seed)" : "") + (supplied ? " amax(%amax)" : "") +
-      " : " + tensor + " -> " + scaled + "\n  return %q : " + scaled +
-      "\n}\n";
+      " : " + tensor + " -> " + scaled + "\n  return %q : " + scaled + "\n}\n";
   mlir::OwningOpRef<mlir::ModuleOp> module = compileSource(source);
   ASSERT_TRUE(module);
 
@@ -104,9 +102,9 @@ void checkQuantizeKernel(const QuantizeCase &c, CompileFn compileSource,
   else if (!c.stochastic && c.format != numerics::Format::MXFP8E5M2)
     EXPECT_GT(stats.conversions, 0u);
 
-  numerics::QuantConfig config = getLibraryConfig(
-      c.format, c.stochastic, seed, supplied ? std::optional<float>(amax)
-                                             : std::nullopt);
+  numerics::QuantConfig config =
+      getLibraryConfig(c.format, c.stochastic, seed,
+                       supplied ? std::optional<float>(amax) : std::nullopt);
   config.twoDimensional = c.twoD;
   config.scaleMode =
       c.rceil ? numerics::ScaleMode::RCeil : numerics::ScaleMode::Floor;
@@ -133,28 +131,57 @@ std::vector<QuantizeCase> getQuantizeCases() {
   cases.push_back({{10, 960}, Format::MXFP4, "f32", true, false, true});
   cases.push_back({{40, 64}, Format::MXFP4, "bf16", false, true, true});
   // [NV1] blocks of 16: 512 blocks (two full workgroups) and 300 (ragged).
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, false,
-                   Amax::Computed});
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, false,
+  cases.push_back(
+      {{64, 128}, Format::NVFP4, "f32", false, true, false, Amax::Computed});
+  cases.push_back(
+      {{64, 128}, Format::NVFP4, "f32", false, true, false, Amax::Supplied});
+  cases.push_back(
+      {{20, 240}, Format::NVFP4, "f32", false, false, false, Amax::Computed});
+  cases.push_back({{3, 10, 160},
+                   Format::NVFP4,
+                   "bf16",
+                   false,
+                   true,
+                   false,
                    Amax::Supplied});
-  cases.push_back({{20, 240}, Format::NVFP4, "f32", false, false, false,
-                   Amax::Computed});
-  cases.push_back({{3, 10, 160}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Supplied});
-  cases.push_back({{40, 64}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Computed});
-  cases.push_back({{64, 128}, Format::NVFP4, "f32", false, true, true,
-                   Amax::Computed});
+  cases.push_back(
+      {{40, 64}, Format::NVFP4, "bf16", false, true, false, Amax::Computed});
+  cases.push_back(
+      {{64, 128}, Format::NVFP4, "f32", false, true, true, Amax::Computed});
   // [NV1] 16x16 blocks (the weight layout): 48 x 320 is 3 bands of 20 column
   // blocks, a full and a ragged workgroup each; a batch dimension; SR.
-  cases.push_back({{48, 320}, Format::NVFP4, "f32", false, false, false,
-                   Amax::Computed, true});
-  cases.push_back({{32, 256}, Format::NVFP4, "f32", false, true, false,
-                   Amax::Supplied, true});
-  cases.push_back({{2, 32, 64}, Format::NVFP4, "bf16", false, true, false,
-                   Amax::Computed, true});
-  cases.push_back({{32, 64}, Format::NVFP4, "f32", false, true, true,
-                   Amax::Computed, true});
+  cases.push_back({{48, 320},
+                   Format::NVFP4,
+                   "f32",
+                   false,
+                   false,
+                   false,
+                   Amax::Computed,
+                   true});
+  cases.push_back({{32, 256},
+                   Format::NVFP4,
+                   "f32",
+                   false,
+                   true,
+                   false,
+                   Amax::Supplied,
+                   true});
+  cases.push_back({{2, 32, 64},
+                   Format::NVFP4,
+                   "bf16",
+                   false,
+                   true,
+                   false,
+                   Amax::Computed,
+                   true});
+  cases.push_back({{32, 64},
+                   Format::NVFP4,
+                   "f32",
+                   false,
+                   true,
+                   true,
+                   Amax::Computed,
+                   true});
   return cases;
 }
 

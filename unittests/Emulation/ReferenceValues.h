@@ -60,7 +60,9 @@ inline double e4m3Value(uint8_t code) {
   return (code & 0x80 ? -1 : 1) * ue4m3Value(code & 0x7F);
 }
 /// UE8M0: 2^(code - 127), finite codes.
-inline double ue8m0Value(uint8_t code) { return std::ldexp(1.0, int(code) - 127); }
+inline double ue8m0Value(uint8_t code) {
+  return std::ldexp(1.0, int(code) - 127);
+}
 
 } // namespace fp4train::emulation_test
 

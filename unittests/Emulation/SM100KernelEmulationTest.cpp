@@ -86,8 +86,8 @@ protected:
   std::vector<std::vector<uint8_t>>
   run(ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
       emulation::EmulatorStats *stats) {
-    return KernelEmulationFixture::run(module, std::move(arguments),
-                                       getChip(), stats);
+    return KernelEmulationFixture::run(module, std::move(arguments), getChip(),
+                                       stats);
   }
   CompileFn getCompile() {
     compileFn = [this](const std::string &source) { return compile(source); };
@@ -111,10 +111,9 @@ private:
 };
 
 template <typename Case>
-std::string
-getChipTestName(const ::testing::TestParamInfo<std::tuple<std::string, Case>>
-                    &info,
-                std::string (*getName)(const Case &)) {
+std::string getChipTestName(
+    const ::testing::TestParamInfo<std::tuple<std::string, Case>> &info,
+    std::string (*getName)(const Case &)) {
   return sanitizeTestName(std::get<0>(info.param)) + "_" +
          getName(std::get<1>(info.param));
 }
@@ -181,12 +180,13 @@ TEST_P(SM100HardwareSRTest, DiffersFromSR1OnlyWherePredicted) {
   std::vector<float> data = makeQuantizeData(count, "f32", false, 7);
   const uint64_t seed = 0x0123456789ABCDEFull;
   emulation::EmulatorStats stats;
-  auto results = emulation::emulate(
-      *module, "main",
-      {emulation::EmulatorArgument::buffer(asBytes(data)),
-       emulation::EmulatorArgument::bits(seed)},
-      GetParam(), &stats);
-  ASSERT_TRUE(static_cast<bool>(results)) << llvm::toString(results.takeError());
+  auto results =
+      emulation::emulate(*module, "main",
+                         {emulation::EmulatorArgument::buffer(asBytes(data)),
+                          emulation::EmulatorArgument::bits(seed)},
+                         GetParam(), &stats);
+  ASSERT_TRUE(static_cast<bool>(results))
+      << llvm::toString(results.takeError());
   ASSERT_EQ(results->size(), 2u);
   // One cvt.rs per four elements, executed per warp.
   EXPECT_GT(stats.conversions, 0u);
@@ -371,8 +371,7 @@ int breakModule(ModuleOp module, Break what) {
       break;
     case Break::ScaleColumn: {
       Value ptr = mma->getOperand(5);
-      Value address =
-          LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+      Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
       Value moved = arith::AddIOp::create(
           b, loc, address,
           arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4)));
@@ -395,8 +394,8 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
       c.gemm, GemmData::Exact, /*bitForBit=*/true, getCompile(),
       [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
           emulation::EmulatorStats *stats) {
-        auto results = emulation::emulate(module, "main", arguments,
-                                          getChip(), stats);
+        auto results =
+            emulation::emulate(module, "main", arguments, getChip(), stats);
         if (results)
           return std::move(*results);
         error = llvm::toString(results.takeError());
@@ -414,7 +413,8 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
   // Not an op the emulator lacks: the models saw the broken field.
   EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
   if (c.what == Break::MissingCommit)
-    EXPECT_NE(error.find("can complete it (a missing arrive"), std::string::npos)
+    EXPECT_NE(error.find("can complete it (a missing arrive"),
+              std::string::npos)
         << error;
 }
 
@@ -422,10 +422,10 @@ std::vector<BreakCase> getBreakCases() {
   std::vector<BreakCase> cases;
   for (Break what : {Break::InstrDescriptorN, Break::SmemDescriptorSwizzle,
                      Break::ScaleColumn, Break::MissingCommit})
-    for (GemmCase gemm : std::vector<GemmCase>{
-             {1, 130, 70, 320, "nvfp4", "nvfp4"},
-             {1, 128, 128, 512, "mxfp4", "mxfp4"},
-             {1, 130, 70, 320, "e4m3", "e5m2"}})
+    for (GemmCase gemm :
+         std::vector<GemmCase>{{1, 130, 70, 320, "nvfp4", "nvfp4"},
+                               {1, 128, 128, 512, "mxfp4", "mxfp4"},
+                               {1, 130, 70, 320, "e4m3", "e5m2"}})
       cases.push_back({what, gemm});
   return cases;
 }

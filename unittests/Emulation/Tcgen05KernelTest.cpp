@@ -91,16 +91,17 @@ std::string makeKernel(const KernelOptions &o) {
                  unsigned bytes) {
     return "      %n_" + to + " = arith.constant " + std::to_string(bytes) +
            " : index\n      scf.for %i = %t to %n_" + to +
-           " step %c128 {\n        %x = memref.load %" + from + "[%i] : memref<" +
-           std::to_string(bytes) + "xi8>\n        memref.store %x, %" + to +
+           " step %c128 {\n        %x = memref.load %" + from +
            "[%i] : memref<" + std::to_string(bytes) +
-           "xi8, 3>\n      }\n";
+           "xi8>\n        memref.store %x, %" + to + "[%i] : memref<" +
+           std::to_string(bytes) + "xi8, 3>\n      }\n";
   };
   auto bulk = [](const std::string &from, const std::string &to,
                  unsigned bytes) {
     const std::string n = std::to_string(bytes);
-    return "        %" + from + "_gp = memref.extract_aligned_pointer_as_index %" +
-           from + " : memref<" + n + "xi8> -> index\n        %" + from +
+    return "        %" + from +
+           "_gp = memref.extract_aligned_pointer_as_index %" + from +
+           " : memref<" + n + "xi8> -> index\n        %" + from +
            "_gi = arith.index_cast %" + from + "_gp : index to i64\n        %" +
            from + "_g = llvm.inttoptr %" + from +
            "_gi : i64 to !llvm.ptr<1>\n        %" + to +
@@ -116,7 +117,8 @@ std::string makeKernel(const KernelOptions &o) {
   };
   std::string loads;
   if (o.bulkLoads)
-    loads = R"(      %lbar_p = memref.extract_aligned_pointer_as_index %lbar : memref<1xi64, 3> -> index
+    loads =
+        R"(      %lbar_p = memref.extract_aligned_pointer_as_index %lbar : memref<1xi64, 3> -> index
       %lbar_i = arith.index_cast %lbar_p : index to i64
       %lbar_ptr = llvm.inttoptr %lbar_i : i64 to !llvm.ptr<3>
       scf.if %first {
@@ -124,11 +126,13 @@ std::string makeKernel(const KernelOptions &o) {
       }
       gpu.barrier
       scf.if %first {
-        %tx = arith.constant )" + std::to_string(o.expectBytes) + R"( : i32
+        %tx = arith.constant )" +
+        std::to_string(o.expectBytes) + R"( : i32
         nvvm.mbarrier.arrive.expect_tx %lbar_ptr, %tx : !llvm.ptr<3>, i32
-)" + bulk("a", "sa", kABytes) + bulk("b", "sb", kBBytes) +
-            bulk("sfa", "ssfa", kSfBytes) + bulk("sfb", "ssfb", kSfBytes) +
-            R"(      }
+)" + bulk("a", "sa", kABytes) +
+        bulk("b", "sb", kBBytes) + bulk("sfa", "ssfa", kSfBytes) +
+        bulk("sfb", "ssfb", kSfBytes) +
+        R"(      }
       nvvm.mbarrier.try_wait.parity %lbar_ptr, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32
 )";
   else
@@ -136,25 +140,54 @@ std::string makeKernel(const KernelOptions &o) {
             copy("sfa", "ssfa", kSfBytes) + copy("sfb", "ssfb", kSfBytes);
   std::string alloc, cpA, cpB, mma, commit, ld, dealloc, relinquish;
   if (o.intrinsics) {
-    alloc = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.alloc.shared.cg1\"(%slot_ptr, %c128_i32) : (!llvm.ptr<3>, i32) -> ()\n";
-    cpA = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfa_t, %dsfa) : (!llvm.ptr<6>, i64) -> ()\n";
-    cpB = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfb_t, %dsfb) : (!llvm.ptr<6>, i64) -> ()\n";
-    mma = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16\"(%d_t, %da, %db, %idesc, %false, %sfa_t, %sfb_t, %c1_i32, %c0_i32) : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, i32) -> ()\n";
-    commit = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.commit.shared.cg1\"(%bar_ptr) : (!llvm.ptr<3>) -> ()\n";
-    ld = "      %v = llvm.call_intrinsic \"llvm.nvvm.tcgen05.ld.32x32b.x64\"(%w_t, %false) : (!llvm.ptr<6>, i1) -> vector<64xi32>\n";
-    dealloc = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.dealloc.cg1\"(%d_t, %c128_i32) : (!llvm.ptr<6>, i32) -> ()\n";
-    relinquish = "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.relinq.alloc.permit.cg1\"() : () -> ()\n";
+    alloc = "        llvm.call_intrinsic "
+            "\"llvm.nvvm.tcgen05.alloc.shared.cg1\"(%slot_ptr, %c128_i32) : "
+            "(!llvm.ptr<3>, i32) -> ()\n";
+    cpA = "        llvm.call_intrinsic "
+          "\"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfa_t, %dsfa) : "
+          "(!llvm.ptr<6>, i64) -> ()\n";
+    cpB = "        llvm.call_intrinsic "
+          "\"llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1\"(%sfb_t, %dsfb) : "
+          "(!llvm.ptr<6>, i64) -> ()\n";
+    mma = "        llvm.call_intrinsic "
+          "\"llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16\"(%d_t, "
+          "%da, %db, %idesc, %false, %sfa_t, %sfb_t, %c1_i32, %c0_i32) : "
+          "(!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, "
+          "i32) -> ()\n";
+    commit = "        llvm.call_intrinsic "
+             "\"llvm.nvvm.tcgen05.commit.shared.cg1\"(%bar_ptr) : "
+             "(!llvm.ptr<3>) -> ()\n";
+    ld = "      %v = llvm.call_intrinsic "
+         "\"llvm.nvvm.tcgen05.ld.32x32b.x64\"(%w_t, %false) : (!llvm.ptr<6>, "
+         "i1) -> vector<64xi32>\n";
+    dealloc =
+        "        llvm.call_intrinsic \"llvm.nvvm.tcgen05.dealloc.cg1\"(%d_t, "
+        "%c128_i32) : (!llvm.ptr<6>, i32) -> ()\n";
+    relinquish = "        llvm.call_intrinsic "
+                 "\"llvm.nvvm.tcgen05.relinq.alloc.permit.cg1\"() : () -> ()\n";
   } else {
-    alloc = "        nvvm.tcgen05.alloc %slot_ptr, %c128_i32 : !llvm.ptr<3>, i32\n";
-    cpA = "        nvvm.tcgen05.cp %sfa_t, %dsfa {shape = #nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = #nvvm.tcgen05_cp_multicast<warpx4>}\n";
-    cpB = "        nvvm.tcgen05.cp %sfb_t, %dsfb {shape = #nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = #nvvm.tcgen05_cp_multicast<warpx4>}\n";
-    mma = "        nvvm.tcgen05.mma.block_scale %d_t, %da, %db, %idesc, %false, %sfa_t, %sfb_t {kind = #nvvm.block_scale_kind<mxf4nvf4>, ctaGroup = #nvvm.cta_group<cta_1>, blockScale = #nvvm.tcgen05_mma_block_scale<block16>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)\n";
+    alloc =
+        "        nvvm.tcgen05.alloc %slot_ptr, %c128_i32 : !llvm.ptr<3>, i32\n";
+    cpA = "        nvvm.tcgen05.cp %sfa_t, %dsfa {shape = "
+          "#nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = "
+          "#nvvm.tcgen05_cp_multicast<warpx4>}\n";
+    cpB = "        nvvm.tcgen05.cp %sfb_t, %dsfb {shape = "
+          "#nvvm.tcgen05_cp_shape<shape_32x128b>, multicast = "
+          "#nvvm.tcgen05_cp_multicast<warpx4>}\n";
+    mma = "        nvvm.tcgen05.mma.block_scale %d_t, %da, %db, %idesc, "
+          "%false, %sfa_t, %sfb_t {kind = #nvvm.block_scale_kind<mxf4nvf4>, "
+          "ctaGroup = #nvvm.cta_group<cta_1>, blockScale = "
+          "#nvvm.tcgen05_mma_block_scale<block16>} : (!llvm.ptr<6>, i64, i64, "
+          "i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)\n";
     commit = "        nvvm.tcgen05.commit %bar_ptr : !llvm.ptr<3>\n";
-    ld = "      %v = nvvm.tcgen05.ld %w_t {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<64xi32>\n";
-    dealloc = "        nvvm.tcgen05.dealloc %d_t, %c128_i32 : !llvm.ptr<6>, i32\n";
+    ld = "      %v = nvvm.tcgen05.ld %w_t {shape = "
+         "#nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<64xi32>\n";
+    dealloc =
+        "        nvvm.tcgen05.dealloc %d_t, %c128_i32 : !llvm.ptr<6>, i32\n";
     relinquish = "        nvvm.tcgen05.relinquish_alloc_permit\n";
   }
-  std::string k = R"(
+  std::string k =
+      R"(
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @kernel(%a: memref<16384xi8>, %b: memref<2048xi8>,
@@ -173,11 +206,13 @@ module attributes {gpu.container_module} {
       %c128_i32 = arith.constant 128 : i32
       %c4_i64 = arith.constant 4 : i64
       %false = arith.constant false
-      %idesc = arith.constant )" + std::to_string(static_cast<int32_t>(idesc)) +
-                   R"( : i32
+      %idesc = arith.constant )" +
+      std::to_string(static_cast<int32_t>(idesc)) +
+      R"( : i32
       %first = arith.cmpi eq, %t, %c0 : index
       %warp0 = arith.cmpi eq, %w, %c0 : index
-)" + loads + R"(
+)" + loads +
+      R"(
       %slot_p = memref.extract_aligned_pointer_as_index %slot : memref<1xi32, 3> -> index
       %slot_i = arith.index_cast %slot_p : index to i64
       %slot_ptr = llvm.inttoptr %slot_i : i64 to !llvm.ptr<3>
@@ -185,7 +220,8 @@ module attributes {gpu.container_module} {
       %bar_i = arith.index_cast %bar_p : index to i64
       %bar_ptr = llvm.inttoptr %bar_i : i64 to !llvm.ptr<3>
       scf.if %warp0 {
-)" + alloc + R"(      }
+)" + alloc +
+      R"(      }
       scf.if %first {
         nvvm.mbarrier.init %bar_ptr, %c1_i32 : !llvm.ptr<3>, i32
       }
@@ -199,7 +235,8 @@ module attributes {gpu.container_module} {
       %sfa_t = llvm.inttoptr %sfa_a : i32 to !llvm.ptr<6>
       %sfb_t = llvm.inttoptr %sfb_a : i32 to !llvm.ptr<6>
 )" + (o.descOp ? "" : desc("da", "sa", highA)) +
-                   (o.descOp ? R"(      %da_p = memref.extract_aligned_pointer_as_index %sa : memref<16384xi8, 3> -> index
+      (o.descOp
+           ? R"(      %da_p = memref.extract_aligned_pointer_as_index %sa : memref<16384xi8, 3> -> index
       %da_i = arith.index_cast %da_p : index to i32
       %c4_i32 = arith.constant 4 : i32
       %da_s = arith.shrui %da_i, %c4_i32 : i32
@@ -207,28 +244,33 @@ module attributes {gpu.container_module} {
       %sbo_e = arith.constant 64 : i32
       %base_off = arith.constant 0 : i8
       %abs = arith.constant false
-      %swz = arith.constant )" + std::to_string(o.swizzleA) + R"( : i8
+      %swz = arith.constant )" +
+                 std::to_string(o.swizzleA) + R"( : i8
       %da = nvvm.tcgen05.mma_smem_desc (%da_s, %lbo_e, %sbo_e, %base_off, %abs, %swz) : (i32, i32, i32, i8, i1, i8) -> i64
 )"
-                             : "") +
-                   desc("db", "sb", highB) + desc("dsfa", "ssfa", highSf) +
-                   desc("dsfb", "ssfb", highSf) + R"(
+           : "") +
+      desc("db", "sb", highB) + desc("dsfa", "ssfa", highSf) +
+      desc("dsfb", "ssfb", highSf) + R"(
       scf.if %first {
-)" + cpA + cpB + mma + (o.commit ? commit : "") +
-                   R"(      }
-)" + (o.wait ? "      nvvm.mbarrier.try_wait.parity %bar_ptr, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32\n"
-             : "") +
-                   R"(      %wi = arith.index_cast %w : index to i32
+)" + cpA +
+      cpB + mma + (o.commit ? commit : "") +
+      R"(      }
+)" +
+      (o.wait ? "      nvvm.mbarrier.try_wait.parity %bar_ptr, %c0_i32, "
+                "%c0_i32 : !llvm.ptr<3>, i32, i32\n"
+              : "") +
+      R"(      %wi = arith.index_cast %w : index to i32
       %c21 = arith.constant 21 : i32
       %lane_off = arith.shli %wi, %c21 : i32
       %w_a = arith.addi %base, %lane_off : i32
       %w_t = llvm.inttoptr %w_a : i32 to !llvm.ptr<6>
-)" + ld + R"(      %f = llvm.bitcast %v : vector<64xi32> to vector<64xf32>
+)" + ld +
+      R"(      %f = llvm.bitcast %v : vector<64xi32> to vector<64xf32>
       vector.store %f, %out[%t, %c0] : memref<128x64xf32>, vector<64xf32>
       gpu.barrier
       scf.if %warp0 {
 )" + (o.dealloc ? dealloc : "") +
-                   relinquish + R"(      }
+      relinquish + R"(      }
       gpu.return
     }
   }
@@ -443,8 +485,9 @@ TEST_F(Tcgen05KernelTest, MissingDeallocIsReported) {
 }
 
 TEST_F(Tcgen05KernelTest, Tcgen05IsNotAnSm120Instruction) {
-  expectError({}, "'nvvm.tcgen05.alloc': operation not supported by the "
-                  "sm_120a emulator",
+  expectError({},
+              "'nvvm.tcgen05.alloc': operation not supported by the "
+              "sm_120a emulator",
               "sm_120a");
 }
 
@@ -474,7 +517,8 @@ module attributes {gpu.container_module} {
       }
       gpu.barrier
       %tmem = memref.load %slot[%c0] : memref<1xi32, 3>
-)" + body + R"(
+)" + body +
+         R"(
       gpu.barrier
       scf.if %warp0 {
         %t_p = llvm.inttoptr %tmem : i32 to !llvm.ptr<6>
@@ -498,7 +542,8 @@ module attributes {gpu.container_module} {
 class Tcgen05SmallKernelTest : public Tcgen05KernelTest {
 protected:
   std::string runSmall(const std::string &source, std::vector<int32_t> *out) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     if (!module)
       return "parse error";
     auto results = emulation::emulate(

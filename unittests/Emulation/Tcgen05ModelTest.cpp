@@ -61,7 +61,8 @@ public:
 /// A descriptor from its fields (bytes), assembled per Table 40.
 uint64_t makeDesc(uint32_t start, uint32_t lbo, uint32_t sbo, unsigned swizzle,
                   unsigned baseOffset = 0) {
-  return uint64_t{(start & 0x3FFFF) >> 4} | uint64_t{(lbo & 0x3FFFF) >> 4} << 16 |
+  return uint64_t{(start & 0x3FFFF) >> 4} |
+         uint64_t{(lbo & 0x3FFFF) >> 4} << 16 |
          uint64_t{(sbo & 0x3FFFF) >> 4} << 32 | uint64_t{1} << 46 |
          uint64_t{baseOffset} << 49 | uint64_t{swizzle} << 61;
 }
@@ -124,10 +125,10 @@ TEST(Tcgen05SmemDescriptorTest, RejectsBrokenFixedBitsAndSwizzleCodes) {
                 .find("bits 46-48 are 0, not the fixed constant 0b001"),
             std::string::npos);
   for (uint64_t code : {3ull, 5ull, 7ull})
-    EXPECT_NE(decodeSmemDescriptor((good & ~(7ull << 61)) | code << 61, &desc)
-                  .find("swizzling mode " + std::to_string(code) +
-                        " is invalid"),
-              std::string::npos);
+    EXPECT_NE(
+        decodeSmemDescriptor((good & ~(7ull << 61)) | code << 61, &desc)
+            .find("swizzling mode " + std::to_string(code) + " is invalid"),
+        std::string::npos);
   EXPECT_NE(decodeSmemDescriptor(good | 1ull << 14, &desc).find("reserved"),
             std::string::npos);
   EXPECT_NE(decodeSmemDescriptor(good | 1ull << 55, &desc).find("53-60"),
@@ -164,7 +165,8 @@ TEST(Tcgen05SmemDescriptorTest, KMajorAddressesPerSwizzleMode) {
   EXPECT_EQ(address, 224u);
   // The 128B pattern starting 32 bytes into an atom (a K step): row 1's
   // first chunk is chunk 2 of the row, 2 ^ 1 = 3.
-  ASSERT_EQ(decodeSmemDescriptor(makeDesc(0x2000 + 32, 16, 1024, 2), &desc), "");
+  ASSERT_EQ(decodeSmemDescriptor(makeDesc(0x2000 + 32, 16, 1024, 2), &desc),
+            "");
   ASSERT_EQ(getKMajorAddress(desc, 1, 0, &address), "");
   EXPECT_EQ(address, 0x2000u + 128 + 48);
 }
@@ -189,9 +191,9 @@ TEST(Tcgen05InstrDescriptorTest, DecodesNvfp4AndMxfp4Fields) {
   InstrDescriptor d;
   // NVFP4: mxf4nvf4, UE4M3 (bit 23 = 0), N = 256, M = 128.
   const uint32_t nvfp4 = 1u << 7 | 1u << 10 | 32u << 17 | 1u << 27;
-  ASSERT_EQ(decodeInstrDescriptor(BlockScaleKind::MXF4NVF4, ScaleVec::X4,
-                                  nvfp4, &d),
-            "");
+  ASSERT_EQ(
+      decodeInstrDescriptor(BlockScaleKind::MXF4NVF4, ScaleVec::X4, nvfp4, &d),
+      "");
   EXPECT_EQ(d.m, 128u);
   EXPECT_EQ(d.n, 256u);
   EXPECT_EQ(d.k, 64u);
@@ -200,9 +202,8 @@ TEST(Tcgen05InstrDescriptorTest, DecodesNvfp4AndMxfp4Fields) {
   EXPECT_FALSE(d.negateA || d.negateB || d.transposeA || d.transposeB);
   // MXFP4: mxf4, UE8M0, N = 64, SF ids A 2 (bits 29-30), B 2 (bits 4-5),
   // negate B (bit 14).
-  const uint32_t mxfp4 =
-      2u << 4 | 1u << 7 | 1u << 10 | 1u << 14 | 8u << 17 | 1u << 23 | 1u << 27 |
-      2u << 29;
+  const uint32_t mxfp4 = 2u << 4 | 1u << 7 | 1u << 10 | 1u << 14 | 8u << 17 |
+                         1u << 23 | 1u << 27 | 2u << 29;
   ASSERT_EQ(
       decodeInstrDescriptor(BlockScaleKind::MXF4, ScaleVec::X2, mxfp4, &d), "");
   EXPECT_EQ(d.n, 64u);
@@ -213,9 +214,9 @@ TEST(Tcgen05InstrDescriptorTest, DecodesNvfp4AndMxfp4Fields) {
   // mxf8f6f4: E4M3 (0) x E5M2 (1), K = 32, SF ids 3 and 1.
   const uint32_t mxf8 =
       1u << 4 | 0u << 7 | 1u << 10 | 16u << 17 | 1u << 23 | 1u << 27 | 3u << 29;
-  ASSERT_EQ(decodeInstrDescriptor(BlockScaleKind::MXF8F6F4, ScaleVec::X1, mxf8,
-                                  &d),
-            "");
+  ASSERT_EQ(
+      decodeInstrDescriptor(BlockScaleKind::MXF8F6F4, ScaleVec::X1, mxf8, &d),
+      "");
   EXPECT_EQ(d.typeA, ElementType::E4M3);
   EXPECT_EQ(d.typeB, ElementType::E5M2);
   EXPECT_EQ(d.k, 32u);
@@ -235,29 +236,33 @@ TEST(Tcgen05InstrDescriptorTest, RejectsInvalidCombinations) {
     return message.find(what) != std::string::npos;
   };
   // M = 256 (bit 28) needs cta_group::2; M = 0.
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 28),
-                  "M = 384"));
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good & ~(1u << 27)),
-                  "M = 0"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 28),
+          "M = 384"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good & ~(1u << 27)),
+          "M = 0"));
   EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u),
                   "reserved"));
   EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 2),
                   "sparse"));
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 31),
-                  "K = 96"));
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 15),
-                  "K-major"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 31),
+          "K = 96"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good | 1u << 15),
+          "K-major"));
   // N = 0.
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4,
-                        good & ~(0x3Fu << 17)),
-                  "N = 0"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4, good & ~(0x3Fu << 17)),
+          "N = 0"));
   // atype E2M1 must be code 1 for the FP4 kinds (5 is mxf8f6f4's code).
   EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X4,
                         (good & ~(7u << 7)) | 5u << 7),
                   "E2M1 (code 1)"));
   // UE4M3 with block32 (2X); mxf4 with UE4M3.
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X2, good),
-                  "UE4M3 scales"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF4NVF4, ScaleVec::X2, good), "UE4M3 scales"));
   EXPECT_TRUE(has(error(BlockScaleKind::MXF4, ScaleVec::X2, good), "UE4M3"));
   // SF ids: 2X takes 0 or 2, 4X only 0.
   EXPECT_TRUE(has(error(BlockScaleKind::MXF4, ScaleVec::X2,
@@ -270,8 +275,9 @@ TEST(Tcgen05InstrDescriptorTest, RejectsInvalidCombinations) {
   const uint32_t mxf8 = 8u << 17 | 1u << 23 | 1u << 27;
   EXPECT_TRUE(has(error(BlockScaleKind::MXF8F6F4, ScaleVec::X1, mxf8 | 2u << 7),
                   "atype 2"));
-  EXPECT_TRUE(has(error(BlockScaleKind::MXF8F6F4, ScaleVec::X1, mxf8 | 1u << 31),
-                  "reserved"));
+  EXPECT_TRUE(
+      has(error(BlockScaleKind::MXF8F6F4, ScaleVec::X1, mxf8 | 1u << 31),
+          "reserved"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,7 +347,8 @@ TEST(Tcgen05CpTest, Warpx4MulticastsEachRowToAllPartitions) {
         uint32_t expected = 0;
         for (unsigned b = 0; b < 4; ++b)
           expected |= uint32_t(uint8_t((16 * r + 4 * c + b) * 7 + 1)) << 8 * b;
-        EXPECT_EQ(word, expected) << "row " << r << " warp " << w << " col " << c;
+        EXPECT_EQ(word, expected)
+            << "row " << r << " warp " << w << " col " << c;
       }
   EXPECT_NE(tcgen05Cp(CpShape::S32x128b, CpMulticast::None, base,
                       makeDesc(0x400, 0, 128, 0), tmem, smem, 1)
@@ -383,7 +390,8 @@ TEST(Tcgen05LdTest, WarpsSeeTheirLaneQuarter) {
   std::vector<uint32_t> regs;
   // 32x32b.x4 by warp 1 at lane 32, column 2: thread t gets lane 32 + t,
   // registers columns 2..5.
-  ASSERT_EQ(tcgen05Ld(LdStShape::S32x32b, 4, 32u << 16 | 2, 1, tmem, &regs), "");
+  ASSERT_EQ(tcgen05Ld(LdStShape::S32x32b, 4, 32u << 16 | 2, 1, tmem, &regs),
+            "");
   for (unsigned t = 0; t < 32; ++t)
     for (unsigned i = 0; i < 4; ++i)
       EXPECT_EQ(regs[4 * t + i], (32 + t) << 8 | (2 + i));
@@ -405,8 +413,10 @@ TEST(Tcgen05LdTest, WarpsSeeTheirLaneQuarter) {
   std::vector<uint32_t> values(32 * 2);
   for (unsigned i = 0; i < values.size(); ++i)
     values[i] = 1000 + i;
-  ASSERT_EQ(tcgen05St(LdStShape::S32x32b, 2, 96u << 16 | 30, 3, values, tmem), "");
-  ASSERT_EQ(tcgen05Ld(LdStShape::S32x32b, 2, 96u << 16 | 30, 3, tmem, &regs), "");
+  ASSERT_EQ(tcgen05St(LdStShape::S32x32b, 2, 96u << 16 | 30, 3, values, tmem),
+            "");
+  ASSERT_EQ(tcgen05Ld(LdStShape::S32x32b, 2, 96u << 16 | 30, 3, tmem, &regs),
+            "");
   EXPECT_EQ(regs, values);
 }
 
@@ -515,7 +525,8 @@ public:
 
   /// Places A at 0x0000 and B at 0x8000 in their layouts.
   void placeOperands() {
-    const unsigned bytesPerRow = k * (c.kind != BlockScaleKind::MXF8F6F4 ? 4 : 8) / 8;
+    const unsigned bytesPerRow =
+        k * (c.kind != BlockScaleKind::MXF8F6F4 ? 4 : 8) / 8;
     auto place = [&](const std::vector<uint8_t> &codes, unsigned rows,
                      uint32_t start, unsigned swizzle, uint32_t lbo) {
       for (unsigned r = 0; r < rows; ++r)
@@ -538,7 +549,9 @@ public:
   static uint32_t lboOf(unsigned swizzle, unsigned rows) {
     return swizzle ? 16 : (rows + 7) / 8 * 128;
   }
-  static uint32_t sboOf(unsigned swizzle) { return swizzle ? 8 * swizzle : 128; }
+  static uint32_t sboOf(unsigned swizzle) {
+    return swizzle ? 8 * swizzle : 128;
+  }
   static unsigned swizzleCode(unsigned bytes) {
     return bytes == 0 ? 0 : bytes == 32 ? 6 : bytes == 64 ? 4 : 2;
   }
@@ -567,7 +580,8 @@ public:
   }
 
   double element(uint8_t code) const {
-    return c.kind != BlockScaleKind::MXF8F6F4 ? e2m1Value(code) : e4m3Value(code);
+    return c.kind != BlockScaleKind::MXF8F6F4 ? e2m1Value(code)
+                                              : e4m3Value(code);
   }
   double scale(uint8_t code) const {
     return c.ue8m0 ? ue8m0Value(code) : ue4m3Value(code);
@@ -692,8 +706,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(Tcgen05MmaBrokenLayoutTest, WrongSwizzleModeChangesTheResult) {
-  MmaFixture f({BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false},
-               /*garbage=*/true);
+  MmaFixture f(
+      {BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false},
+      /*garbage=*/true);
   std::vector<float> d;
   // A laid out with the 128B swizzle but described as 64B (SBO adjusted).
   ASSERT_EQ(f.run(&d, makeDesc(0, 16, 1024, 4), f.descB()), "");
@@ -704,8 +719,9 @@ TEST(Tcgen05MmaBrokenLayoutTest, WrongSwizzleModeChangesTheResult) {
 }
 
 TEST(Tcgen05MmaBrokenLayoutTest, WrongStrideOffsetsChangeTheResult) {
-  MmaFixture f({BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false},
-               /*garbage=*/true);
+  MmaFixture f(
+      {BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false},
+      /*garbage=*/true);
   std::vector<float> d;
   // SBO of A halved: 8-row groups read from the wrong atoms.
   ASSERT_EQ(f.run(&d, makeDesc(0, 16, 512, 2), f.descB()), "");
@@ -717,7 +733,8 @@ TEST(Tcgen05MmaBrokenLayoutTest, WrongStrideOffsetsChangeTheResult) {
 }
 
 TEST(Tcgen05MmaBrokenLayoutTest, ScaleLayoutIsChecked) {
-  MmaFixture f({BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false});
+  MmaFixture f(
+      {BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false});
   std::vector<float> d;
   // Scales not duplicated across the four 32-lane partitions.
   EXPECT_NE(f.run(&d, f.descA(), f.descB(), /*breakScales=*/true)
@@ -738,11 +755,13 @@ TEST(Tcgen05MmaBrokenLayoutTest, ScaleLayoutIsChecked) {
 }
 
 TEST(Tcgen05MmaBrokenLayoutTest, MissingOperandsAreErrors) {
-  MmaFixture f({BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false});
+  MmaFixture f(
+      {BlockScaleKind::MXF4NVF4, ScaleVec::X4, 64, 128, 0, 0, 0, false});
   std::vector<float> d;
   // B described 1 KiB further than where it was written.
-  EXPECT_NE(f.run(&d, f.descA(), makeDesc(0xC000, 1024, 128, 0)).find("unwritten"),
-            std::string::npos);
+  EXPECT_NE(
+      f.run(&d, f.descA(), makeDesc(0xC000, 1024, 128, 0)).find("unwritten"),
+      std::string::npos);
   // A broken descriptor constant.
   EXPECT_NE(f.run(&d, f.descA() & ~(1ull << 46), f.descB()).find("A: shared"),
             std::string::npos);

@@ -107,9 +107,10 @@ void expectSameAsReference(const Contraction &contraction, uint32_t seed) {
   // %c is read-only so that the result gets its own buffer:
   // fp4train-vectorize-contractions lowers contractions whose output is
   // known not to overlap an input.
-  std::string source = "func.func @main(%a: " + typeA + ", %b: " + typeB +
-                       ", %c: " + typeC + " {bufferization.writable = false}) -> " + typeC + " {\n  %r = " +
-                       op + "\n  return %r : " + typeC + "\n}\n";
+  std::string source =
+      "func.func @main(%a: " + typeA + ", %b: " + typeB + ", %c: " + typeC +
+      " {bufferization.writable = false}) -> " + typeC + " {\n  %r = " + op +
+      "\n  return %r : " + typeC + "\n}\n";
   SCOPED_TRACE(source);
 
   DialectRegistry registry;
@@ -141,7 +142,7 @@ void expectSameAsReference(const Contraction &contraction, uint32_t seed) {
 
 /// Ragged sizes: 1, below, between and above vector widths of 4, 8 and 16.
 const std::vector<std::array<int64_t, 3>> kShapes = {
-    {1, 1, 1}, {1, 33, 7}, {7, 1, 33}, {33, 7, 1},
+    {1, 1, 1},   {1, 33, 7},  {7, 1, 33},  {33, 7, 1},
     {7, 33, 17}, {33, 65, 9}, {16, 16, 16}};
 
 const char *kMatmulTransposedA =
@@ -153,39 +154,44 @@ const char *kMatmulTransposedB =
     "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
     "ins(%a, %b : TA, TB) outs(%c : TC) -> TC";
 
-const char *kBody =
-    "{\n  ^bb0(%x: f32, %y: f32, %acc: f32):\n"
-    "    %p = arith.mulf %x, %y : f32\n"
-    "    %s = arith.addf %acc, %p : f32\n"
-    "    linalg.yield %s : f32\n  } -> TC";
+const char *kBody = "{\n  ^bb0(%x: f32, %y: f32, %acc: f32):\n"
+                    "    %p = arith.mulf %x, %y : f32\n"
+                    "    %s = arith.addf %acc, %p : f32\n"
+                    "    linalg.yield %s : f32\n  } -> TC";
 
 TEST(ContractionLoops, Matmul) {
   for (auto [m, n, k] : kShapes)
     expectSameAsReference(
-        {{m, n, k}, {0, 2}, {2, 1}, {0, 1},
+        {{m, n, k},
+         {0, 2},
+         {2, 1},
+         {0, 1},
          "linalg.matmul ins(%a, %b : TA, TB) outs(%c : TC) -> TC"},
         uint32_t(m * 10000 + n * 100 + k));
 }
 
 TEST(ContractionLoops, MatmulTransposedA) {
   for (auto [m, n, k] : kShapes)
-    expectSameAsReference({{m, n, k}, {2, 0}, {2, 1}, {0, 1},
-                           kMatmulTransposedA},
-                          uint32_t(m * 10000 + n * 100 + k));
+    expectSameAsReference(
+        {{m, n, k}, {2, 0}, {2, 1}, {0, 1}, kMatmulTransposedA},
+        uint32_t(m * 10000 + n * 100 + k));
 }
 
 TEST(ContractionLoops, MatmulTransposedB) {
   for (auto [m, n, k] : kShapes)
-    expectSameAsReference({{m, n, k}, {0, 2}, {1, 2}, {0, 1},
-                           kMatmulTransposedB},
-                          uint32_t(m * 10000 + n * 100 + k));
+    expectSameAsReference(
+        {{m, n, k}, {0, 2}, {1, 2}, {0, 1}, kMatmulTransposedB},
+        uint32_t(m * 10000 + n * 100 + k));
 }
 
 TEST(ContractionLoops, BatchMatmul) {
-  for (auto [m, n, k] : {std::array<int64_t, 3>{7, 33, 17},
-                         std::array<int64_t, 3>{1, 9, 33}})
+  for (auto [m, n, k] :
+       {std::array<int64_t, 3>{7, 33, 17}, std::array<int64_t, 3>{1, 9, 33}})
     expectSameAsReference(
-        {{3, m, n, k}, {0, 1, 3}, {0, 3, 2}, {0, 1, 2},
+        {{3, m, n, k},
+         {0, 1, 3},
+         {0, 3, 2},
+         {0, 1, 2},
          "linalg.batch_matmul ins(%a, %b : TA, TB) outs(%c : TC) -> TC"},
         uint32_t(m + n + k));
 }
@@ -213,8 +219,8 @@ TEST(ContractionLoops, GenericTransposedResult) {
 // k2): the loops become (m, k1, k2, n), which keeps every output's k1-major
 // order of reduction points.
 TEST(ContractionLoops, GenericTwoReductions) {
-  for (auto [m, n, k] : {std::array<int64_t, 3>{7, 33, 5},
-                         std::array<int64_t, 3>{5, 17, 1}})
+  for (auto [m, n, k] :
+       {std::array<int64_t, 3>{7, 33, 5}, std::array<int64_t, 3>{5, 17, 1}})
     expectSameAsReference(
         {{m, k, n, 3},
          {0, 1, 3},

@@ -58,7 +58,9 @@ struct Memref {
       strides[d] = strides[d + 1] * shape[d + 1];
     descriptor.insert(descriptor.end(), strides.begin(), strides.end());
   }
-  template <typename T> T *data() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> T *data() {
+    return reinterpret_cast<T *>(bytes.data());
+  }
   /// The packed-call argument: a pointer to the C-interface argument, which
   /// is itself a pointer to the descriptor.
   void *descriptorPointer() {
@@ -114,10 +116,12 @@ void expectEqual(const char *what, const T *got, const T *want, int64_t count,
   for (int64_t i = 0; i < count; ++i)
     if (!eq(got[i], want[i]) && bad++ < 4)
       ADD_FAILURE() << what << "[" << i << "]: expanded " << double(got[i])
-                    << " (0x" << std::hex << uint64_t(numerics::floatToBits(float(got[i])))
+                    << " (0x" << std::hex
+                    << uint64_t(numerics::floatToBits(float(got[i])))
                     << "), library " << std::dec << double(want[i]) << " (0x"
-                    << std::hex << uint64_t(numerics::floatToBits(float(want[i])))
-                    << ")" << std::dec;
+                    << std::hex
+                    << uint64_t(numerics::floatToBits(float(want[i]))) << ")"
+                    << std::dec;
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << count << " differ";
 }
 
@@ -149,19 +153,19 @@ std::vector<float> makeData(int64_t count, uint32_t seed, bool specials) {
     x = std::ldexp(normal(rng), exponent(rng));
   if (specials && count >= 256) {
     for (int64_t i = 0; i < 32; ++i)
-      data[32 + i] = 0.0f;                            // a zero block
-    data[70] = std::ldexp(1.0f, -140);                 // subnormals
+      data[32 + i] = 0.0f;             // a zero block
+    data[70] = std::ldexp(1.0f, -140); // subnormals
     data[71] = -std::ldexp(3.0f, -146);
-    data[100] = 2.5f;                                  // E2M1 tie
+    data[100] = 2.5f; // E2M1 tie
     data[101] = -0.25f;
     data[130] = std::numeric_limits<float>::infinity(); // [MX3]
     data[200] = std::nanf("");
     data[230] = -std::numeric_limits<float>::infinity();
     // A block of exact ties under an MX scale of 2^0 (E2M1) / 2^-6 (E4M3) /
     // 2^-13 (E5M2): amax 6 fixes the scale, the rest are midpoints.
-    const float ties[] = {6.0f,  2.5f,          -0.75f,         5.0f,
-                          3.5f,  0.25f,         1.25f,          -1.75f,
-                          -5.0f, 1.0625f / 64,  1.125f / 64,    -1.1875f / 64};
+    const float ties[] = {6.0f,  2.5f,         -0.75f,      5.0f,
+                          3.5f,  0.25f,        1.25f,       -1.75f,
+                          -5.0f, 1.0625f / 64, 1.125f / 64, -1.1875f / 64};
     for (size_t i = 0; i < sizeof(ties) / sizeof(ties[0]); ++i)
       data[96 + i] = ties[i];
   }
@@ -236,8 +240,8 @@ TEST_P(QuantizeTest, MatchesLibrary) {
   config.blockSize = numerics::getDefaultBlockSize(config.format);
   config.axis = c.axis;
   config.twoDimensional = c.twoD;
-  config.rounding =
-      c.stochastic ? numerics::Rounding::Stochastic : numerics::Rounding::NearestEven;
+  config.rounding = c.stochastic ? numerics::Rounding::Stochastic
+                                 : numerics::Rounding::NearestEven;
   config.seed = 0x0123456789ABCDEFull;
   bool nv = config.format == numerics::Format::NVFP4;
   // Without a global scale, [NV1] runs with S_enc = S_dec = 1, which is the
@@ -258,36 +262,36 @@ TEST_P(QuantizeTest, MatchesLibrary) {
 
   std::string type = scaledType(c.shape, q.config, c.global);
   std::string tensor = "tensor<" + shapeString(c.shape) + "f32>";
-  std::string codes = "tensor<" + shapeString(c.shape) +
-                      elementTypeName(config.format) + ">";
+  std::string codes =
+      "tensor<" + shapeString(c.shape) + elementTypeName(config.format) + ">";
   std::string scales = "tensor<" + shapeString(q.scaleShape) +
                        (nv ? "f8E4M3FN" : "f8E8M0FNU") + ">";
   bool hasGlobal = nv && c.global;
   std::string source =
-      "func.func @main(%x: " + tensor +
-      ", %seed: i64, %amax: f32) -> (" + codes + ", " + scales + ", " +
-      tensor + ", tensor<1xf32>) attributes {llvm.emit_c_interface} {\n"
+      "func.func @main(%x: " + tensor + ", %seed: i64, %amax: f32) -> (" +
+      codes + ", " + scales + ", " + tensor +
+      ", tensor<1xf32>) attributes {llvm.emit_c_interface} {\n"
       "  %q = fp4train.quantize %x" +
       quantizeAttrs(config, c.suppliedAmax) + " : " + tensor + " -> " + type +
       "\n" + (hasGlobal ? "  %v, %s, %g = " : "  %v, %s = ") +
       "fp4train.unpack %q : " + type + "\n" +
       (hasGlobal ? "" : "  %g = arith.constant 1.0 : f32\n") +
       "  %gt = tensor.from_elements %g : tensor<1xf32>\n"
-      "  %d = fp4train.dequantize %q : " + type + " -> " + tensor + "\n"
-      "  return %v, %s, %d, %gt : " + codes + ", " + scales + ", " + tensor +
-      ", tensor<1xf32>\n}\n";
+      "  %d = fp4train.dequantize %q : " +
+      type + " -> " + tensor +
+      "\n"
+      "  return %v, %s, %d, %gt : " +
+      codes + ", " + scales + ", " + tensor + ", tensor<1xf32>\n}\n";
 
   Memref x(c.shape, 4), outCodes(c.shape, 1), outScales(q.scaleShape, 1),
       outValues(c.shape, 4), outGlobal({1}, 4);
   std::memcpy(x.data<float>(), data.data(), count * 4);
   uint64_t seed = config.seed;
   float amax = c.suppliedAmax ? *config.amax : 0.0f;
-  compileAndRun(source, {x.descriptorPointer(), &seed,
-                         &amax,
-                         outCodes.descriptorPointer(),
-                         outScales.descriptorPointer(),
-                         outValues.descriptorPointer(),
-                         outGlobal.descriptorPointer()});
+  compileAndRun(source,
+                {x.descriptorPointer(), &seed, &amax,
+                 outCodes.descriptorPointer(), outScales.descriptorPointer(),
+                 outValues.descriptorPointer(), outGlobal.descriptorPointer()});
   if (HasFatalFailure())
     return;
   expectCodes("codes", outCodes.data<uint8_t>(), q.codes);
@@ -303,10 +307,10 @@ std::vector<QuantCase> quantCases() {
   for (const char *format : {"mxfp4", "mxfp8-e4m3", "mxfp8-e5m2"})
     for (const char *mode : {"floor", "rceil"})
       for (bool specials : {false, true}) {
-        cases.push_back({format, mode, false, 1, false, false, specials,
-                         {8, 96}});
-        cases.push_back({format, mode, false, 0, false, false, specials,
-                         {64, 12}});
+        cases.push_back(
+            {format, mode, false, 1, false, false, specials, {8, 96}});
+        cases.push_back(
+            {format, mode, false, 0, false, false, specials, {64, 12}});
       }
   for (bool sr : {false, true}) {
     cases.push_back({"mxfp4", "floor", sr, 1, false, false, true, {6, 128}});
@@ -319,8 +323,8 @@ std::vector<QuantCase> quantCases() {
     cases.push_back({"nvfp4", "floor", sr, 1, true, true, false, {2, 16, 32}});
     cases.push_back({"nvfp4", "floor", sr, 1, false, false, true, {8, 64}});
   }
-  QuantCase noGlobal = {"nvfp4", "floor", false, 1, false, false, false,
-                        {4, 64}};
+  QuantCase noGlobal = {"nvfp4", "floor", false, 1,
+                        false,   false,   false, {4, 64}};
   noGlobal.global = false;
   cases.push_back(noGlobal);
   return cases;
@@ -344,9 +348,9 @@ class HadamardTest : public ::testing::TestWithParam<HadamardCase> {};
 
 TEST_P(HadamardTest, MatchesLibrary) {
   const HadamardCase &c = GetParam();
-  std::vector<int64_t> shape =
-      c.axis == 1 ? std::vector<int64_t>{3, 2 * c.size}
-                  : std::vector<int64_t>{2 * c.size, 3};
+  std::vector<int64_t> shape = c.axis == 1
+                                   ? std::vector<int64_t>{3, 2 * c.size}
+                                   : std::vector<int64_t>{2 * c.size, 3};
   int64_t count = 6 * c.size;
   std::vector<float> data = makeData(count, 11, false);
   std::vector<float> expected = data;
@@ -356,24 +360,25 @@ TEST_P(HadamardTest, MatchesLibrary) {
   config.seed = 0xFEEDull << 33 | 5;
   config.step = 0x1234567890ull;
   config.axis = c.axis;
-  ASSERT_TRUE(bool(numerics::hadamardRotate(expected.data(), shape, config,
-                                       c.inverse)));
+  ASSERT_TRUE(bool(
+      numerics::hadamardRotate(expected.data(), shape, config, c.inverse)));
 
   std::string tensor = "tensor<" + shapeString(shape) + "f32>";
   bool random = config.signs == numerics::HadamardSigns::Random;
-  std::string source =
-      "func.func @main(%x: " + tensor + ", %seed: i64, %step: i64) -> " +
-      tensor + " attributes {llvm.emit_c_interface} {\n"
-      "  %y = fp4train.hadamard %x with #fp4train.hadamard<" +
-      std::to_string(c.size) + ", " + c.signs + "> along " +
-      std::to_string(c.axis) + (random ? " seed(%seed) step(%step)" : "") +
-      (c.inverse ? " inverse" : "") + " : " + tensor + "\n  return %y : " +
-      tensor + "\n}\n";
+  std::string source = "func.func @main(%x: " + tensor +
+                       ", %seed: i64, %step: i64) -> " + tensor +
+                       " attributes {llvm.emit_c_interface} {\n"
+                       "  %y = fp4train.hadamard %x with #fp4train.hadamard<" +
+                       std::to_string(c.size) + ", " + c.signs + "> along " +
+                       std::to_string(c.axis) +
+                       (random ? " seed(%seed) step(%step)" : "") +
+                       (c.inverse ? " inverse" : "") + " : " + tensor +
+                       "\n  return %y : " + tensor + "\n}\n";
   Memref x(shape, 4), y(shape, 4);
   std::memcpy(x.data<float>(), data.data(), count * 4);
   uint64_t seed = config.seed, step = config.step;
-  compileAndRun(source, {x.descriptorPointer(), &seed, &step,
-                         y.descriptorPointer()});
+  compileAndRun(source,
+                {x.descriptorPointer(), &seed, &step, y.descriptorPointer()});
   if (HasFatalFailure())
     return;
   expectFloats("rotated", y.data<float>(), expected.data(), count);
@@ -438,8 +443,8 @@ TEST_P(ScaledMatmulTest, MatchesLibrary) {
 
   // The library GEMM on each batch, reading the whole-tensor quantization.
   std::vector<float> expected(acc.size());
-  auto operand = [](const numerics::QuantizedTensor &q, int64_t batch, int64_t rows,
-                    int64_t k) {
+  auto operand = [](const numerics::QuantizedTensor &q, int64_t batch,
+                    int64_t rows, int64_t k) {
     numerics::GemmOperand op;
     int64_t block = q.config.blockSize;
     int64_t scaleRows = q.config.twoDimensional ? rows / block : rows;
@@ -466,14 +471,15 @@ TEST_P(ScaledMatmulTest, MatchesLibrary) {
     return "tensor<" + shapeString(shape) + "f32>";
   };
   std::string source =
-      "func.func @main(%a: " + tensor(lhsShape) + ", %b: " +
-      tensor(rhsShape) + ", %acc: " + tensor(accShape) + ") -> " +
-      tensor(accShape) + " attributes {llvm.emit_c_interface} {\n"
-      "  %qa = fp4train.quantize %a : " + tensor(lhsShape) + " -> " + lhsType +
+      "func.func @main(%a: " + tensor(lhsShape) + ", %b: " + tensor(rhsShape) +
+      ", %acc: " + tensor(accShape) + ") -> " + tensor(accShape) +
+      " attributes {llvm.emit_c_interface} {\n"
+      "  %qa = fp4train.quantize %a : " +
+      tensor(lhsShape) + " -> " + lhsType +
       "\n  %qb = fp4train.quantize %b : " + tensor(rhsShape) + " -> " +
       rhsType + "\n  %c = fp4train.scaled_matmul %qa, %qb, %acc : " + lhsType +
-      ", " + rhsType + ", " + tensor(accShape) + "\n  return %c : " +
-      tensor(accShape) + "\n}\n";
+      ", " + rhsType + ", " + tensor(accShape) +
+      "\n  return %c : " + tensor(accShape) + "\n}\n";
   Memref ma(lhsShape, 4), mb(rhsShape, 4), macc(accShape, 4), mc(accShape, 4);
   std::memcpy(ma.data<float>(), a.data(), a.size() * 4);
   std::memcpy(mb.data<float>(), b.data(), b.size() * 4);

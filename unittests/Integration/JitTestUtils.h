@@ -57,8 +57,8 @@ struct Buffers {
 
 /// Deterministic data over many binades; with `specials`, also a zero block,
 /// subnormals, an E2M1 tie, ±Inf and a NaN (where `count` allows).
-inline std::vector<float> makeData(int64_t count, uint32_t seed,
-                                   bool specials, int spread = 12) {
+inline std::vector<float> makeData(int64_t count, uint32_t seed, bool specials,
+                                   int spread = 12) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   std::uniform_int_distribution<int> exponent(-spread, spread);
@@ -78,13 +78,12 @@ inline std::vector<float> makeData(int64_t count, uint32_t seed,
 
 /// Compiles `source` (fresh parse) with `buildPipeline` and `numerics`, and
 /// JITs function `name`.
-inline std::unique_ptr<mlir::fp4train::JitFunction>
-compileSource(mlir::MLIRContext &context, const std::string &source,
-              const std::string &name,
-              const std::function<void(mlir::OpPassManager &,
-                                       mlir::fp4train::CPUNumerics)>
-                  &buildPipeline,
-              mlir::fp4train::CPUNumerics numerics) {
+inline std::unique_ptr<mlir::fp4train::JitFunction> compileSource(
+    mlir::MLIRContext &context, const std::string &source,
+    const std::string &name,
+    const std::function<void(mlir::OpPassManager &,
+                             mlir::fp4train::CPUNumerics)> &buildPipeline,
+    mlir::fp4train::CPUNumerics numerics) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context);
   if (!module) {

@@ -117,15 +117,15 @@ OpCase quantizeCase(std::string name, const Scaled &q, const std::string &attrs,
               "] [1, 1] : " + input + " to " + tensor + "\n";
     in = "%in";
   }
-  source += "  %q = fp4train.quantize " + in + attrs + " : " + tensor +
-            " -> " + q.type() + "\n";
+  source += "  %q = fp4train.quantize " + in + attrs + " : " + tensor + " -> " +
+            q.type() + "\n";
   source += q.global ? "  %v, %s, %g = fp4train.unpack %q : " + q.type() + "\n"
                      : "  %v, %s = fp4train.unpack %q : " + q.type() +
                            "\n  %g = arith.constant 1.0 : f32\n";
   source += "  %gt = tensor.from_elements %g : tensor<1xf32>\n"
             "  %d = fp4train.dequantize %q : " +
-            q.type() + " -> " + tensor + "\n  return %v, %s, %d, %gt : " +
-            results + "\n}\n";
+            q.type() + " -> " + tensor +
+            "\n  return %v, %s, %d, %gt : " + results + "\n}\n";
   return {std::move(name), source, specials};
 }
 
@@ -136,10 +136,8 @@ std::vector<OpCase> quantizeCases() {
       quantizeCase("mxfp4_rceil_axis0", mxfp4({64, 12}, {32, 1}),
                    " scale_mode = rceil", true),
       quantizeCase("mxfp4_sr_rank3", mxfp4({2, 3, 64}, {1, 1, 32}), sr, false),
-      quantizeCase("mxfp4_slice", mxfp4({6, 64}, {1, 32}), "", false,
-                   {9, 96}),
-      quantizeCase("mxfp8_e4m3", mxfp8({8, 64}, {1, 32}, "f8E4M3FN"), "",
-                   true),
+      quantizeCase("mxfp4_slice", mxfp4({6, 64}, {1, 32}), "", false, {9, 96}),
+      quantizeCase("mxfp8_e4m3", mxfp8({8, 64}, {1, 32}, "f8E4M3FN"), "", true),
       quantizeCase("mxfp8_e5m2_rceil", mxfp8({8, 64}, {1, 32}, "f8E5M2"),
                    " scale_mode = rceil", true),
       quantizeCase("nvfp4", nvfp4({8, 64}, {1, 16}), "", false),
@@ -208,8 +206,9 @@ OpCase matmulCase(std::string name, const Scaled &lhs, Scaled rhs,
   std::string source =
       "func.func @main(%a: " + tensorType(lhs.shape, "f32") +
       ", %b: " + tensorType(rhsInput.shape, "f32") + ", %acc: " + accType +
-      ") -> " + accType + " {\n  %qa = fp4train.quantize %a : " +
-      tensorType(lhs.shape, "f32") + " -> " + lhs.type() +
+      ") -> " + accType +
+      " {\n  %qa = fp4train.quantize %a : " + tensorType(lhs.shape, "f32") +
+      " -> " + lhs.type() +
       "\n  %qb = fp4train.quantize %b : " + tensorType(rhsInput.shape, "f32") +
       " -> " + rhsInput.type() + "\n";
   std::string rhsValue = "%qb";
@@ -218,8 +217,8 @@ OpCase matmulCase(std::string name, const Scaled &lhs, Scaled rhs,
               rhs.type() + "\n";
     rhsValue = "%qbt";
   }
-  source += "  %c = fp4train.scaled_matmul %qa, " + rhsValue + ", %acc : " +
-            lhs.type() + ", " + rhs.type() + ", " + accType +
+  source += "  %c = fp4train.scaled_matmul %qa, " + rhsValue +
+            ", %acc : " + lhs.type() + ", " + rhs.type() + ", " + accType +
             "\n  return %c : " + accType + "\n}\n";
   return {std::move(name), source, false};
 }

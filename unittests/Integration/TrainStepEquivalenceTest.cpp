@@ -61,12 +61,11 @@ TEST_P(TrainStepEquivalenceTest, SameBits) {
         for (auto [index, value] : llvm::enumerate(function.getArguments())) {
           if (value.kind == JitValue::Kind::Tensor) {
             // Unit-scale data, weights ~ 1/sqrt(fan-in): a realistic step.
-            float scale =
-                value.isParam && value.shape.size() == 2
-                    ? 1.0f / std::sqrt(float(value.shape.back()))
-                    : 1.0f;
-            std::vector<float> data = makeData(value.getNumElements(),
-                                               101 + index, false, 0);
+            float scale = value.isParam && value.shape.size() == 2
+                              ? 1.0f / std::sqrt(float(value.shape.back()))
+                              : 1.0f;
+            std::vector<float> data =
+                makeData(value.getNumElements(), 101 + index, false, 0);
             for (float &x : data)
               x *= scale;
             std::memcpy(buffers.args[index].data(), data.data(),

@@ -94,8 +94,8 @@ TEST(BlockGemm, CloseToDequantizedF64Gemm) {
   const int64_t m = 16, n = 16, k = 256;
   std::vector<float> x = randomMatrix(m, k, 4), w = randomMatrix(n, k, 5);
   std::vector<float> zeros(m * n, 0.0f);
-  for (Format format : {Format::MXFP4, Format::NVFP4, Format::MXFP8E4M3,
-                        Format::MXFP8E5M2}) {
+  for (Format format :
+       {Format::MXFP4, Format::NVFP4, Format::MXFP8E4M3, Format::MXFP8E5M2}) {
     QuantizedTensor a = quantizeMatrix(x, m, k, format);
     QuantizedTensor b = quantizeMatrix(w, n, k, format);
     std::vector<float> da = dequantize(a), db = dequantize(b);
@@ -129,8 +129,10 @@ TEST(BlockGemm, TwoDimensionalWeightOperand) {
 
 TEST(BlockGemm, ThreadCountDoesNotMatter) {
   const int64_t m = 33, n = 8, k = 64;
-  QuantizedTensor a = quantizeMatrix(randomMatrix(m, k, 8), m, k, Format::MXFP4);
-  QuantizedTensor b = quantizeMatrix(randomMatrix(n, k, 9), n, k, Format::MXFP4);
+  QuantizedTensor a =
+      quantizeMatrix(randomMatrix(m, k, 8), m, k, Format::MXFP4);
+  QuantizedTensor b =
+      quantizeMatrix(randomMatrix(n, k, 9), n, k, Format::MXFP4);
   std::vector<float> acc(m * n, 0.5f);
   unsigned saved = getNumThreads();
   setNumThreads(1);
@@ -173,11 +175,13 @@ TEST(BlockGemm, RoundScaledIntegerToFloat) {
 }
 
 TEST(BlockGemm, Errors) {
-  QuantizedTensor a = quantizeMatrix(randomMatrix(2, 64, 1), 2, 64, Format::MXFP4);
-  QuantizedTensor b = quantizeMatrix(randomMatrix(2, 32, 1), 2, 32, Format::MXFP4);
+  QuantizedTensor a =
+      quantizeMatrix(randomMatrix(2, 64, 1), 2, 64, Format::MXFP4);
+  QuantizedTensor b =
+      quantizeMatrix(randomMatrix(2, 32, 1), 2, 32, Format::MXFP4);
   std::vector<float> c(4);
-  Status status =
-      blockScaledGemm(*makeGemmOperand(a), *makeGemmOperand(b), nullptr, c.data());
+  Status status = blockScaledGemm(*makeGemmOperand(a), *makeGemmOperand(b),
+                                  nullptr, c.data());
   ASSERT_FALSE(bool(status));
   EXPECT_EQ(status.error().message, "operands disagree on K: 64 vs 32");
 }

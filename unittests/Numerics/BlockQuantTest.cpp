@@ -60,20 +60,25 @@ TEST(BlockQuant, MxCraftedBlocks) {
     int exponent;
   };
   const Case cases[] = {
-      {4.0f, ScaleMode::Floor, 0},       {4.0f, ScaleMode::RCeil, 0},
-      {6.0f, ScaleMode::Floor, 0},       {6.0f, ScaleMode::RCeil, 0},
+      {4.0f, ScaleMode::Floor, 0},
+      {4.0f, ScaleMode::RCeil, 0},
+      {6.0f, ScaleMode::Floor, 0},
+      {6.0f, ScaleMode::RCeil, 0},
       {std::nextafter(6.0f, 7.0f), ScaleMode::Floor, 0},
       {std::nextafter(6.0f, 7.0f), ScaleMode::RCeil, 1},
       {std::nextafter(8.0f, 0.0f), ScaleMode::RCeil, 1},
-      {8.0f, ScaleMode::Floor, 1},       {8.0f, ScaleMode::RCeil, 1},
-      {100.0f, ScaleMode::Floor, 4},     {100.0f, ScaleMode::RCeil, 5},
+      {8.0f, ScaleMode::Floor, 1},
+      {8.0f, ScaleMode::RCeil, 1},
+      {100.0f, ScaleMode::Floor, 4},
+      {100.0f, ScaleMode::RCeil, 5},
       {std::ldexp(1.0f, -120), ScaleMode::Floor, -122},
-      {1e-40f, ScaleMode::Floor, -127},  {1e-40f, ScaleMode::RCeil, -127},
-      {3e38f, ScaleMode::Floor, 125},    {3e38f, ScaleMode::RCeil, 126},
+      {1e-40f, ScaleMode::Floor, -127},
+      {1e-40f, ScaleMode::RCeil, -127},
+      {3e38f, ScaleMode::Floor, 125},
+      {3e38f, ScaleMode::RCeil, 126},
   };
   for (const Case &c : cases) {
-    EXPECT_EQ(mxScaleCode(c.amax, ElementType::E2M1, c.mode),
-              c.exponent + 127)
+    EXPECT_EQ(mxScaleCode(c.amax, ElementType::E2M1, c.mode), c.exponent + 127)
         << c.amax << " " << getScaleModeName(c.mode);
     EXPECT_EQ(referenceMxExponent(c.amax, ElementType::E2M1, c.mode),
               c.exponent);
@@ -81,8 +86,7 @@ TEST(BlockQuant, MxCraftedBlocks) {
   EXPECT_EQ(mxScaleCode(0.0f, ElementType::E2M1, ScaleMode::Floor), 0x00);
   EXPECT_EQ(mxScaleCode(0.0f, ElementType::E2M1, ScaleMode::RCeil), 0x00);
   EXPECT_EQ(mxScaleCode(NAN, ElementType::E2M1, ScaleMode::Floor), 0xFF);
-  EXPECT_EQ(mxScaleCode(INFINITY, ElementType::E4M3FN, ScaleMode::RCeil),
-            0xFF);
+  EXPECT_EQ(mxScaleCode(INFINITY, ElementType::E4M3FN, ScaleMode::RCeil), 0xFF);
   EXPECT_EQ(mxScaleCode(448.0f, ElementType::E4M3FN, ScaleMode::RCeil), 127);
   EXPECT_EQ(mxScaleCode(449.0f, ElementType::E4M3FN, ScaleMode::RCeil), 128);
   EXPECT_EQ(mxScaleCode(449.0f, ElementType::E4M3FN, ScaleMode::Floor), 127);
@@ -107,11 +111,12 @@ TEST(BlockQuant, MxScaleMatchesDefinitionOnRandomAmax) {
 TEST(BlockQuant, MxSpecialBlocks) {
   std::vector<float> data(4 * 32, 1.0f);
   std::fill(data.begin(), data.begin() + 32, 0.0f); // all zero
-  data[32 + 5] = NAN;                                // NaN block
-  data[64 + 7] = -INFINITY;                          // Inf block
-  data[96 + 3] = 100.0f;                             // single outlier
+  data[32 + 5] = NAN;                               // NaN block
+  data[64 + 7] = -INFINITY;                         // Inf block
+  data[96 + 3] = 100.0f;                            // single outlier
   for (ScaleMode mode : {ScaleMode::Floor, ScaleMode::RCeil}) {
-    QuantizedTensor q = quantizeOrDie(data, {4, 32}, mxConfig(Format::MXFP4, mode));
+    QuantizedTensor q =
+        quantizeOrDie(data, {4, 32}, mxConfig(Format::MXFP4, mode));
     ASSERT_EQ(q.scaleShape, (std::vector<int64_t>{4, 1}));
     EXPECT_EQ(q.scales[0], 0x00);
     EXPECT_EQ(q.scales[1], 0xFF);
@@ -151,8 +156,8 @@ TEST(BlockQuant, MxMatchesDefinitionOnRandomBlocks) {
         ASSERT_EQ(q.scales[b], e + 127);
         for (int j = 0; j < 32; ++j)
           ASSERT_EQ(q.codes[b * 32 + j],
-                    encodeElement(type, float(std::ldexp(
-                                            double(data[b * 32 + j]), -e))));
+                    encodeElement(
+                        type, float(std::ldexp(double(data[b * 32 + j]), -e))));
       }
     }
 }
@@ -257,9 +262,9 @@ TEST(BlockQuant, NvSpecialValues) {
 TEST(BlockQuant, DequantizeIsExact) {
   for (uint8_t scale : {0, 1, 100, 127, 200, 254})
     for (int code = 0; code < 16; ++code)
-      EXPECT_EQ(dequantizeElement(Format::MXFP4, uint8_t(code), scale, 1.0f),
-                float(std::ldexp(double(decodeE2M1(uint8_t(code))),
-                                 scale - 127)));
+      EXPECT_EQ(
+          dequantizeElement(Format::MXFP4, uint8_t(code), scale, 1.0f),
+          float(std::ldexp(double(decodeE2M1(uint8_t(code))), scale - 127)));
   EXPECT_EQ(dequantizeElement(Format::NVFP4, 0x7, 0x7E, 0.5f), 6 * 448 * 0.5f);
   EXPECT_TRUE(std::isnan(dequantizeElement(Format::MXFP8E4M3, 1, 0xFF, 1.0f)));
 }
@@ -293,8 +298,10 @@ TEST(BlockQuant, LayoutsMatchPrimitives) {
         for (int64_t o = 0; o < 2; ++o)
           for (int64_t r = 0; r < 32; ++r)
             for (int64_t c = 0; c < 48; ++c) {
-              int64_t sr = layout.twoD || layout.axis == 1 ? r / layout.block : r;
-              int64_t sc = layout.twoD || layout.axis == 2 ? c / layout.block : c;
+              int64_t sr =
+                  layout.twoD || layout.axis == 1 ? r / layout.block : r;
+              int64_t sc =
+                  layout.twoD || layout.axis == 2 ? c / layout.block : c;
               uint8_t scale = q.scales[(o * scaleRows + sr) * scaleCols + sc];
               int64_t index = (o * 32 + r) * 48 + c;
               float multiplier =
@@ -302,10 +309,10 @@ TEST(BlockQuant, LayoutsMatchPrimitives) {
                       ? nvfp4ElementScale(scale, q.globalDecodeScale)
                       : inverseE8M0(scale);
               float v = data[index] * multiplier;
-              uint8_t expected =
-                  rounding == Rounding::Stochastic
-                      ? encodeE2M1Stochastic(v, stochasticRoundingWord(77, index))
-                      : encodeE2M1(v);
+              uint8_t expected = rounding == Rounding::Stochastic
+                                     ? encodeE2M1Stochastic(
+                                           v, stochasticRoundingWord(77, index))
+                                     : encodeE2M1(v);
               ASSERT_EQ(q.codes[index], expected)
                   << getFormatName(format) << " axis " << layout.axis
                   << (layout.twoD ? " 2-D" : "") << " at " << index;
@@ -446,8 +453,8 @@ TEST(BlockQuant, Errors) {
 }
 
 TEST(BlockQuant, Names) {
-  for (Format format : {Format::MXFP4, Format::NVFP4, Format::MXFP8E4M3,
-                        Format::MXFP8E5M2})
+  for (Format format :
+       {Format::MXFP4, Format::NVFP4, Format::MXFP8E4M3, Format::MXFP8E5M2})
     EXPECT_EQ(parseFormat(getFormatName(format)), format);
   EXPECT_EQ(parseScaleMode("rceil"), ScaleMode::RCeil);
   EXPECT_EQ(parseRounding("sr"), Rounding::Stochastic);

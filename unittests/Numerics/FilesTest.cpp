@@ -59,14 +59,16 @@ TEST(Files, WritesAllOrNothing) {
   ASSERT_EQ(::mkdir(b.c_str(), 0755), 0);
   Status status = writeFiles({{a, {1}}, {b, {2}}});
   ASSERT_FALSE(bool(status));
-  EXPECT_EQ(status.error().message, "cannot write '" + b + "': it is a directory");
+  EXPECT_EQ(status.error().message,
+            "cannot write '" + b + "': it is a directory");
   EXPECT_FALSE(exists(a));
   status = writeFiles({{a, {1}}, {dir.path + "/missing/c", {2}}});
   ASSERT_FALSE(bool(status));
   EXPECT_FALSE(exists(a));
-  EXPECT_EQ(std::system(("test -z \"$(ls -A '" + dir.path +
-                         "' | grep -v '^b$')\"").c_str()),
-            0);
+  EXPECT_EQ(
+      std::system(
+          ("test -z \"$(ls -A '" + dir.path + "' | grep -v '^b$')\"").c_str()),
+      0);
 }
 
 } // namespace
@@ -92,9 +94,10 @@ TEST(Files, WritesDevicesInPlace) {
   EXPECT_NE(full.error().message.find("No space left on device"),
             std::string::npos);
   EXPECT_FALSE(exists(kept));
-  EXPECT_EQ(std::system(("test -z \"$(ls -A '" + dir.path +
-                         "' | grep -v '^b$')\"").c_str()),
-            0);
+  EXPECT_EQ(
+      std::system(
+          ("test -z \"$(ls -A '" + dir.path + "' | grep -v '^b$')\"").c_str()),
+      0);
 }
 
 TEST(Files, FifoWithoutReaderIsAnErrorNotAHang) {

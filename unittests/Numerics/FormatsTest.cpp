@@ -23,8 +23,8 @@ namespace {
 struct FormatCase {
   const char *name;
   ElementType type;
-  unsigned bits;      // code width
-  unsigned mantissa;  // mantissa bits
+  unsigned bits;     // code width
+  unsigned mantissa; // mantissa bits
   int bias;
   double maxFinite;
   uint8_t nanCode;
@@ -46,8 +46,7 @@ double referenceDecode(const FormatCase &f, unsigned code) {
   double s = sign ? -1.0 : 1.0;
   if (f.type == ElementType::E5M2 && e == maxE)
     return m ? NAN : s * INFINITY;
-  if (f.type == ElementType::E4M3FN && e == maxE &&
-      m == (1u << f.mantissa) - 1)
+  if (f.type == ElementType::E4M3FN && e == maxE && m == (1u << f.mantissa) - 1)
     return NAN;
   double frac = double(m) / double(1u << f.mantissa);
   return e == 0 ? s * std::ldexp(frac, 1 - f.bias)
@@ -82,14 +81,16 @@ uint8_t referenceEncode(const FormatCase &f, float x) {
   return uint8_t(sign | best);
 }
 
-uint8_t encode(const FormatCase &f, float x) { return encodeElement(f.type, x); }
+uint8_t encode(const FormatCase &f, float x) {
+  return encodeElement(f.type, x);
+}
 
 /// Every representable value, every midpoint, their f32 neighbours, and the
 /// special values.
 std::vector<float> interestingInputs(const FormatCase &f) {
-  std::vector<float> inputs = {0.0f,       -0.0f,       INFINITY, -INFINITY,
-                               NAN,        -NAN,        1e-45f,   -1e-45f,
-                               1.17e-38f,  3.4e38f,     -3.4e38f, 1e30f};
+  std::vector<float> inputs = {0.0f,      -0.0f,   INFINITY, -INFINITY,
+                               NAN,       -NAN,    1e-45f,   -1e-45f,
+                               1.17e-38f, 3.4e38f, -3.4e38f, 1e30f};
   std::vector<unsigned> codes = positiveFiniteCodes(f);
   for (size_t i = 0; i < codes.size(); ++i) {
     double value = referenceDecode(f, codes[i]);
@@ -153,8 +154,7 @@ TEST(Formats, EncodeMatchesReferenceOnBoundaries) {
   for (const FormatCase &f : kCases)
     for (float x : interestingInputs(f))
       ASSERT_EQ(encode(f, x), referenceEncode(f, x))
-          << f.name << " x = " << x << " bits 0x" << std::hex
-          << floatToBits(x);
+          << f.name << " x = " << x << " bits 0x" << std::hex << floatToBits(x);
 }
 
 TEST(Formats, EncodeMatchesReferenceOnRandomBits) {
@@ -244,12 +244,12 @@ TEST(Formats, StochasticMatchesDefinition) {
   std::mt19937 rng(99);
   std::vector<float> inputs = interestingInputs(kCases[0]);
   for (int i = 0; i < 200000; ++i)
-    inputs.push_back(std::ldexp(float(int32_t(rng()) >> 8),
-                                int(rng() % 48) - 23 - 36));
+    inputs.push_back(
+        std::ldexp(float(int32_t(rng()) >> 8), int(rng() % 48) - 23 - 36));
   for (float v : inputs) {
-    for (uint32_t rbits : {0u, 1u, 0x3FFu, 0x7FFFFFFFu, 0x80000000u,
-                           0xFFFFFBFFu, 0xFFFFFC00u, 0xFFFFFFFFu,
-                           uint32_t(rng()), uint32_t(rng())})
+    for (uint32_t rbits :
+         {0u, 1u, 0x3FFu, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFBFFu, 0xFFFFFC00u,
+          0xFFFFFFFFu, uint32_t(rng()), uint32_t(rng())})
       ASSERT_EQ(encodeE2M1Stochastic(v, rbits), referenceStochastic(v, rbits))
           << "v bits 0x" << std::hex << floatToBits(v) << " rbits 0x" << rbits;
   }
@@ -300,8 +300,9 @@ uint64_t stochasticThreshold(float v) {
 TEST(Formats, StochasticBiasIsBelow2ToMinus22Ulp) {
   const double grid[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
   std::mt19937 rng(5);
-  std::vector<float> inputs = {0.125f, 0.125f + 0x1p-26f, 0x1p-23f, 0x1p-24f,
-                               0.3f, 1.3f, 2.6f, 5.9f, 1e-30f};
+  std::vector<float> inputs = {
+      0.125f, 0.125f + 0x1p-26f, 0x1p-23f, 0x1p-24f, 0.3f, 1.3f, 2.6f, 5.9f,
+      1e-30f};
   for (int i = 0; i < 2000; ++i)
     inputs.push_back(std::ldexp(float(rng() >> 8), int(rng() % 29) - 50));
   for (float v : inputs) {
@@ -312,8 +313,8 @@ TEST(Formats, StochasticBiasIsBelow2ToMinus22Ulp) {
     ASSERT_LT(low, 7u);
     double ulp = grid[low + 1] - grid[low];
     double f = (a - grid[low]) / ulp;
-    double pUp = std::ldexp(double((uint64_t(1) << 32) -
-                                   stochasticThreshold(v)), -32);
+    double pUp =
+        std::ldexp(double((uint64_t(1) << 32) - stochasticThreshold(v)), -32);
     ASSERT_EQ(pUp, std::floor(std::ldexp(f, 22)) / 4194304.0) << "v = " << v;
     double bias = (f - pUp) * ulp; // E[|v̂|] = |v| - bias
     ASSERT_GE(bias, 0.0) << "v = " << v;
@@ -384,8 +385,8 @@ TEST(Formats, StochasticMatchesGfx950Model) {
       inputs.push_back(bitsToFloat(uint32_t(rng())));
       break;
     case 1:
-      inputs.push_back(std::ldexp(float(int32_t(rng()) >> 8),
-                                  int(rng() % 48) - 23 - 36));
+      inputs.push_back(
+          std::ldexp(float(int32_t(rng()) >> 8), int(rng() % 48) - 23 - 36));
       break;
     default:
       inputs.push_back(bitsToFloat(uint32_t(rng()) & 0x807FFFFFu));
@@ -406,8 +407,8 @@ TEST(Formats, StochasticMatchesGfx950Model) {
         float v = x * inverseE8M0(uint8_t(code));
         ASSERT_EQ(encodeE2M1Stochastic(v, seed),
                   gfx950StochasticE2M1(x, seed, code - 127))
-            << "x bits 0x" << std::hex << floatToBits(x) << " code "
-            << std::dec << code << " seed 0x" << std::hex << seed;
+            << "x bits 0x" << std::hex << floatToBits(x) << " code " << std::dec
+            << code << " seed 0x" << std::hex << seed;
       }
     }
   }

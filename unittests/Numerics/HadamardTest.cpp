@@ -1,7 +1,7 @@
 //===- HadamardTest.cpp - [H1] rotation tests -----------------------------===//
 
-#include "fp4train/Numerics/Formats.h"
 #include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/Formats.h"
 
 #include "gtest/gtest.h"
 

@@ -10,10 +10,9 @@ using namespace fp4train::numerics;
 
 namespace {
 
-std::vector<uint8_t> fileWithHeader(const std::string &dict,
-                                    size_t dataBytes) {
-  std::vector<uint8_t> file = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                               uint8_t(dict.size()), 0};
+std::vector<uint8_t> fileWithHeader(const std::string &dict, size_t dataBytes) {
+  std::vector<uint8_t> file = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(dict.size()), 0};
   file.insert(file.end(), dict.begin(), dict.end());
   file.resize(file.size() + dataBytes, 0);
   return file;
@@ -68,25 +67,31 @@ TEST(Npy, BFloat16Bits) {
 }
 
 TEST(Npy, Errors) {
-  EXPECT_EQ(parseError({'P', 'K'}), "x.npy: not a .npy file (bad magic string)");
+  EXPECT_EQ(parseError({'P', 'K'}),
+            "x.npy: not a .npy file (bad magic string)");
   EXPECT_EQ(parseError({0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 80, 0, '{'}),
             "x.npy: truncated .npy header");
-  EXPECT_EQ(parseError(fileWithHeader(
-                "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16)),
-            "x.npy: unsupported dtype '<f8' (expected '<f4' float32, '<u2' "
-            "bfloat16 bits, '<i4' or '|u1')");
-  EXPECT_EQ(parseError(fileWithHeader(
-                "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16)),
-            "x.npy: Fortran-order arrays are not supported; save it in C order");
-  EXPECT_EQ(parseError(fileWithHeader(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", 12)),
-            "x.npy: truncated data: expected 16 bytes, found 12");
-  EXPECT_EQ(parseError(fileWithHeader(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", 20)),
-            "x.npy: corrupt data: 4 bytes past the end of the array");
-  EXPECT_EQ(parseError(fileWithHeader(
-                "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 16)),
-            "x.npy: corrupt .npy header: bad 'shape'");
+  EXPECT_EQ(
+      parseError(fileWithHeader(
+          "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16)),
+      "x.npy: unsupported dtype '<f8' (expected '<f4' float32, '<u2' "
+      "bfloat16 bits, '<i4' or '|u1')");
+  EXPECT_EQ(
+      parseError(fileWithHeader(
+          "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16)),
+      "x.npy: Fortran-order arrays are not supported; save it in C order");
+  EXPECT_EQ(
+      parseError(fileWithHeader(
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", 12)),
+      "x.npy: truncated data: expected 16 bytes, found 12");
+  EXPECT_EQ(
+      parseError(fileWithHeader(
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", 20)),
+      "x.npy: corrupt data: 4 bytes past the end of the array");
+  EXPECT_EQ(
+      parseError(fileWithHeader(
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 16)),
+      "x.npy: corrupt .npy header: bad 'shape'");
   EXPECT_EQ(parseError(fileWithHeader("{'fortran_order': False}", 0)),
             "x.npy: corrupt .npy header: no 'descr'");
   EXPECT_EQ(parseError(fileWithHeader(
@@ -125,7 +130,8 @@ TEST(Npy, LongHeadersUseVersion2) {
   float values[3] = {1, 2, 3};
   std::vector<uint8_t> file = serializeNpy(NpyDType::Float32, shape, values);
   EXPECT_EQ(file[6], 2);
-  size_t length = file[8] | file[9] << 8 | file[10] << 16 | size_t(file[11]) << 24;
+  size_t length =
+      file[8] | file[9] << 8 | file[10] << 16 | size_t(file[11]) << 24;
   EXPECT_GT(length, 0xFFFFu);
   EXPECT_EQ((12 + length) % 64, 0u);
   Expected<NpyArray> array = parseNpy(file.data(), file.size(), "x.npy");

@@ -27,9 +27,9 @@ TEST(Philox, KnownAnswers) {
 
 TEST(Philox, SixtyFourBitWrapperSplitsWords) {
   uint64_t counter = 0x0123456789abcdefull, key = 0xfedcba9876543210ull;
-  EXPECT_EQ(philox4x32_10(counter, key),
-            philox4x32_10({0x89abcdef, 0x01234567, 0, 0},
-                          {0x76543210, 0xfedcba98}));
+  EXPECT_EQ(
+      philox4x32_10(counter, key),
+      philox4x32_10({0x89abcdef, 0x01234567, 0, 0}, {0x76543210, 0xfedcba98}));
 }
 
 TEST(Philox, StochasticRoundingWordLayout) {

@@ -41,8 +41,9 @@ std::string fprop(const std::string &m, int k) {
          "  %y = linalg.matmul indexing_maps = ["
          "affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
          "affine_map<(m, n, k) -> (m, n)>]\n"
-         "      ins(%x, %w : " + x + ", " + w + ") outs(%init : " + y +
-         ") -> " + y + "\n  return %y : " + y + "\n}\n";
+         "      ins(%x, %w : " +
+         x + ", " + w + ") outs(%init : " + y + ") -> " + y +
+         "\n  return %y : " + y + "\n}\n";
 }
 
 using Pipeline = std::function<void(OpPassManager &)>;
@@ -120,8 +121,7 @@ TEST_F(LongLivedHost, ThousandBadModulesThenAGoodOne) {
        cpu([](auto &o) { o.recipe = "fp3"; })},
       {"unknown weight layout", fprop("8", 128),
        cpu([](auto &o) { o.weightLayout = "jax"; })},
-      {"recipe option out of range", fprop("8", 128),
-       quantize([](auto &o) {
+      {"recipe option out of range", fprop("8", 128), quantize([](auto &o) {
          RecipeOverrides overrides;
          overrides.hadamard = 24u;
          o.overrides.setValue(overrides);

@@ -34,7 +34,8 @@ TEST(GPUTargetTest, NamesAreUniqueAndParseBack) {
     EXPECT_EQ(parseGPUChip(target.name), target.chip) << target.name.str();
     EXPECT_FALSE(target.summary.empty()) << target.name.str();
   }
-  for (llvm::StringRef name : {"sm_80", "sm_90", "sm_100f", "gfx942", "", "SM_90A"})
+  for (llvm::StringRef name :
+       {"sm_80", "sm_90", "sm_100f", "gfx942", "", "SM_90A"})
     EXPECT_EQ(parseGPUChip(name), std::nullopt) << name.str();
 }
 

@@ -28,8 +28,7 @@ TEST(ReportTicks, LinearStepsAreRound) {
             (Labels{"0", "200", "400", "600", "800"}));
   EXPECT_EQ(labels(linearTicks(0, 60, 8, 1)),
             (Labels{"0", "10", "20", "30", "40", "50", "60"}));
-  EXPECT_EQ(labels(linearTicks(0, 16, 8, 1)),
-            (Labels{"0", "5", "10", "15"}));
+  EXPECT_EQ(labels(linearTicks(0, 16, 8, 1)), (Labels{"0", "5", "10", "15"}));
   EXPECT_EQ(labels(linearTicks(0, 2000, 8, 1)),
             (Labels{"0", "500", "1000", "1500", "2000"}));
   // Steps are whole: no step below 1.
@@ -65,8 +64,7 @@ TEST(ReportTicks, LogSubDecadesOverANarrowRange) {
   EXPECT_EQ(labels(logTicks(0.01, 1)),
             (Labels{"0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"}));
   // One decade: 1-2-3-5.
-  EXPECT_EQ(labels(logTicks(0.178, 1.78)),
-            (Labels{"0.2", "0.3", "0.5", "1"}));
+  EXPECT_EQ(labels(logTicks(0.178, 1.78)), (Labels{"0.2", "0.3", "0.5", "1"}));
   // Half a decade (a language model's cross-entropy): 1..9.
   EXPECT_EQ(labels(logTicks(1.78, 5.62)), (Labels{"2", "3", "4", "5"}));
   EXPECT_EQ(labels(logTicks(0.562, 1)),

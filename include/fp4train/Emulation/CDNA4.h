@@ -37,7 +37,13 @@ enum class ScaledMfmaShape { M32N32K64, M16N16K128 };
 
 /// Operand format codes of the f8f6f4 MFMAs (the CBSZ field for A, BLGP for
 /// B): 0 FP8 E4M3, 1 BF8 E5M2, 2 FP6 E2M3, 3 BF6 E3M2, 4 FP4 E2M1.
-enum class MatrixFormat : unsigned { FP8 = 0, BF8 = 1, FP6 = 2, BF6 = 3, FP4 = 4 };
+enum class MatrixFormat : unsigned {
+  FP8 = 0,
+  BF8 = 1,
+  FP6 = 2,
+  BF6 = 3,
+  FP4 = 4
+};
 
 /// One lane's A or B operand: up to eight VGPRs (FP8 uses 8, FP6 6, FP4 4).
 using MatrixRegs = std::array<uint32_t, 8>;

@@ -47,7 +47,8 @@ struct MmaBlockScaleConfig {
   BlockScaleKind kind;
   ScaleVec scaleVec;
   ScaleFormat scaleFormat;
-  ElementType typeA = ElementType::E2M1, typeB = ElementType::E2M1; // mxf8f6f4 only
+  ElementType typeA = ElementType::E2M1,
+              typeB = ElementType::E2M1; // mxf8f6f4 only
 };
 
 /// One warp's mma.sync.aligned.m16n8k64 (kind::mxf4 / mxf4nvf4, E2M1 x E2M1)

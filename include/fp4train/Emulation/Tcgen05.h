@@ -53,7 +53,9 @@ inline constexpr unsigned kTmemColumns = 512;
 /// A tensor memory address: lane in bits 31..16, column in bits 15..0.
 struct TmemAddress {
   uint32_t lane = 0, column = 0;
-  static TmemAddress decode(uint32_t bits) { return {bits >> 16, bits & 0xFFFF}; }
+  static TmemAddress decode(uint32_t bits) {
+    return {bits >> 16, bits & 0xFFFF};
+  }
   uint32_t encode() const { return lane << 16 | column; }
 };
 
@@ -113,8 +115,8 @@ private:
 
 /// Bits 61..63 of the descriptor.
 enum class SwizzleMode : uint8_t {
-  None = 0,          // no swizzling (interleaved core matrices)
-  B128Atom32 = 1,    // 128-byte swizzling with 32-byte atomicity
+  None = 0,       // no swizzling (interleaved core matrices)
+  B128Atom32 = 1, // 128-byte swizzling with 32-byte atomicity
   B128 = 2,
   B64 = 4,
   B32 = 6,
@@ -165,12 +167,12 @@ std::string readKMajorOperand(const SmemDescriptor &desc, SharedMemory &smem,
 struct InstrDescriptor {
   unsigned scaleFactorIdB = 0; // bits 4..5
   ElementType typeA = ElementType::E2M1, typeB = ElementType::E2M1;
-  bool negateA = false, negateB = false;       // bits 13, 14
-  bool transposeA = false, transposeB = false; // bits 15, 16
-  unsigned n = 0;                              // bits 17..22, << 3
+  bool negateA = false, negateB = false;        // bits 13, 14
+  bool transposeA = false, transposeB = false;  // bits 15, 16
+  unsigned n = 0;                               // bits 17..22, << 3
   ScaleFormat scaleFormat = ScaleFormat::UE8M0; // bit 23
-  unsigned m = 0;                              // bits 27..28, << 7
-  unsigned scaleFactorIdA = 0;                 // bits 29..30
+  unsigned m = 0;                               // bits 27..28, << 7
+  unsigned scaleFactorIdA = 0;                  // bits 29..30
   unsigned k = 0; // 32 (mxf8f6f4) or, from bit 31, 64 / 96 (mxf4 kinds)
 };
 
@@ -193,10 +195,10 @@ struct Tcgen05MmaOperands {
   BlockScaleKind kind = BlockScaleKind::MXF4NVF4;
   /// From .block16 / .block32 / the kind (see decodeInstrDescriptor).
   ScaleVec scaleVec = ScaleVec::X4;
-  uint32_t d = 0;           // TMEM address of D
+  uint32_t d = 0; // TMEM address of D
   bool aInTensorMemory = false;
-  uint64_t a = 0;           // A's shared memory descriptor, or TMEM address
-  uint64_t bDesc = 0;       // B's shared memory descriptor
+  uint64_t a = 0;     // A's shared memory descriptor, or TMEM address
+  uint64_t bDesc = 0; // B's shared memory descriptor
   uint32_t idesc = 0;
   bool enableInputD = false;
   uint32_t scaleA = 0, scaleB = 0; // TMEM addresses of the scale factors

@@ -1,4 +1,5 @@
-//===- Error.h - Exception-free error values for the numerics library -*- C++ -*-===//
+//===- Error.h - Exception-free error values for the numerics library -*- C++
+//-*-===//
 //
 // The numerics library is built without exceptions (LLVM's -fno-exceptions)
 // and without LLVM, so recoverable failures (bad shapes, unreadable files) are
@@ -56,7 +57,9 @@ struct Success {};
 using Status = Expected<Success>;
 
 /// Builds an Error from a message.
-inline Error makeError(std::string message) { return Error{std::move(message)}; }
+inline Error makeError(std::string message) {
+  return Error{std::move(message)};
+}
 
 } // namespace fp4train::numerics
 

@@ -246,7 +246,7 @@ inline uint8_t encodeE2M1Stochastic(float v, uint32_t rbits) {
   int32_t intShift = 22 - d;
   int32_t fracShift = 10 + d;
   uint32_t n = intShift < 32 ? significand >> intShift : 0u;
-  uint32_t frac = fracShift >= 0   ? significand << fracShift
+  uint32_t frac = fracShift >= 0    ? significand << fracShift
                   : fracShift > -32 ? significand >> -fracShift
                                     : 0u;
   frac &= ~0x3FFu; // [SR1] 22 fraction bits, as gfx950's SR conversion

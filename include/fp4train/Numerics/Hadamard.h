@@ -50,8 +50,7 @@ bool isValidHadamardSize(int64_t n);
 ///               key = {lo32(seed), hi32(seed)})
 /// is set. Counter word 3 = 1 keeps this stream disjoint from the [SR1]
 /// stream, whose counters have word 3 = 0.
-std::vector<float> randomHadamardSigns(int64_t n, uint64_t seed,
-                                       uint64_t step);
+std::vector<float> randomHadamardSigns(int64_t n, uint64_t seed, uint64_t step);
 
 /// The sign vector (±1) of a rotation of size n; seed and step are used by
 /// HadamardSigns::Random only.
@@ -68,8 +67,7 @@ void walshHadamardTransform(float *x, int64_t n);
 /// transform, then every element times the f32 constant f32(1/√n) (a power of
 /// two, hence exact, for n = 16, 64, 256). Inverse (the transpose,
 /// H_n / √n · diag(s)): the transform, the same multiply, then x_j *= s_j.
-void hadamardRotateBlock(float *x, const float *signs, int64_t n,
-                         bool inverse);
+void hadamardRotateBlock(float *x, const float *signs, int64_t n, bool inverse);
 
 /// A rotation of a whole tensor.
 struct HadamardConfig {

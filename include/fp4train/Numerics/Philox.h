@@ -1,4 +1,5 @@
-//===- Philox.h - Counter-based random words for stochastic rounding -*- C++ -*-===//
+//===- Philox.h - Counter-based random words for stochastic rounding -*- C++
+//-*-===//
 //
 // Philox4x32-10 (Salmon et al., SC'11) taken from Random123's reference
 // implementation, and the project's fixed mapping from (seed, element index)

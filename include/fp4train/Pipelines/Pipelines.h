@@ -143,8 +143,9 @@ struct CPUPipelineOptions : public QuantizePipelineOptions {
 };
 
 /// The quantize pipeline, then the exact CPU expansion (fp4train-expand) or
-/// the runtime calls (fp4train-to-runtime), one-shot bufferization, buffer deallocation and lowering to the LLVM
-/// dialect: the result runs under mlir-runner and MLIR's ExecutionEngine.
+/// the runtime calls (fp4train-to-runtime), one-shot bufferization, buffer
+/// deallocation and lowering to the LLVM dialect: the result runs under
+/// mlir-runner and MLIR's ExecutionEngine.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// The part of the CPU pipeline after quantization: expansion (or runtime
@@ -179,14 +180,12 @@ struct ROCmPipelineOptions : public GPUPipelineOptions {
           clEnumValN(ROCmFormat::ISA, "isa", "assembly text"),
           clEnumValN(ROCmFormat::Binary, "bin", "HSA code object (HSACO)"),
           clEnumValN(ROCmFormat::LLVM, "llvm", "LLVM IR"))};
-  Option<MFMAOption> mfma{*this, "mfma",
-                          llvm::cl::desc("scaled MFMA form"),
+  Option<MFMAOption> mfma{*this, "mfma", llvm::cl::desc("scaled MFMA form"),
                           llvm::cl::init(MFMAOption::Auto),
                           getMFMAOptionValues()};
-  Option<MFMATileOption> tile{*this, "tile",
-                              llvm::cl::desc("GEMM workgroup tile"),
-                              llvm::cl::init(MFMATileOption::Auto),
-                              getMFMATileOptionValues()};
+  Option<MFMATileOption> tile{
+      *this, "tile", llvm::cl::desc("GEMM workgroup tile"),
+      llvm::cl::init(MFMATileOption::Auto), getMFMATileOptionValues()};
 };
 
 /// The quantize pipeline, then fp4train-to-amdgpu (scaled_matmul as gfx950

@@ -70,11 +70,11 @@ enum Fp4trainRtSigns : int32_t {
 extern "C" {
 
 /// Quantizes `input` (f32, any shape and strides) into `codes` (i8, the
-/// [PK1] stored shape) and `scales` (i8, the scale shape) with 1-D blocks of `blockSize`
-/// along `axis`, or 16x16 tiles (FP4TRAIN_RT_TWO_D). `seed` is used with
-/// FP4TRAIN_RT_STOCHASTIC and `amax` with FP4TRAIN_RT_SUPPLIED_AMAX. Returns
-/// the global decode scale S_dec (1 for the MX formats and for NVFP4 with
-/// FP4TRAIN_RT_NO_GLOBAL).
+/// [PK1] stored shape) and `scales` (i8, the scale shape) with 1-D blocks of
+/// `blockSize` along `axis`, or 16x16 tiles (FP4TRAIN_RT_TWO_D). `seed` is used
+/// with FP4TRAIN_RT_STOCHASTIC and `amax` with FP4TRAIN_RT_SUPPLIED_AMAX.
+/// Returns the global decode scale S_dec (1 for the MX formats and for NVFP4
+/// with FP4TRAIN_RT_NO_GLOBAL).
 float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         UnrankedMemRefType<int8_t> *codes,
                                         UnrankedMemRefType<int8_t> *scales,
@@ -129,15 +129,16 @@ namespace fp4train::runtime {
 inline constexpr const char *kQuantizeFunction = "fp4train_rt_quantize";
 inline constexpr const char *kDequantizeFunction = "fp4train_rt_dequantize";
 inline constexpr const char *kHadamardFunction = "fp4train_rt_hadamard";
-inline constexpr const char *kScaledMatmulFunction = "fp4train_rt_scaled_matmul";
+inline constexpr const char *kScaledMatmulFunction =
+    "fp4train_rt_scaled_matmul";
 
 /// The library configuration the quantize and dequantize entry points use
 /// for these arguments (not yet validated against a shape: see
 /// `numerics::validateConfig`). The lowering calls it at compile time to
 /// reject what the runtime would.
 numerics::QuantConfig makeQuantConfig(int32_t format, int64_t blockSize,
-                                      int64_t axis, int32_t flags,
-                                      int64_t seed, float amax);
+                                      int64_t axis, int32_t flags, int64_t seed,
+                                      float amax);
 
 /// The name fp4train-check-indices calls when a check fails.
 inline constexpr const char *kIndexErrorFunction = "fp4train_rt_index_error";

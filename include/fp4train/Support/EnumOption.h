@@ -34,8 +34,9 @@ inline std::string getNotOneOfMessage(llvm::StringRef text,
 }
 
 /// The same message for a value none of the literal options of `parser`.
-inline std::string getNotOneOfMessage(llvm::StringRef text,
-                                      const llvm::cl::generic_parser_base &parser) {
+inline std::string
+getNotOneOfMessage(llvm::StringRef text,
+                   const llvm::cl::generic_parser_base &parser) {
   llvm::SmallVector<llvm::StringRef> names;
   for (unsigned i = 0, e = parser.getNumOptions(); i != e; ++i)
     names.push_back(parser.getOption(i));

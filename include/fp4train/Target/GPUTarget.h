@@ -85,8 +85,7 @@ std::string getGPUChipNames(GPUVendor vendor);
 struct GPUChipValues {
   GPUVendor vendor;
 
-  template <typename Opt>
-  void apply(Opt &option) const {
+  template <typename Opt> void apply(Opt &option) const {
     for (const GPUTarget &target : getGPUTargets())
       if (target.vendor == vendor)
         option.getParser().addLiteralOption(target.name, target.chip,

@@ -63,9 +63,8 @@ Value mlir::fp4train::buildStoreCodes(OpBuilder &b, Location loc, Type element,
     high.back() = b.getIndexAttr(1);
     ++shape.back();
     codes = tensor::PadOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), codes,
-        low, high,
-        Value(arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0)));
+        b, loc, RankedTensorType::get(shape, type.getElementType()), codes, low,
+        high, Value(arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0)));
   }
   SmallVector<int64_t> pairs(shape);
   pairs.back() /= 2;
@@ -97,7 +96,8 @@ Value mlir::fp4train::buildStoreCodes(OpBuilder &b, Location loc, Type element,
                    b, loc, args[0],
                    arith::ConstantIntOp::create(b, loc, i8, 0x0F));
                Value highNibble = arith::ShLIOp::create(
-                   b, loc, args[1], arith::ConstantIntOp::create(b, loc, i8, 4));
+                   b, loc, args[1],
+                   arith::ConstantIntOp::create(b, loc, i8, 4));
                linalg::YieldOp::create(
                    b, loc,
                    arith::OrIOp::create(b, loc, lowNibble, highNibble)

@@ -33,7 +33,8 @@ const numerics::MiniFloatFormat &codecs::getMiniFloatFormat(Type type) {
 }
 
 Value codecs::i32Const(ImplicitLocOpBuilder &b, uint32_t value) {
-  return arith::ConstantIntOp::create(b, b.getI32Type(), int64_t(int32_t(value)));
+  return arith::ConstantIntOp::create(b, b.getI32Type(),
+                                      int64_t(int32_t(value)));
 }
 
 Value codecs::i64Const(ImplicitLocOpBuilder &b, uint64_t value) {
@@ -104,9 +105,9 @@ Value codecs::encodeRNESat(ImplicitLocOpBuilder &b, Value x,
 
   // Normal results: integer RNE on the f32 mantissa (a carry into the
   // exponent is the right answer).
-  Value normal = i.add(i.add(i.sub(absBits, i.c(rebias)),
-                             i.c((1u << (shift - 1)) - 1)),
-                       i.band(i.lshr(absBits, i.c(shift)), i.c(1)));
+  Value normal =
+      i.add(i.add(i.sub(absBits, i.c(rebias)), i.c((1u << (shift - 1)) - 1)),
+            i.band(i.lshr(absBits, i.c(shift)), i.c(1)));
   normal = i.lshr(normal, i.c(shift));
   // Subnormal results: the f32 adder rounds to the subnormal spacing.
   Value magicValue = f32Const(b, magic);
@@ -136,16 +137,15 @@ Value codecs::encodeE2M1Stochastic(ImplicitLocOpBuilder &b, Value v,
   // is set for subnormals and zero too: their shift (127 from biased
   // exponent 0, clamped to 31) clears all 24 bits, as the library's does.
   Value biased = i.lshr(absBits, i.c(23));
-  Value significand =
-      i.bor(i.band(absBits, i.c(0x7FFFFFu)), i.c(0x800000u));
+  Value significand = i.bor(i.band(absBits, i.c(0x7FFFFFu)), i.c(0x800000u));
   Value biasedUpToOne = i.minu(biased, i.c(127));
   Value shift = i.minu(i.sub(i.c(127), biasedUpToOne), i.c(31));
   Value fixed = i.lshr(significand, shift);
   Value n = i.lshr(fixed, i.c(22));
   Value frac = i.shl(fixed, i.c(10));
   // A carry out of bit 31 of frac32 + rbits rounds up.
-  Value up = arith::ExtUIOp::create(
-      b, b.getI32Type(), i.cmp(P::ult, i.add(frac, rbits), frac));
+  Value up = arith::ExtUIOp::create(b, b.getI32Type(),
+                                    i.cmp(P::ult, i.add(frac, rbits), frac));
   // The grid points n · ulp have codes n + 2 max(E, 0).
   Value gridShift = i.sub(i.maxu(biased, i.c(127)), i.c(127));
   Value magnitude = i.add(i.add(n, up), i.shl(gridShift, i.c(1)));
@@ -170,22 +170,20 @@ Value codecs::decodeMiniFloat(ImplicitLocOpBuilder &b, Value code,
   Value exponent = i.band(i.lshr(c, i.c(f.mantissaBits)), i.c(expMask));
   Value mantissa = i.band(c, i.c(mantMask));
 
-  Value normal =
-      i.bor(i.bor(sign, i.shl(i.add(exponent, i.c(uint32_t(127 - f.bias))),
-                              i.c(23))),
-            i.shl(mantissa, i.c(23 - f.mantissaBits)));
+  Value normal = i.bor(
+      i.bor(sign, i.shl(i.add(exponent, i.c(uint32_t(127 - f.bias))), i.c(23))),
+      i.shl(mantissa, i.c(23 - f.mantissaBits)));
   Value subnormalValue = arith::MulFOp::create(
       b, arith::UIToFPOp::create(b, b.getF32Type(), mantissa),
       f32Const(b, subnormalUlp));
   Value subnormal = i.bor(sign, bitsFromF32(b, subnormalValue));
-  Value result =
-      i.select(i.cmp(P::eq, exponent, i.c(0)), subnormal, normal);
+  Value result = i.select(i.cmp(P::eq, exponent, i.c(0)), subnormal, normal);
 
   Value nan = i.c(0x7FC00000u);
   Value allOnes = i.cmp(P::eq, exponent, i.c(expMask));
   if (&f == &numerics::kE4M3FN) {
-    Value isNaN = arith::AndIOp::create(
-        b, allOnes, i.cmp(P::eq, mantissa, i.c(mantMask)));
+    Value isNaN = arith::AndIOp::create(b, allOnes,
+                                        i.cmp(P::eq, mantissa, i.c(mantMask)));
     result = i.select(isNaN, nan, result);
   } else if (&f == &numerics::kE5M2) {
     Value special = i.select(i.cmp(P::ne, mantissa, i.c(0)), nan,
@@ -199,8 +197,8 @@ Value codecs::decodeE8M0(ImplicitLocOpBuilder &b, Value code) {
   I32Ops i{b};
   using P = arith::CmpIPredicate;
   Value c = i.fromI8(code);
-  Value bits = i.select(i.cmp(P::eq, c, i.c(0)), i.c(0x00400000u),
-                        i.shl(c, i.c(23)));
+  Value bits =
+      i.select(i.cmp(P::eq, c, i.c(0)), i.c(0x00400000u), i.shl(c, i.c(23)));
   bits = i.select(i.cmp(P::eq, c, i.c(0xFF)), i.c(0x7FC00000u), bits);
   return f32FromBits(b, bits);
 }
@@ -216,7 +214,8 @@ Value codecs::inverseE8M0(ImplicitLocOpBuilder &b, Value code) {
 }
 
 Value codecs::mxScaleCode(ImplicitLocOpBuilder &b, Value amax,
-                          const numerics::MiniFloatFormat &element, bool rceil) {
+                          const numerics::MiniFloatFormat &element,
+                          bool rceil) {
   I32Ops i{b};
   using P = arith::CmpIPredicate;
   Value bits = magnitudeBits(b, amax);
@@ -263,7 +262,8 @@ Value codecs::nvfp4BlockScaleCode(ImplicitLocOpBuilder &b, Value amaxBlock,
   Value factor =
       arith::MulFOp::create(b, globalEncode, f32Const(b, 1.0f / 6.0f));
   Value scaled = arith::MulFOp::create(b, amaxBlock, factor);
-  return encodeRNESat(b, minPropagatingNaN(b, scaled, FLT_MAX), numerics::kE4M3FN);
+  return encodeRNESat(b, minPropagatingNaN(b, scaled, FLT_MAX),
+                      numerics::kE4M3FN);
 }
 
 Value codecs::nvfp4ElementScale(ImplicitLocOpBuilder &b, Value scaleCode,
@@ -299,8 +299,7 @@ std::array<Value, 4> codecs::philox4x32_10(ImplicitLocOpBuilder &b,
 static std::pair<Value, Value> splitI64(ImplicitLocOpBuilder &b, Value x) {
   Value lo = arith::TruncIOp::create(b, b.getI32Type(), x);
   Value hi = arith::TruncIOp::create(
-      b, b.getI32Type(),
-      arith::ShRUIOp::create(b, x, codecs::i64Const(b, 32)));
+      b, b.getI32Type(), arith::ShRUIOp::create(b, x, codecs::i64Const(b, 32)));
   return {lo, hi};
 }
 
@@ -324,8 +323,8 @@ Value codecs::stochasticRoundingWord(ImplicitLocOpBuilder &b, Value seed,
   auto [k0, k1] = splitI64(b, seed);
   std::array<Value, 4> words =
       philox4x32_10(b, {c0, c1, i.c(0), i.c(0)}, {k0, k1});
-  Value lane = i.band(arith::TruncIOp::create(b, b.getI32Type(), index),
-                      i.c(3));
+  Value lane =
+      i.band(arith::TruncIOp::create(b, b.getI32Type(), index), i.c(3));
   return selectWord(b, words, lane);
 }
 
@@ -361,8 +360,8 @@ Value codecs::elementToScaledInteger(ImplicitLocOpBuilder &b, Value code,
   Value c = i.fromI8(code);
   Value negative =
       i.cmp(P::ne, i.band(i.lshr(c, i.c(signShift)), i.c(1)), i.c(0));
-  Value exponent = i.band(i.lshr(c, i.c(f.mantissaBits)),
-                          i.c((1u << f.exponentBits) - 1));
+  Value exponent =
+      i.band(i.lshr(c, i.c(f.mantissaBits)), i.c((1u << f.exponentBits) - 1));
   Value mantissa = i.band(c, i.c((1u << f.mantissaBits) - 1));
   Value significand =
       i.bor(mantissa, i.select(i.cmp(P::eq, exponent, i.c(0)), i.c(0),
@@ -371,8 +370,7 @@ Value codecs::elementToScaledInteger(ImplicitLocOpBuilder &b, Value code,
   auto widen = [&](Value v) -> Value {
     return intType.isInteger(32) ? v : arith::ExtUIOp::create(b, intType, v);
   };
-  Value magnitude =
-      arith::ShLIOp::create(b, widen(significand), widen(shift));
+  Value magnitude = arith::ShLIOp::create(b, widen(significand), widen(shift));
   Value zero = arith::ConstantIntOp::create(b, intType, 0);
   return i.select(negative, arith::SubIOp::create(b, zero, magnitude),
                   magnitude);
@@ -399,8 +397,8 @@ Value codecs::roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
       b, negative, arith::SubIOp::create(b, wide(0), value), value);
   // Bits of the magnitude, and how many of them the f32 result keeps: 24,
   // fewer among subnormals (whose last bit weighs 2^-149).
-  Value length = i.sub(i.c(width),
-                       toI32(math::CountLeadingZerosOp::create(b, magnitude)));
+  Value length =
+      i.sub(i.c(width), toI32(math::CountLeadingZerosOp::create(b, magnitude)));
   Value leading = i.add(i.sub(length, i.c(1)), exponent);
   Value precision = i.select(i.cmp(P::sge, leading, i.c(uint32_t(-126))),
                              i.c(24), i.add(leading, i.c(150)));
@@ -415,14 +413,14 @@ Value codecs::roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
   Value remainder = arith::AndIOp::create(
       b, magnitude,
       arith::SubIOp::create(b, arith::ShLIOp::create(b, one, dropShift), one));
-  Value half = arith::ShLIOp::create(
-      b, one, arith::SubIOp::create(b, dropShift, one));
+  Value half =
+      arith::ShLIOp::create(b, one, arith::SubIOp::create(b, dropShift, one));
   Value odd = arith::CmpIOp::create(
       b, P::ne, arith::AndIOp::create(b, kept, one), wide(0));
   Value roundUp = arith::OrIOp::create(
       b, arith::CmpIOp::create(b, P::ugt, remainder, half),
-      arith::AndIOp::create(
-          b, arith::CmpIOp::create(b, P::eq, remainder, half), odd));
+      arith::AndIOp::create(b, arith::CmpIOp::create(b, P::eq, remainder, half),
+                            odd));
   Value rounded = arith::AddIOp::create(
       b, kept, arith::ExtUIOp::create(b, intType, roundUp));
   Value result = arith::SelectOp::create(
@@ -434,7 +432,8 @@ Value codecs::roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
   // grid, so the f64 product is exact and the f64 -> f32 conversion only
   // overflows to Inf, which is the RNE result there.
   Value scaleExponent = i.add(exponent, i.maxs(drop, i.c(0)));
-  scaleExponent = i.mins(i.maxs(scaleExponent, i.c(uint32_t(-1022))), i.c(1023));
+  scaleExponent =
+      i.mins(i.maxs(scaleExponent, i.c(uint32_t(-1022))), i.c(1023));
   Value scaleBits = arith::ShLIOp::create(
       b,
       arith::ExtUIOp::create(b, b.getI64Type(),
@@ -444,6 +443,6 @@ Value codecs::roundScaledIntegerToFloat(ImplicitLocOpBuilder &b, Value value,
   Value exact = arith::MulFOp::create(
       b, arith::UIToFPOp::create(b, b.getF64Type(), result), scale);
   Value single = arith::TruncFOp::create(b, b.getF32Type(), exact);
-  return arith::SelectOp::create(b, negative,
-                                 arith::NegFOp::create(b, single), single);
+  return arith::SelectOp::create(b, negative, arith::NegFOp::create(b, single),
+                                 single);
 }

@@ -44,10 +44,10 @@ static Value castCodes(OpBuilder &b, Location loc, RankedTensorType to,
     return width == 8 ? bits : arith::ExtUIOp::create(b, loc, to, bits);
   }
   unsigned width = toElement.getIntOrFloatBitWidth();
-  Value bits = width == 8 ? from
-                          : arith::TruncIOp::create(
-                                b, loc, withElement(b.getIntegerType(width)),
-                                from);
+  Value bits = width == 8
+                   ? from
+                   : arith::TruncIOp::create(
+                         b, loc, withElement(b.getIntegerType(width)), from);
   return arith::BitcastOp::create(b, loc, to, bits);
 }
 

@@ -13,8 +13,7 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 
-Value mlir::fp4train::toKernelBuffer(OpBuilder &b, Location loc,
-                                     Value tensor) {
+Value mlir::fp4train::toKernelBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   return bufferization::ToBufferOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
@@ -62,9 +61,9 @@ static Value getSplatValue(OpBuilder &b, Location loc, Value buffer) {
   return Value();
 }
 
-Value mlir::fp4train::loadKernelBuffer(OpBuilder &b, Location loc,
-                                       Value buffer, ValueRange indices,
-                                       int64_t count, unsigned alignment) {
+Value mlir::fp4train::loadKernelBuffer(OpBuilder &b, Location loc, Value buffer,
+                                       ValueRange indices, int64_t count,
+                                       unsigned alignment) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   auto vectorType = VectorType::get({count}, element);
   if (Value splat = getSplatValue(b, loc, buffer))
@@ -82,8 +81,7 @@ static SmallVector<ReassociationIndices> allDims(int64_t rank) {
   return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
 }
 
-Value mlir::fp4train::flattenTensor(OpBuilder &b, Location loc,
-                                    Value tensor) {
+Value mlir::fp4train::flattenTensor(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (type.getRank() == 1)
     return tensor;
@@ -106,8 +104,8 @@ Value mlir::fp4train::unflattenTensor(OpBuilder &b, Location loc, Value tensor,
 static SmallVector<ReassociationIndices> batchRowsColumns(int64_t rank) {
   if (rank == 2)
     return {{0, 1}, {2}};
-  return {llvm::to_vector(llvm::seq<int64_t>(0, rank - 2)), {rank - 2},
-          {rank - 1}};
+  return {
+      llvm::to_vector(llvm::seq<int64_t>(0, rank - 2)), {rank - 2}, {rank - 1}};
 }
 
 Value mlir::fp4train::collapseTo3D(OpBuilder &b, Location loc, Value tensor) {

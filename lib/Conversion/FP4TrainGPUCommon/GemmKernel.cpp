@@ -1,4 +1,5 @@
-//===- GemmKernel.cpp - The shared block-scaled GEMM kernel skeleton -------===//
+//===- GemmKernel.cpp - The shared block-scaled GEMM kernel skeleton
+//-------===//
 //
 // See GemmKernel.h for the kernel's structure. The shared-memory buffer of
 // each of the two K-step stages is [A codes | B codes | A scales | B scales];
@@ -11,8 +12,8 @@
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,7 +56,8 @@ static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
 Value StagedTiles::getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
                                   Value buffer, Value row, Value kByte) const {
   Value base = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
+      b, loc,
+      arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
       indexConst(b, loc, codesBase[operand]));
   Value inRow = arith::AddIOp::create(
       b, loc,
@@ -67,7 +69,8 @@ Value StagedTiles::getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
 Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
                                   Value buffer, Value row, Value block) const {
   Value base = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
+      b, loc,
+      arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
       indexConst(b, loc, scalesBase[operand]));
   Value inRow = arith::AddIOp::create(
       b, loc,
@@ -222,8 +225,8 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
   if (operand == 1)
     tileRow = bRowOfStagedRow(tileRow);
   Value row = im.add(op.rowBase, tileRow);
-  Value col = im.add(im.mul(kStep, kGemmTileK),
-                     im.mul(im.rem(chunk, perRow), codes));
+  Value col =
+      im.add(im.mul(kStep, kGemmTileK), im.mul(im.rem(chunk, perRow), codes));
   // Bounds: a chunk holds whole blocks (getGemmChunkBytes), so it is wholly
   // inside or wholly outside; checks are emitted only for the dimensions
   // that are not tile multiples, and for a last, partial round of loads.
@@ -268,8 +271,7 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
       // Stored to B scale row r - tileM (storeTile).
       Value row =
           bRowOfStagedRow(arith::SubIOp::create(b, loc, r, im.c(a.tileRows)));
-      Value cond = first + threads <= scaleRows ? Value()
-                                                : im.lt(r, scaleRows);
+      Value cond = first + threads <= scaleRows ? Value() : im.lt(r, scaleRows);
       return buildIf(
           cond, [&]() { return loadScaleRow(1, row, kStep); },
           [&]() { return zeros(type); });
@@ -377,12 +379,12 @@ void GemmKernelBuilder::storeBF16Pair(Value row, Value col, Value rowInBounds,
       auto pairType = VectorType::get({2}, f32);
       Value old = loadKernelBuffer(b, loc, acc, ValueRange{batch, row, col},
                                    /*count=*/2, /*alignment=*/8);
-      Value t = applyGlobalScale(vector::FromElementsOp::create(
-          b, loc, pairType, ValueRange{t0, t1}));
+      Value t = applyGlobalScale(
+          vector::FromElementsOp::create(b, loc, pairType, ValueRange{t0, t1}));
       // [GEMM1]: C = acc + g · T, then arith.truncf's RNE.
       Value sum = arith::AddFOp::create(b, loc, old, t);
-      Value packed = arith::TruncFOp::create(
-          b, loc, VectorType::get({2}, bf16), sum);
+      Value packed =
+          arith::TruncFOp::create(b, loc, VectorType::get({2}, bf16), sum);
       vector::StoreOp::create(b, loc, packed, result,
                               ValueRange{batch, row, col},
                               /*nontemporal=*/false, llvm::Align(4));
@@ -484,10 +486,10 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   batch = launch.getBlockIds().z;
   a.rowBase = im.mul(launch.getBlockIds().y, a.tileRows);
   bt.rowBase = im.mul(launch.getBlockIds().x, bt.tileRows);
-  Value rowA = im.mul(im.div(subgroup, tiling.subgroupsN),
-                      tiling.repM * mma.getM());
-  Value rowB = im.mul(im.rem(subgroup, tiling.subgroupsN),
-                      tiling.repN * mma.getN());
+  Value rowA =
+      im.mul(im.div(subgroup, tiling.subgroupsN), tiling.repM * mma.getM());
+  Value rowB =
+      im.mul(im.rem(subgroup, tiling.subgroupsN), tiling.repN * mma.getN());
 
   auto accType = VectorType::get({mma.getAccumulatorLength()}, b.getF32Type());
   Value zero = arith::ConstantOp::create(
@@ -507,8 +509,8 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   // Steps 0 .. kSteps - 2: prefetch step t + 1, compute step t, stage t + 1
   // in the other buffer. The last step is peeled, so the loop needs no
   // bounds check on the prefetch.
-  auto loop = scf::ForOp::create(b, loc, im.c(0), im.c(kSteps - 1), im.c(1),
-                                 accs);
+  auto loop =
+      scf::ForOp::create(b, loc, im.c(0), im.c(kSteps - 1), im.c(1), accs);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -14,7 +14,8 @@
 //
 //  - phase 1: lane l of a block holds elements k = 16 l + j, j = 0..15, so
 //    stages h = 1..8 (bits 0-3 of k) are register butterflies;
-//  - phase 2 (n > 16): the lanes exchange their values through shared memory (one
+//  - phase 2 (n > 16): the lanes exchange their values through shared memory
+//  (one
 //    barrier) and lane l then holds k = 16 hi + R l + lo (R = 16 / L,
 //    hi < L, lo < R): bits 4..log2(n)-1 of k are now register bits, so
 //    stages h = 16..n/2 are register butterflies too, and every lane's
@@ -44,8 +45,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 
@@ -304,7 +305,8 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch, Value output) {
     b.setInsertionPointToStart(ifOp.thenBlock());
   }
   for (auto [i, start] : llvm::enumerate(lane.runStarts)) {
-    ArrayRef<Value> values = ArrayRef<Value>(lane.x).slice(i * lane.run, lane.run);
+    ArrayRef<Value> values =
+        ArrayRef<Value>(lane.x).slice(i * lane.run, lane.run);
     if (s.contiguous()) {
       storeRun(values, output, add(base, start), /*aligned=*/true);
       continue;
@@ -317,16 +319,16 @@ void HadamardKernelBuilder::build(gpu::LaunchOp launch, Value output) {
 }
 
 Value mlir::fp4train::hadamard_kernel::getSignsBuffer(OpBuilder &b,
-                                                     Location loc,
-                                                     HadamardOp op, Value seed,
-                                                     Value step) {
+                                                      Location loc,
+                                                      HadamardOp op, Value seed,
+                                                      Value step) {
   Value signTensor = buildHadamardSigns(b, loc, op.getRotation(), seed, step);
   return signTensor ? toKernelBuffer(b, loc, signTensor) : Value();
 }
 
 gpu::LaunchOp mlir::fp4train::hadamard_kernel::createHadamardLaunch(
-    OpBuilder &b, Location loc, const HadamardShape &shape,
-    int64_t sharedWords, TypeRange extraShared) {
+    OpBuilder &b, Location loc, const HadamardShape &shape, int64_t sharedWords,
+    TypeRange extraShared) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -335,16 +337,16 @@ gpu::LaunchOp mlir::fp4train::hadamard_kernel::createHadamardLaunch(
   int64_t threadsY = kThreads / threadsX;
   SmallVector<Type> lds;
   if (sharedWords > 0)
-    lds.push_back(MemRefType::get(
-        {sharedWords}, b.getF32Type(), AffineMap(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup)));
+    lds.push_back(
+        MemRefType::get({sharedWords}, b.getF32Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)));
   llvm::append_range(lds, extraShared);
   int64_t gridY = shape.contiguous() ? 1 : shape.rows;
   int64_t gridZ = shape.contiguous() ? 1 : shape.outer;
   return gpu::LaunchOp::create(
-      b, loc, c(shape.groupsX()), c(gridY), c(gridZ), c(threadsX),
-      c(threadsY), c(1), /*dynamicSharedMemorySize=*/nullptr,
+      b, loc, c(shape.groupsX()), c(gridY), c(gridZ), c(threadsX), c(threadsY),
+      c(1), /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
       /*workgroupAttributions=*/lds);
 }
@@ -382,10 +384,9 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!isHadamardKernelShape(op))
       return rewriter.notifyMatchFailure(op, "not a static-shaped rotation");
-    rewriter.replaceOp(op, buildHadamardKernel(rewriter, op.getLoc(), op,
-                                               adaptor.getInput(),
-                                               adaptor.getSeed(),
-                                               adaptor.getStep()));
+    rewriter.replaceOp(
+        op, buildHadamardKernel(rewriter, op.getLoc(), op, adaptor.getInput(),
+                                adaptor.getSeed(), adaptor.getStep()));
     return success();
   }
 };

@@ -1,4 +1,5 @@
-//===- HadamardKernel.h - The Hadamard kernel's builder ----------*- C++ -*-===//
+//===- HadamardKernel.h - The Hadamard kernel's builder ----------*- C++
+//-*-===//
 //
 // The pieces of the Hadamard kernel (HadamardKernel.cpp) that the fused
 // rotate-then-quantize kernels (HadamardQuantizeKernel.cpp) reuse: the view
@@ -97,8 +98,8 @@ class HadamardKernelBuilder {
 public:
   HadamardKernelBuilder(OpBuilder &b, Location loc, const HadamardShape &shape,
                         Value input, Value signs, bool inverse)
-      : b(b), loc(loc), s(shape), input(input), signs(signs),
-        inverse(inverse) {}
+      : b(b), loc(loc), s(shape), input(input), signs(signs), inverse(inverse) {
+  }
 
   /// The Hadamard kernel: rotate(), then the stores to `output`.
   void build(gpu::LaunchOp launch, Value output);

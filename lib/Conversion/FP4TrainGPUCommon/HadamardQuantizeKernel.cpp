@@ -178,8 +178,8 @@ void HadamardQuantizeKernelBuilder::buildQuantize(gpu::LaunchOp launch,
 
   // Thread t encodes the workgroup's block t, if it exists.
   const int64_t groupBlocks = kGroupElements / bs;
-  Value block = rotation.add(rotation.mul(launch.getBlockIds().x, groupBlocks),
-                             lane.tid);
+  Value block =
+      rotation.add(rotation.mul(launch.getBlockIds().x, groupBlocks), lane.tid);
   Value guard;
   auto both = [&](Value condition) {
     guard = guard ? arith::AndIOp::create(b, loc, guard, condition).getResult()
@@ -276,27 +276,27 @@ struct HadamardQuantizeOpLowering : public OpConversionPattern<HadamardOp> {
         source = remapped(ext.getIn());
     Value input =
         toKernelBuffer(rewriter, loc, flattenTensor(rewriter, loc, source));
-    Value signs = getSignsBuffer(rewriter, loc, op, adaptor.getSeed(),
-                                 adaptor.getStep());
-    auto buildKernel = [&](int64_t sharedWords, TypeRange extraShared,
-                           function_ref<void(HadamardQuantizeKernelBuilder &,
-                                             gpu::LaunchOp)>
-                               body) {
-      auto launch = createHadamardLaunch(rewriter, loc, shape, sharedWords,
-                                         extraShared);
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(&launch.getBody().front());
-      HadamardQuantizeKernelBuilder builder(rewriter, loc, *target, shape,
-                                            config, input, signs,
-                                            op.getInverse());
-      body(builder, launch);
-      gpu::TerminatorOp::create(rewriter, loc);
-    };
+    Value signs =
+        getSignsBuffer(rewriter, loc, op, adaptor.getSeed(), adaptor.getStep());
+    auto buildKernel =
+        [&](int64_t sharedWords, TypeRange extraShared,
+            function_ref<void(HadamardQuantizeKernelBuilder &, gpu::LaunchOp)>
+                body) {
+          auto launch = createHadamardLaunch(rewriter, loc, shape, sharedWords,
+                                             extraShared);
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToStart(&launch.getBody().front());
+          HadamardQuantizeKernelBuilder builder(rewriter, loc, *target, shape,
+                                                config, input, signs,
+                                                op.getInverse());
+          body(builder, launch);
+          gpu::TerminatorOp::create(rewriter, loc);
+        };
 
     quantize_kernel::buildGlobalScales(
         rewriter, loc, type, config, remapped(quantize.getAmax()), [&] {
-          Value partial = quantize_kernel::allocAbsMaxPartial(
-              rewriter, loc, shape.groupsX());
+          Value partial = quantize_kernel::allocAbsMaxPartial(rewriter, loc,
+                                                              shape.groupsX());
           buildKernel(shape.exchangeWords(),
                       quantize_kernel::getAbsMaxSharedType(rewriter, *target),
                       [&](HadamardQuantizeKernelBuilder &builder,
@@ -325,6 +325,6 @@ struct HadamardQuantizeOpLowering : public OpConversionPattern<HadamardOp> {
 void mlir::fp4train::populateHadamardQuantizeKernelPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     std::shared_ptr<const TargetInfoBase> target) {
-  patterns.add<HadamardQuantizeOpLowering>(
-      converter, patterns.getContext(), std::move(target));
+  patterns.add<HadamardQuantizeOpLowering>(converter, patterns.getContext(),
+                                           std::move(target));
 }

@@ -97,10 +97,9 @@ Value mlir::fp4train::loadCodeChunk(OpBuilder &b, Location loc,
         // `bytes`-byte alignment holds: one-shot bufferization allocates
         // 64-byte aligned buffers and rows are a multiple of `bytes` long
         // (getGemmChunkBytes).
-        return vector::LoadOp::create(b, loc, type, op.codes,
-                                      ValueRange{batch, row, col},
-                                      /*nontemporal=*/false,
-                                      llvm::Align(bytes));
+        return vector::LoadOp::create(
+            b, loc, type, op.codes, ValueRange{batch, row, col},
+            /*nontemporal=*/false, llvm::Align(bytes));
       },
       [&]() -> Value {
         return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));

@@ -13,9 +13,10 @@ namespace {
 struct LaunchFuncMemoryEffectsModel
     : public MemoryEffectOpInterface::ExternalModel<
           LaunchFuncMemoryEffectsModel, gpu::LaunchFuncOp> {
-  void getEffects(Operation *op,
-                  SmallVectorImpl<SideEffects::EffectInstance<
-                      MemoryEffects::Effect>> &effects) const {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<BaseMemRefType>(operand.get().getType()))
         continue;

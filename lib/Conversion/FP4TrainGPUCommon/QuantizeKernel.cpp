@@ -44,11 +44,11 @@
 
 #include "QuantizeKernel.h"
 
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
+#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/TargetInfoBase.h"
-#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
-#include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -117,8 +117,7 @@ bool mlir::fp4train::isQuantizeKernelShape(QuantizeOp op) {
 namespace {
 
 /// Elements [offset, offset + size) of a 1-D vector.
-Value slice(OpBuilder &b, Location loc, Value v, int64_t offset,
-            int64_t size) {
+Value slice(OpBuilder &b, Location loc, Value v, int64_t offset, int64_t size) {
   return vector::ShuffleOp::create(
       b, loc, v, v, llvm::to_vector(llvm::seq<int64_t>(offset, offset + size)));
 }
@@ -136,11 +135,11 @@ encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v, bool packed,
     for (int64_t k = 0; k < 4; ++k)
       codes.push_back(
           encode(vector::ExtractOp::create(ib, quad, k), 4 * int64_t(w) + k));
-    quads.push_back(packed ? TargetInfoBase::packStoredE2M1Quad(ib, codes)
-                           : vector::FromElementsOp::create(
-                                 ib, VectorType::get({4}, ib.getI8Type()),
-                                 codes)
-                                 .getResult());
+    quads.push_back(packed
+                        ? TargetInfoBase::packStoredE2M1Quad(ib, codes)
+                        : vector::FromElementsOp::create(
+                              ib, VectorType::get({4}, ib.getI8Type()), codes)
+                              .getResult());
   }
   return quads;
 }
@@ -148,7 +147,7 @@ encodeInSoftware(ImplicitLocOpBuilder &ib, ArrayRef<Value> v, bool packed,
 } // namespace
 
 QuantizeConfig mlir::fp4train::quantize_kernel::getQuantizeConfig(QuantizeOp op,
-                                                                 Value seed) {
+                                                                  Value seed) {
   ScaledTensorType type = op.getResult().getType();
   QuantizeConfig config;
   config.element = type.getElementType();
@@ -172,8 +171,8 @@ std::pair<Value, Value> QuantizeKernelBuilder::getBlock(gpu::LaunchOp launch) {
       launch.getThreadIds().x);
   if (config.numBlocks % kThreads == 0)
     return {block, Value()};
-  return {block, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       block, index(config.numBlocks))};
+  return {block, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, block,
+                                       index(config.numBlocks))};
 }
 
 SmallVector<Value> QuantizeKernelBuilder::loadBlock(Value base) {
@@ -186,8 +185,8 @@ SmallVector<Value> QuantizeKernelBuilder::loadBlock(Value base) {
         b, loc, VectorType::get({perLoad}, inputElement), input,
         ValueRange{offset}, /*nontemporal=*/false, llvm::Align(16));
     if (!inputElement.isF32())
-      v = arith::ExtFOp::create(
-          b, loc, VectorType::get({perLoad}, b.getF32Type()), v);
+      v = arith::ExtFOp::create(b, loc,
+                                VectorType::get({perLoad}, b.getF32Type()), v);
     for (int64_t j = 0; j < perLoad; j += 4)
       quads.push_back(perLoad == 4 ? v : slice(b, loc, v, j, 4));
   }
@@ -201,10 +200,10 @@ Value QuantizeKernelBuilder::blockAbsMaxBits(ImplicitLocOpBuilder &ib,
       ib, DenseElementsAttr::get(i32x4, APInt(32, 0x7FFFFFFFu)));
   Value maxBits;
   for (Value q : x) {
-    Value bits =
-        arith::AndIOp::create(ib, vector::BitCastOp::create(ib, i32x4, q), mask);
-    maxBits = maxBits ? arith::MaxUIOp::create(ib, maxBits, bits).getResult()
-                      : bits;
+    Value bits = arith::AndIOp::create(
+        ib, vector::BitCastOp::create(ib, i32x4, q), mask);
+    maxBits =
+        maxBits ? arith::MaxUIOp::create(ib, maxBits, bits).getResult() : bits;
   }
   Value amax;
   for (int64_t k = 0; k < 4; ++k) {
@@ -214,8 +213,7 @@ Value QuantizeKernelBuilder::blockAbsMaxBits(ImplicitLocOpBuilder &ib,
   return amax;
 }
 
-SmallVector<Value>
-QuantizeKernelBuilder::convertStochastic(
+SmallVector<Value> QuantizeKernelBuilder::convertStochastic(
     ImplicitLocOpBuilder &ib, Value block,
     const TargetInfoBase::ScaledBlock &scaled) {
   Type i32 = ib.getI32Type(), i64 = ib.getI64Type();
@@ -259,12 +257,13 @@ QuantizeKernelBuilder::convertStochastic(
       quads.push_back(hw->front());
       continue;
     }
-    quads.push_back(
-        encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, quad),
-                         /*packed=*/true, [&](Value x, int64_t i) {
-                           return codecs::encodeE2M1Stochastic(ib, x, words[i]);
-                         })
-            .front());
+    quads.push_back(encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, quad),
+                                     /*packed=*/true,
+                                     [&](Value x, int64_t i) {
+                                       return codecs::encodeE2M1Stochastic(
+                                           ib, x, words[i]);
+                                     })
+                        .front());
   }
   return quads;
 }
@@ -310,11 +309,10 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
                  target.buildConvertRNE(ib, config.element, scaled)) {
     quads = std::move(*hw);
   } else {
-    quads = encodeInSoftware(ib, TargetInfoBase::scaleBlock(ib, scaled),
-                             isPackedStorage(config.element),
-                             [&](Value x, int64_t) {
-      return codecs::encodeRNESat(ib, x, format);
-    });
+    quads = encodeInSoftware(
+        ib, TargetInfoBase::scaleBlock(ib, scaled),
+        isPackedStorage(config.element),
+        [&](Value x, int64_t) { return codecs::encodeRNESat(ib, x, format); });
   }
 
   Value nanBlock;
@@ -335,8 +333,9 @@ void QuantizeKernelBuilder::encodeBlock(ImplicitLocOpBuilder &ib,
   Value zeros = arith::ConstantOp::create(ib, ib.getZeroAttr(chunkType));
   Value packedBlock;
   for (int64_t chunk = 0; chunk < bs / 16; ++chunk) {
-    Value chunkCodes = concat(concat(quads[4 * chunk], quads[4 * chunk + 1]),
-                              concat(quads[4 * chunk + 2], quads[4 * chunk + 3]));
+    Value chunkCodes =
+        concat(concat(quads[4 * chunk], quads[4 * chunk + 1]),
+               concat(quads[4 * chunk + 2], quads[4 * chunk + 3]));
     // [MX3] A NaN-scaled block decodes to NaN through its scale; its
     // element codes are defined as 0 (a zero byte is two zero codes).
     if (nanBlock)
@@ -439,8 +438,8 @@ void QuantizeKernelBuilder::buildQuantize2D(gpu::LaunchOp launch, Value codes,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   ImplicitLocOpBuilder inner(loc, b);
-  encodeBlock(inner, x, blockBits, base, linearBlock, codes, scales,
-              scaleIndex, firstRow);
+  encodeBlock(inner, x, blockBits, base, linearBlock, codes, scales, scaleIndex,
+              firstRow);
 }
 
 void QuantizeKernelBuilder::buildQuantize(gpu::LaunchOp launch, Value codes,
@@ -523,13 +522,13 @@ void QuantizeKernelBuilder::reduceAbsMax(Value bits, Value tid, Value shared,
 static Value reduceAbsMaxOnHost(OpBuilder &b, Location loc,
                                 Value partialTensor) {
   MLIRContext *ctx = b.getContext();
-  Value init = linalg::FillOp::create(
-                   b, loc,
-                   ValueRange{arith::ConstantIntOp::create(b, loc,
-                                                           b.getI32Type(), 0)},
-                   ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
-                                                      b.getI32Type())})
-                   .getResult(0);
+  Value init =
+      linalg::FillOp::create(
+          b, loc,
+          ValueRange{arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0)},
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                             b.getI32Type())})
+          .getResult(0);
   Value reduced =
       linalg::GenericOp::create(
           b, loc, init.getType(), partialTensor, init,
@@ -559,7 +558,8 @@ void mlir::fp4train::quantize_kernel::buildGlobalScales(
     return;
   }
   if (!amax)
-    amax = reduceAbsMaxOnHost(b, loc, fromKernelBuffer(b, loc, buildAmaxKernel()));
+    amax =
+        reduceAbsMaxOnHost(b, loc, fromKernelBuffer(b, loc, buildAmaxKernel()));
   std::tie(config.globalEncode, config.globalDecode) =
       codecs::nvfp4GlobalScale(ib, amax);
 }

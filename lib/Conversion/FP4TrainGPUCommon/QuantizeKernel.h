@@ -1,4 +1,5 @@
-//===- QuantizeKernel.h - The quantize kernel's builder ----------*- C++ -*-===//
+//===- QuantizeKernel.h - The quantize kernel's builder ----------*- C++
+//-*-===//
 //
 // The pieces of the quantize kernel (QuantizeKernel.cpp) that the fused
 // rotate-then-quantize kernels (HadamardQuantizeKernel.cpp) reuse: what one
@@ -125,8 +126,8 @@ std::pair<Value, Value> allocQuantizeOutputs(OpBuilder &b, Location loc,
 /// the kernel's buffers.
 SmallVector<Value> getQuantizeResults(OpBuilder &b, Location loc,
                                       ScaledTensorType type,
-                                      const QuantizeConfig &config,
-                                      Value codes, Value scales);
+                                      const QuantizeConfig &config, Value codes,
+                                      Value scales);
 
 } // namespace quantize_kernel
 } // namespace mlir::fp4train

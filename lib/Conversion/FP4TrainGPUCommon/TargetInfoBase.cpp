@@ -49,10 +49,8 @@ TargetInfoBase::buildConvertRNE(ImplicitLocOpBuilder &, Type,
   return std::nullopt;
 }
 
-std::optional<SmallVector<Value>>
-TargetInfoBase::buildConvertStochasticE2M1(ImplicitLocOpBuilder &,
-                                           const ScaledBlock &,
-                                           ArrayRef<Value>) const {
+std::optional<SmallVector<Value>> TargetInfoBase::buildConvertStochasticE2M1(
+    ImplicitLocOpBuilder &, const ScaledBlock &, ArrayRef<Value>) const {
   return std::nullopt;
 }
 

@@ -22,10 +22,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelUtils.h"
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelUtils.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -125,7 +125,8 @@ Value buildTransposeKernel(OpBuilder &b, Location loc, Value tensor,
         Value high = arith::ShRUIOp::create(b, loc, byte, byteConst(4));
         Value x2 = im.mul(x, 2);
         memref::StoreOp::create(b, loc, low, tile, ValueRange{r, x2});
-        memref::StoreOp::create(b, loc, high, tile, ValueRange{r, im.add(x2, 1)});
+        memref::StoreOp::create(b, loc, high, tile,
+                                ValueRange{r, im.add(x2, 1)});
       });
     }
     gpu::BarrierOp::create(b, loc);

@@ -40,9 +40,7 @@ public:
   int64_t getM() const override { return is32() ? 32 : 16; }
   int64_t getN() const override { return getM(); }
   int64_t getK() const override { return is32() ? 64 : 128; }
-  GemmTiling getTiling() const override {
-    return {2, 2, repeats, repeats};
-  }
+  GemmTiling getTiling() const override { return {2, 2, repeats, repeats}; }
   int64_t getAccumulatorLength() const override { return is32() ? 16 : 4; }
   std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
                                                  Value lane,

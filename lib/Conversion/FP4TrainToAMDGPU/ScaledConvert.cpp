@@ -30,8 +30,8 @@
 
 #include "CDNA4TargetInfo.h"
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -75,16 +75,15 @@ getScaledOperands(ImplicitLocOpBuilder &b, Type element,
   // code is at most 254 - emax there).
   const auto &format = codecs::getMiniFloatFormat(element);
   Value boundBits = arith::AddIOp::create(
-      b, exponent,
-      codecs::i32Const(b, format.maxFiniteF32Bits - (127u << 23)));
-  Value bound = vector::BroadcastOp::create(
-      b, VectorType::get({4}, b.getF32Type()),
-      codecs::f32FromBits(b, boundBits));
+      b, exponent, codecs::i32Const(b, format.maxFiniteF32Bits - (127u << 23)));
+  Value bound =
+      vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()),
+                                  codecs::f32FromBits(b, boundBits));
   Value negBound = arith::NegFOp::create(b, bound);
   auto nnan = arith::FastMathFlags::nnan;
   for (Value &q : operands.x)
-    q = arith::MaxNumFOp::create(
-        b, arith::MinNumFOp::create(b, q, bound, nnan), negBound, nnan);
+    q = arith::MaxNumFOp::create(b, arith::MinNumFOp::create(b, q, bound, nnan),
+                                 negBound, nnan);
   return operands;
 }
 
@@ -168,8 +167,8 @@ CDNA4TargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
     Value half = arith::TruncIOp::create(b, b.getI16Type(), word);
     quads.push_back(vector::BitCastOp::create(
         b, VectorType::get({2}, b.getI8Type()),
-        vector::FromElementsOp::create(
-            b, VectorType::get({1}, b.getI16Type()), half)));
+        vector::FromElementsOp::create(b, VectorType::get({1}, b.getI16Type()),
+                                       half)));
   }
   return quads;
 }

@@ -30,22 +30,22 @@ mlir::fp4train::selectScaledMFMAConfig(const ScaledMFMAOptions &options,
   // less on partial edge tiles. Above, 128x128 tiles give each wave 4x more
   // MFMAs per K step to hide the staging behind (docs/amdgpu.md).
   constexpr int64_t kComputeUnits = 256;
-  int64_t tiles128 = batch * llvm::divideCeil(m, 128) * llvm::divideCeil(n, 128);
+  int64_t tiles128 =
+      batch * llvm::divideCeil(m, 128) * llvm::divideCeil(n, 128);
   bool large = tiles128 >= kComputeUnits;
   ScaledMFMAConfig config;
   if (options.kind)
     config.kind = *options.kind;
   else if (options.tile)
     config.kind = *options.tile == 64 || !large ? ScaledMFMAKind::M16N16K128
-                                               : ScaledMFMAKind::M32N32K64;
+                                                : ScaledMFMAKind::M32N32K64;
   else
-    config.kind = large ? ScaledMFMAKind::M32N32K64
-                        : ScaledMFMAKind::M16N16K128;
+    config.kind =
+        large ? ScaledMFMAKind::M32N32K64 : ScaledMFMAKind::M16N16K128;
   if (options.tile)
     config.tile = *options.tile;
   else
-    config.tile =
-        config.kind == ScaledMFMAKind::M32N32K64 || large ? 128 : 64;
+    config.tile = config.kind == ScaledMFMAKind::M32N32K64 || large ? 128 : 64;
   return config;
 }
 
@@ -54,8 +54,8 @@ namespace {
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
                          const GPUTarget &target, ScaledMFMAOptions mfma)
-      : OpConversionPattern(converter, context, /*benefit=*/2),
-        target(target), mfma(mfma) {}
+      : OpConversionPattern(converter, context, /*benefit=*/2), target(target),
+        mfma(mfma) {}
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
@@ -91,17 +91,15 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
 void mlir::fp4train::populateFP4TrainToAMDGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const GPUTarget &target, ScaledMFMAOptions mfma) {
-  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
-                                       target, mfma);
+  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), target,
+                                       mfma);
   populateFP4TrainQuantizeToAMDGPUPatterns(converter, patterns, target);
   if (target.mma == GPUMMAKind::ScaledMFMA)
     populateHadamardKernelPatterns(converter, patterns);
 }
 
-LogicalResult
-mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
-                                           const GPUTarget &target,
-                                           ScaledMFMAOptions mfma) {
+LogicalResult mlir::fp4train::checkFP4TrainAMDGPUSupport(
+    Operation *root, const GPUTarget &target, ScaledMFMAOptions mfma) {
   bool ok = true;
   CDNA4TargetInfo info(target);
   root->walk([&](ScaledMatmulOp op) {
@@ -112,7 +110,8 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
       ok = false;
       return;
     }
-    for (ScaledTensorType type : {op.getLhs().getType(), op.getRhs().getType()}) {
+    for (ScaledTensorType type :
+         {op.getLhs().getType(), op.getRhs().getType()}) {
       if (type.getFormat() != Format::nvfp4)
         continue;
       op.emitOpError("has an NVFP4 operand ")
@@ -129,7 +128,7 @@ mlir::fp4train::checkFP4TrainAMDGPUSupport(Operation *root,
       batch *= d;
     ScaledMfmaTargetInfo mfmaInfo(
         info, selectScaledMFMAConfig(mfma, batch, shape[shape.size() - 2],
-                                       shape.back()));
+                                     shape.back()));
     ok &= succeeded(checkScaledMatmulKernelGrid(op, mfmaInfo));
   });
   return success(ok);

@@ -1,4 +1,5 @@
-//===- ScaledMfma.cpp - gfx950 scaled MFMAs and their fragment loaders -----===//
+//===- ScaledMfma.cpp - gfx950 scaled MFMAs and their fragment loaders
+//-----===//
 //
 // The per-lane layouts of the gfx950 block-scaled MFMAs, as the CDNA4 ISA
 // documents them for the f8f6f4 family (MI355X ISA, "Matrix fused multiply
@@ -43,8 +44,9 @@ static Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-std::pair<Value, Value> ScaledMfmaTargetInfo::getAccumulatorPosition(
-    OpBuilder &b, Location loc, Value lane, int64_t index) const {
+std::pair<Value, Value>
+ScaledMfmaTargetInfo::getAccumulatorPosition(OpBuilder &b, Location loc,
+                                             Value lane, int64_t index) const {
   Value columns = indexConst(b, loc, getN());
   Value column = arith::RemUIOp::create(b, loc, lane, columns);
   Value group = arith::DivUIOp::create(b, loc, lane, columns);
@@ -57,14 +59,14 @@ std::pair<Value, Value> ScaledMfmaTargetInfo::getAccumulatorPosition(
 }
 
 void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
-                                         const StagedTiles &tiles,
-                                         Value buffer, Value lane, Value rowA,
-                                         Value rowB,
+                                         const StagedTiles &tiles, Value buffer,
+                                         Value lane, Value rowA, Value rowB,
                                          MutableArrayRef<Value> accs) const {
   GemmTiling tiling = getTiling();
   Value memory = tiles.getMemory();
   // Lane L holds row L % M and block L / M of the instruction's K.
-  Value laneRow = arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, getM()));
+  Value laneRow =
+      arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, getM()));
   Value laneBlock =
       arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, getM()));
   auto fragment = [&](unsigned operand, Value row, Value block) -> Value {
@@ -76,8 +78,7 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         b, loc, VectorType::get({bytes}, b.getI8Type()), memory, offset,
         /*nontemporal=*/false, llvm::Align(16));
     return vector::BitCastOp::create(
-        b, loc, VectorType::get({kBlock}, tiles.getElementType(operand)),
-        raw);
+        b, loc, VectorType::get({kBlock}, tiles.getElementType(operand)), raw);
   };
   // The scale operands of a lane: its blocks of the K step's MMAs. One
   // step (16x16x128): block L / 16, one byte. Two steps (32x32x64): blocks
@@ -100,8 +101,8 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
           /*nontemporal=*/false, llvm::Align(2));
       codes = vector::ExtractOp::create(
           b, loc,
-          vector::BitCastOp::create(
-              b, loc, VectorType::get({1}, b.getI16Type()), pair),
+          vector::BitCastOp::create(b, loc,
+                                    VectorType::get({1}, b.getI16Type()), pair),
           0);
     }
     // Zero-extended, as ds_read_u8 / ds_read_u16 load it.
@@ -144,9 +145,9 @@ void ScaledMfmaTargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         Value &d = accs[i * tiling.repN + j];
         d = amdgpu::ScaledMFMAOp::create(
             b, loc, d.getType(), b.getI32IntegerAttr(getM()),
-            b.getI32IntegerAttr(getN()), b.getI32IntegerAttr(getK()),
-            aFrag[i], bFrag[j], d, aScale[i], bScale[j],
-            b.getI32IntegerAttr(step), b.getI32IntegerAttr(step));
+            b.getI32IntegerAttr(getN()), b.getI32IntegerAttr(getK()), aFrag[i],
+            bFrag[j], d, aScale[i], bScale[j], b.getI32IntegerAttr(step),
+            b.getI32IntegerAttr(step));
       }
   }
 }

@@ -20,8 +20,8 @@
 #include "SM90TargetInfo.h"
 #include "Tcgen05BlockScale.h"
 
-#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/FP4TrainCommon/TypeConversion.h"
+#include "fp4train/Conversion/FP4TrainGPUCommon/KernelBuilders.h"
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
@@ -94,10 +94,10 @@ mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
       return;
     case GPUMMAKind::WarpBlockScaled:
       ok &= succeeded(checkScaledMatmulKernelGrid(
-          op, MmaSyncBlockScaleTargetInfo(
-                  BlackwellTargetInfo(target),
-                  isa<Float4E2M1FNType>(
-                      op.getLhs().getType().getElementType()))));
+          op,
+          MmaSyncBlockScaleTargetInfo(
+              BlackwellTargetInfo(target),
+              isa<Float4E2M1FNType>(op.getLhs().getType().getElementType()))));
       return;
     case GPUMMAKind::ScaledMFMA:
       llvm_unreachable("getUnsupportedReason rejects AMD chips");
@@ -142,8 +142,8 @@ namespace {
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
                          const GPUTarget &target)
-      : OpConversionPattern(converter, context, /*benefit=*/2),
-        target(target) {}
+      : OpConversionPattern(converter, context, /*benefit=*/2), target(target) {
+  }
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,

@@ -1,4 +1,5 @@
-//===- LaneMath.h - Index arithmetic of the NVVM fragment loaders -*- C++ -*-===//
+//===- LaneMath.h - Index arithmetic of the NVVM fragment loaders -*- C++
+//-*-===//
 
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_LANEMATH_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_LANEMATH_H

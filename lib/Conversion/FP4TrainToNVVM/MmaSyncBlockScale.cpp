@@ -86,8 +86,8 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
   // The A row whose scales this lane provides: (L >> 2) + 8 (L & 1).
   Value scaleRowA = lm.add(g, lm.mul(lm.band(lane, 1), 8));
 
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, f32));
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
   NVVM::MMATypes ptxA = getPtxType(tiles.getElementType(0));
   NVVM::MMATypes ptxB = getPtxType(tiles.getElementType(1));
   NVVM::ScaleVecSize scaleVec = !fp4    ? NVVM::ScaleVecSize::X1
@@ -133,8 +133,8 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
             loadWord(tiles.getCodesOffset(b, loc, 1, buffer, row, kByte)));
       }
       bRegs.push_back(regs);
-      bScale.push_back(loadWord(
-          tiles.getScaleOffset(b, loc, 1, buffer, row, scaleBlock)));
+      bScale.push_back(
+          loadWord(tiles.getScaleOffset(b, loc, 1, buffer, row, scaleBlock)));
     }
 
     for (int64_t i = 0; i < tiling.repM; ++i)
@@ -157,9 +157,9 @@ void MmaSyncBlockScaleTargetInfo::buildStepMMAs(
   }
 }
 
-SmallVector<Value>
-mlir::fp4train::buildCvtRNSatfinitePairs(ImplicitLocOpBuilder &b, Type element,
-                                         const TargetInfoBase::ScaledBlock &block) {
+SmallVector<Value> mlir::fp4train::buildCvtRNSatfinitePairs(
+    ImplicitLocOpBuilder &b, Type element,
+    const TargetInfoBase::ScaledBlock &block) {
   bool fp4 = isa<Float4E2M1FNType>(element);
   Type i8 = b.getI8Type(), i16 = b.getI16Type();
   SmallVector<Value> quads;
@@ -207,8 +207,8 @@ BlackwellTargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
 
 std::optional<SmallVector<Value>>
 BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
-                                               const ScaledBlock &block,
-                                               ArrayRef<Value> words) const {
+                                                const ScaledBlock &block,
+                                                ArrayRef<Value> words) const {
   // sr=hardware: cvt.rs.satfinite.e2m1x4.f32 d, {a, b, e, f}, rbits (PTX
   // ISA "cvt": d[15:12] = convert(a) ... d[3:0] = convert(f); a and b round
   // with the upper bytes of rbits' two halves, e and f with the lower
@@ -228,8 +228,8 @@ BlackwellTargetInfo::buildConvertStochasticE2M1(ImplicitLocOpBuilder &b,
     for (int64_t k = 0; k < 4; ++k) {
       Value top = arith::ShRUIOp::create(b, words[4 * w + k], c32(24));
       Value placed = arith::ShLIOp::create(b, top, c32(kByteOf[k]));
-      rbits = rbits ? arith::OrIOp::create(b, rbits, placed).getResult()
-                    : placed;
+      rbits =
+          rbits ? arith::OrIOp::create(b, rbits, placed).getResult() : placed;
     }
     // sm_103a: the intrinsic by name, as its tcgen05 kernels take theirs
     // ([PTX1] in docs/nvvm.md; MLIR 22.1.8's chip check itself accepts

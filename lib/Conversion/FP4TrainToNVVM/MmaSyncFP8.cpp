@@ -108,13 +108,23 @@ struct WordMath {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                         static_cast<int64_t>(v));
   }
-  Value band(Value x, uint32_t m) { return arith::AndIOp::create(b, loc, x, c(m)); }
+  Value band(Value x, uint32_t m) {
+    return arith::AndIOp::create(b, loc, x, c(m));
+  }
   Value band(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value add(Value x, uint32_t v) { return arith::AddIOp::create(b, loc, x, c(v)); }
-  Value bnot(Value x) { return arith::XOrIOp::create(b, loc, x, c(0xFFFFFFFF)); }
-  Value shl(Value x, uint32_t n) { return arith::ShLIOp::create(b, loc, x, c(n)); }
-  Value shr(Value x, uint32_t n) { return arith::ShRUIOp::create(b, loc, x, c(n)); }
+  Value add(Value x, uint32_t v) {
+    return arith::AddIOp::create(b, loc, x, c(v));
+  }
+  Value bnot(Value x) {
+    return arith::XOrIOp::create(b, loc, x, c(0xFFFFFFFF));
+  }
+  Value shl(Value x, uint32_t n) {
+    return arith::ShLIOp::create(b, loc, x, c(n));
+  }
+  Value shr(Value x, uint32_t n) {
+    return arith::ShRUIOp::create(b, loc, x, c(n));
+  }
   Value eq(Value x, uint32_t v) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(v));
   }
@@ -252,9 +262,8 @@ Value MmaSyncFP8TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
 }
 
 void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
-                                         const StagedTiles &tiles,
-                                         Value buffer, Value lane, Value rowA,
-                                         Value rowB,
+                                         const StagedTiles &tiles, Value buffer,
+                                         Value lane, Value rowA, Value rowB,
                                          MutableArrayRef<Value> accs) const {
   LaneMath lm{b, loc};
   WordMath wm{b, loc};
@@ -267,11 +276,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   int64_t blockSize = tiles.getBlockSize();
   std::string types = getPtxTypeName(tiles.getStagedElementType(0)) + "." +
                       getPtxTypeName(tiles.getStagedElementType(1));
-  std::string intrinsic = "llvm.nvvm.mma.m16n8k32.row.col.f32." + types + ".f32";
+  std::string intrinsic =
+      "llvm.nvvm.mma.m16n8k32.row.col.f32." + types + ".f32";
   std::string intrinsicK16 =
       "llvm.nvvm.mma.m16n8k16.row.col.f32." + types + ".f32";
-  auto structType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(4, f32));
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
 
   Value g = lm.shr(lane, 2);
   Value t = lm.band(lane, 3);
@@ -295,8 +305,7 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       words.clear();
       for (Value row : rows)
         words.push_back(lm.loadWord(
-            memory,
-            tiles.getScaleOffset(b, loc, operand, buffer, row, first)));
+            memory, tiles.getScaleOffset(b, loc, operand, buffer, row, first)));
     };
     load(0, scaleRowsA, wordsA);
     load(1, scaleRowsB, wordsB);
@@ -330,8 +339,8 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
         b, loc, pairF16, codes, b.getBoolAttr(false),
         TypeAttr::get(Float8E4M3FNType::get(b.getContext())));
-    Value floats = arith::ExtFOp::create(
-        b, loc, VectorType::get({2}, f32), halves);
+    Value floats =
+        arith::ExtFOp::create(b, loc, VectorType::get({2}, f32), halves);
     return std::array<Value, 2>{vector::ExtractOp::create(b, loc, floats, 0),
                                 vector::ExtractOp::create(b, loc, floats, 1)};
   };
@@ -391,8 +400,8 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       return lm.add(lm.add(t4, kByte), 16 * h);
     };
     // This block's byte of a scale word.
-    Value blockInWord = arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                                   lm.band(block, 3));
+    Value blockInWord =
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), lm.band(block, 3));
     Value byteShift = arith::ShLIOp::create(b, loc, blockInWord, wm.c(3));
     auto scaleByte = [&](Value word) {
       return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
@@ -422,9 +431,9 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     for (size_t c = 0; c < wordsB.size(); ++c) {
       if (nvfp4) {
         if (c % 2 == 0)
-          llvm::append_range(colFactors, decodeE4M3Pair(wordsB[c],
-                                                        wordsB[c + 1],
-                                                        pairSelector));
+          llvm::append_range(
+              colFactors,
+              decodeE4M3Pair(wordsB[c], wordsB[c + 1], pairSelector));
         continue;
       }
       colFactors.push_back(scaling == Scaling::Fused
@@ -518,12 +527,12 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     scaleCodes(lm.c(0));
     Value outside = wm.c(0);
     for (Value word : llvm::concat<Value>(wordsA, wordsB))
-      outside = wm.bor(outside, getBytesOutsideWindow(wm, word, windowLo,
-                                                      windowHi));
+      outside =
+          wm.bor(outside, getBytesOutsideWindow(wm, word, windowLo, windowHi));
     Value inWindow = wm.eq(wm.band(outside, 0x80808080), 0);
-    Value fused = NVVM::VoteSyncOp::create(
-        b, loc, b.getI1Type(), wm.c(0xFFFFFFFF), inWindow,
-        NVVM::VoteSyncKind::all);
+    Value fused =
+        NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), wm.c(0xFFFFFFFF),
+                                 inWindow, NVVM::VoteSyncKind::all);
     auto branch = scf::IfOp::create(b, loc, ValueRange(accs).getTypes(), fused,
                                     /*withElseRegion=*/true);
     {

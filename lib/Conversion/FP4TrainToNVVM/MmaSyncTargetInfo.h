@@ -1,4 +1,5 @@
-//===- MmaSyncTargetInfo.h - The warp-level mma.sync GEMM tiling -*- C++ -*-===//
+//===- MmaSyncTargetInfo.h - The warp-level mma.sync GEMM tiling -*- C++
+//-*-===//
 //
 // The warp-level m16n8 mma.sync tiling the sm_120a and sm_90a GEMMs share:
 // 8 warps in a 2 (M) x 4 (N) grid, each 4 x 4 instruction tiles of 16 x 8,

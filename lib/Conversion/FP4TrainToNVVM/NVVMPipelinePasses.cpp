@@ -31,8 +31,7 @@ std::string mlir::fp4train::getCUDAToolkitPath(StringRef option) {
   if (!option.empty())
     return option.str();
   for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
-    if (std::optional<std::string> value =
-            llvm::sys::Process::GetEnv(variable))
+    if (std::optional<std::string> value = llvm::sys::Process::GetEnv(variable))
       if (!value->empty())
         return *value;
   return "/usr/local/cuda";
@@ -62,7 +61,8 @@ struct SingleWorkgroupOccupancyPass
 };
 
 struct CheckNoLibdevicePass
-    : public mlir::fp4train::impl::FP4TrainCheckNoLibdeviceBase<CheckNoLibdevicePass> {
+    : public mlir::fp4train::impl::FP4TrainCheckNoLibdeviceBase<
+          CheckNoLibdevicePass> {
   void runOnOperation() override {
     getOperation().walk([&](LLVM::LLVMFuncOp function) {
       if (function.isExternal() && function.getName().starts_with("__nv_")) {

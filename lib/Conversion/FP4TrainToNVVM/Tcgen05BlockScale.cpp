@@ -313,8 +313,8 @@ void Tcgen05KernelBuilder::waitParity(Value barrierPtr, Value phase) {
                                         km.i32(kWaitTicks));
 }
 
-Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row,
-                                       Value &col, int64_t codes) {
+Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row, Value &col,
+                                       int64_t codes) {
   const GemmGlobalOperand &op = getOperand(operand);
   // K is a multiple of the block (16 or 32), and so of `codes` (16 FP8
   // codes, or 16 or 32 E2M1 codes, getGemmChunkBytes): a chunk is wholly in
@@ -341,10 +341,9 @@ Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col,
   // [PK1] E2M1 rows are K / 2 bytes, a multiple of `bytes`
   // (getGemmChunkBytes), in 64-byte aligned buffers; code col is in byte
   // col / 2.
-  Value chunk = vector::LoadOp::create(b, loc, type, op.codes,
-                                       ValueRange{batch, row, km.div(col, 2)},
-                                       /*nontemporal=*/false,
-                                       llvm::Align(bytes));
+  Value chunk = vector::LoadOp::create(
+      b, loc, type, op.codes, ValueRange{batch, row, km.div(col, 2)},
+      /*nontemporal=*/false, llvm::Align(bytes));
   if (!inBounds)
     return chunk;
   return arith::SelectOp::create(
@@ -410,8 +409,8 @@ void Tcgen05KernelBuilder::produce(Value step) {
       // 32 E2M1 codes in 16 stored bytes ([PK1] is the smem order), one
       // load, or two of 8 bytes where rows are not 16-byte multiples.
       Value col = km.add(kBase, km.mul(chunk, 32));
-      int64_t bytes = getGemmChunkBytes(b.getType<Float4E2M1FNType>(),
-                                        problem.k);
+      int64_t bytes =
+          getGemmChunkBytes(b.getType<Float4E2M1FNType>(), problem.k);
       Value value = loadCodes(operand, globalRow, col, bytes);
       if (bytes == 8)
         value = vector::ShuffleOp::create(
@@ -557,8 +556,8 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
     return;
   }
   buildIf(b, loc, inBounds, [&]() {
-    Value old = loadKernelBuffer(b, loc, problem.acc,
-                                 ValueRange{batch, row, col});
+    Value old =
+        loadKernelBuffer(b, loc, problem.acc, ValueRange{batch, row, col});
     Value sum = arith::AddFOp::create(b, loc, old, scaled(t));
     if (toBF16)
       sum = arith::TruncFOp::create(b, loc, bf16, sum);

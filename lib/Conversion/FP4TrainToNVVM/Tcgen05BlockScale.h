@@ -1,4 +1,5 @@
-//===- Tcgen05BlockScale.h - sm_100a/sm_103a tcgen05 GEMM kernel -*- C++ -*-===//
+//===- Tcgen05BlockScale.h - sm_100a/sm_103a tcgen05 GEMM kernel -*- C++
+//-*-===//
 //
 // The block-scaled GEMM of the tcgen05 chips (B200/GB200: sm_100a, B300:
 // sm_103a): tcgen05.mma with the accumulator and the block scales in tensor

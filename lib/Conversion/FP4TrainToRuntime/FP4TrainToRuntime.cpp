@@ -138,11 +138,11 @@ static Value convertElements(OpBuilder &b, Location loc, Value input,
                                               utils::IteratorType::parallel),
              [&](OpBuilder &b, Location loc, ValueRange args) {
                Value converted =
-                   extend ? arith::ExtFOp::create(b, loc, elementType, args[0])
-                                .getResult()
-                          : arith::TruncFOp::create(b, loc, elementType,
-                                                    args[0])
-                                .getResult();
+                   extend
+                       ? arith::ExtFOp::create(b, loc, elementType, args[0])
+                             .getResult()
+                       : arith::TruncFOp::create(b, loc, elementType, args[0])
+                             .getResult();
                linalg::YieldOp::create(b, loc, converted);
              })
       .getResult(0);
@@ -210,17 +210,15 @@ struct Scalars {
 
 /// Calls runtime function `name`, declaring it (private, with the C
 /// interface) in the enclosing module on first use.
-static func::CallOp callRuntime(OpBuilder &b, Operation *anchor,
-                                StringRef name, ValueRange args,
-                                TypeRange results) {
+static func::CallOp callRuntime(OpBuilder &b, Operation *anchor, StringRef name,
+                                ValueRange args, TypeRange results) {
   auto module = anchor->getParentOfType<ModuleOp>();
   auto function = module.lookupSymbol<func::FuncOp>(name);
   if (!function) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     function = func::FuncOp::create(
-        b, module.getLoc(), name,
-        b.getFunctionType(TypeRange(args), results));
+        b, module.getLoc(), name, b.getFunctionType(TypeRange(args), results));
     function.setPrivate();
     function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                       b.getUnitAttr());
@@ -335,13 +333,13 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
     auto signType =
         RankedTensorType::get({int64_t(signs.size())}, rewriter.getF32Type());
     Value signTensor = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(signType, ArrayRef<float>(signs)));
+        rewriter, loc,
+        DenseElementsAttr::get(signType, ArrayRef<float>(signs)));
 
     ResultBuffer result(rewriter, loc, type.getShape(), rewriter.getF32Type());
     callRuntime(rewriter, op, rt::kHadamardFunction,
                 {toUnrankedBuffer(rewriter, loc, adaptor.getInput()),
-                 result.unranked,
-                 toUnrankedBuffer(rewriter, loc, signTensor),
+                 result.unranked, toUnrankedBuffer(rewriter, loc, signTensor),
                  s.i64(rotation.getSize()), s.i64(op.getDim()), s.i32(mode),
                  adaptor.getSeed() ? adaptor.getSeed() : s.i64(0),
                  adaptor.getStep() ? adaptor.getStep() : s.i64(0),
@@ -406,7 +404,8 @@ void mlir::fp4train::populateFP4TrainToRuntimeConversionPatterns(
 namespace {
 
 struct FP4TrainToRuntimePass
-    : public mlir::fp4train::impl::FP4TrainToRuntimeBase<FP4TrainToRuntimePass> {
+    : public mlir::fp4train::impl::FP4TrainToRuntimeBase<
+          FP4TrainToRuntimePass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -417,10 +416,9 @@ struct FP4TrainToRuntimePass
     MLIRContext *ctx = &getContext();
     FP4TrainTypeConverter converter;
     ConversionTarget target(*ctx);
-    target.addLegalDialect<arith::ArithDialect,
-                           bufferization::BufferizationDialect,
-                           linalg::LinalgDialect, memref::MemRefDialect,
-                           tensor::TensorDialect>();
+    target.addLegalDialect<
+        arith::ArithDialect, bufferization::BufferizationDialect,
+        linalg::LinalgDialect, memref::MemRefDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(ctx);
     populateFP4TrainToRuntimeConversionPatterns(converter, patterns);
     populateFP4TrainTypeConversionBoundaries(converter, target, patterns);

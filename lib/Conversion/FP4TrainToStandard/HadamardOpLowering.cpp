@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -84,7 +84,8 @@ static Value multiplySigns(OpBuilder &b, Location loc, Value x, Value signs,
              {identity, signMap, identity}, parallel(type.getRank()),
              [](OpBuilder &b, Location loc, ValueRange args) {
                linalg::YieldOp::create(
-                   b, loc, arith::MulFOp::create(b, loc, args[0], args[1]).getResult());
+                   b, loc,
+                   arith::MulFOp::create(b, loc, args[0], args[1]).getResult());
              })
       .getResult(0);
 }
@@ -102,7 +103,8 @@ static Value multiplyNorm(OpBuilder &b, Location loc, Value x, int64_t n) {
              parallel(type.getRank()),
              [&](OpBuilder &b, Location loc, ValueRange args) {
                linalg::YieldOp::create(
-                   b, loc, arith::MulFOp::create(b, loc, args[0], norm).getResult());
+                   b, loc,
+                   arith::MulFOp::create(b, loc, args[0], norm).getResult());
              })
       .getResult(0);
 }
@@ -174,8 +176,8 @@ struct HadamardOpLowering : public OpConversionPattern<HadamardOp> {
     BlockedView view(type.getShape(), blockShape);
     int64_t axis = view.reassociation[dim].back();
 
-    Value signs = buildHadamardSigns(rewriter, loc, rotation,
-                                     adaptor.getSeed(), adaptor.getStep());
+    Value signs = buildHadamardSigns(rewriter, loc, rotation, adaptor.getSeed(),
+                                     adaptor.getStep());
     Value x = view.expand(rewriter, loc, adaptor.getInput());
     bool inverse = op.getInverse();
     if (signs && !inverse)

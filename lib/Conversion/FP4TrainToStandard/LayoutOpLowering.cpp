@@ -30,9 +30,9 @@ struct PackOpLowering : public OpConversionPattern<PackOp> {
     SmallVector<Value> parts;
     for (ValueRange operand : adaptor.getOperands())
       llvm::append_range(parts, operand);
-    parts[0] = buildStoreCodes(rewriter, op.getLoc(),
-                               op.getResult().getType().getElementType(),
-                               parts[0]);
+    parts[0] =
+        buildStoreCodes(rewriter, op.getLoc(),
+                        op.getResult().getType().getElementType(), parts[0]);
     rewriter.replaceOpWithMultiple(op, {parts});
     return success();
   }
@@ -48,9 +48,8 @@ struct UnpackOpLowering : public OpConversionPattern<UnpackOp> {
     for (Value part : adaptor.getInput())
       results.push_back({part});
     ScaledTensorType type = op.getInput().getType();
-    results[0][0] = buildLoadCodes(rewriter, op.getLoc(),
-                                   type.getElementType(), results[0][0],
-                                   type.getShape());
+    results[0][0] = buildLoadCodes(rewriter, op.getLoc(), type.getElementType(),
+                                   results[0][0], type.getShape());
     rewriter.replaceOpWithMultiple(op, results);
     return success();
   }
@@ -79,10 +78,10 @@ struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
     ValueRange parts = adaptor.getInput();
     ScaledTensorType type = op.getInput().getType();
     Type element = type.getElementType();
-    Value codes = buildStoreCodes(
-        rewriter, loc, element,
-        transpose(buildLoadCodes(rewriter, loc, element, parts[0],
-                                 type.getShape())));
+    Value codes =
+        buildStoreCodes(rewriter, loc, element,
+                        transpose(buildLoadCodes(rewriter, loc, element,
+                                                 parts[0], type.getShape())));
     SmallVector<Value> results = {codes, transpose(parts[1])};
     if (parts.size() == 3)
       results.push_back(parts[2]);

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -137,10 +137,10 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     SmallVector<int64_t> blockShape = view.getBlockShape();
     auto blockIdentity =
         AffineMap::getMultiDimIdentityMap(blockShape.size(), ctx);
-    Value scaleInit = createEmpty(rewriter, loc, blockShape,
-                                  rewriter.getI8Type());
-    Value factorInit = createEmpty(rewriter, loc, blockShape,
-                                   rewriter.getF32Type());
+    Value scaleInit =
+        createEmpty(rewriter, loc, blockShape, rewriter.getI8Type());
+    Value factorInit =
+        createEmpty(rewriter, loc, blockShape, rewriter.getF32Type());
     auto scaleOp = linalg::GenericOp::create(
         rewriter, loc, TypeRange{scaleInit.getType(), factorInit.getType()},
         blockAmax, ValueRange{scaleInit, factorInit},
@@ -168,13 +168,12 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     Value seed = adaptor.getSeed();
     AffineMap elementMap = view.getElementMap(ctx);
     AffineMap blockMap = view.getBlockMap(ctx);
-    Value codeInit = createEmpty(rewriter, loc, view.expandedShape,
-                                 rewriter.getI8Type());
+    Value codeInit =
+        createEmpty(rewriter, loc, view.expandedShape, rewriter.getI8Type());
     Value codes =
         linalg::GenericOp::create(
-            rewriter, loc, codeInit.getType(),
-            ValueRange{x, scales, factors}, codeInit,
-            {elementMap, blockMap, blockMap, elementMap},
+            rewriter, loc, codeInit.getType(), ValueRange{x, scales, factors},
+            codeInit, {elementMap, blockMap, blockMap, elementMap},
             view.getIteratorTypes(utils::IteratorType::parallel),
             [&](OpBuilder &b, Location loc, ValueRange args) {
               ImplicitLocOpBuilder ib(loc, b);
@@ -228,10 +227,10 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
     ValueRange parts = adaptor.getInput();
     Value globalDecode = type.getHasGlobalScale() ? parts[2] : Value();
 
-    Value codes = view.expand(
-        rewriter, loc,
-        buildLoadCodes(rewriter, loc, type.getElementType(), parts[0],
-                       type.getShape()));
+    Value codes =
+        view.expand(rewriter, loc,
+                    buildLoadCodes(rewriter, loc, type.getElementType(),
+                                   parts[0], type.getShape()));
     Value init = createEmpty(rewriter, loc, view.expandedShape, resultElement);
     AffineMap elementMap = view.getElementMap(ctx);
     Value values =
@@ -251,8 +250,8 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
                   value = arith::MulFOp::create(ib, value, globalDecode);
               } else {
                 // [MX1] One exact product; a 0xFF scale gives NaN [MX3].
-                value = arith::MulFOp::create(
-                    ib, value, codecs::decodeE8M0(ib, args[1]));
+                value = arith::MulFOp::create(ib, value,
+                                              codecs::decodeE8M0(ib, args[1]));
               }
               if (!resultElement.isF32())
                 value = arith::TruncFOp::create(ib, resultElement, value);
@@ -268,6 +267,6 @@ struct DequantizeOpLowering : public OpConversionPattern<DequantizeOp> {
 
 void mlir::fp4train::populateQuantizeOpLoweringPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<QuantizeOpLowering, DequantizeOpLowering>(
-      converter, patterns.getContext());
+  patterns.add<QuantizeOpLowering, DequantizeOpLowering>(converter,
+                                                         patterns.getContext());
 }

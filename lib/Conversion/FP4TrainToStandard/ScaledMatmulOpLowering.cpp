@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 #include "Utils.h"
+#include "fp4train/Conversion/FP4TrainCommon/Codecs.h"
 
 #include "fp4train/Conversion/FP4TrainToStandard/FP4TrainToStandard.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
@@ -62,11 +62,9 @@ struct Operand {
 
   /// [PK1] The stored codes are read back one per element.
   Operand(OpBuilder &b, Location loc, ScaledTensorType type, ValueRange parts)
-      : type(type),
-        codes(buildLoadCodes(b, loc, type.getElementType(), parts[0],
-                             type.getShape())),
-        scales(parts[1]),
-        globalDecode(parts.size() == 3 ? parts[2] : Value()),
+      : type(type), codes(buildLoadCodes(b, loc, type.getElementType(),
+                                         parts[0], type.getShape())),
+        scales(parts[1]), globalDecode(parts.size() == 3 ? parts[2] : Value()),
         element(&codecs::getMiniFloatFormat(type.getElementType())),
         isNV(isa<Float8E4M3FNType>(type.getScaleType())) {}
 
@@ -86,16 +84,15 @@ static Value buildRowScales(OpBuilder &b, Location loc, const Operand &op) {
   SmallVector<int64_t> inputDims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   inputDims.back() = rank; // skip the row-in-tile dimension
   Value init = createEmpty(b, loc, shape, b.getI8Type());
-  Value repeated =
-      linalg::GenericOp::create(
-          b, loc, init.getType(), op.scales, init,
-          {dimsMap(ctx, rank + 1, inputDims),
-           AffineMap::getMultiDimIdentityMap(rank + 1, ctx)},
-          parallel(rank + 1),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc, args[0]);
-          })
-          .getResult(0);
+  Value repeated = linalg::GenericOp::create(
+                       b, loc, init.getType(), op.scales, init,
+                       {dimsMap(ctx, rank + 1, inputDims),
+                        AffineMap::getMultiDimIdentityMap(rank + 1, ctx)},
+                       parallel(rank + 1),
+                       [](OpBuilder &b, Location loc, ValueRange args) {
+                         linalg::YieldOp::create(b, loc, args[0]);
+                       })
+                       .getResult(0);
   SmallVector<ReassociationIndices> reassociation;
   for (int64_t d = 0; d < rank - 2; ++d)
     reassociation.push_back({d});
@@ -123,9 +120,8 @@ static Value buildDecoded(OpBuilder &b, Location loc, const Operand &op,
             ImplicitLocOpBuilder ib(loc, b);
             Value value =
                 toFloat ? codecs::decodeMiniFloat(ib, args[0], *op.element)
-                        : codecs::elementToScaledInteger(ib, args[0],
-                                                         *op.element,
-                                                         elementType);
+                        : codecs::elementToScaledInteger(
+                              ib, args[0], *op.element, elementType);
             linalg::YieldOp::create(ib, value);
           })
           .getResult(0);
@@ -145,21 +141,21 @@ static DecodedScale decodeScale(ImplicitLocOpBuilder &b, const Operand &op,
   DecodedScale s;
   if (op.isNV) {
     s.value = codecs::decodeMiniFloat(b, code, numerics::kE4M3FN);
-    s.finite = arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, s.value,
-                                     s.value);
+    s.finite =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::ORD, s.value, s.value);
     s.mantissa =
         codecs::elementToScaledInteger(b, code, numerics::kE4M3FN, intType);
-    s.exponent =
-        codecs::i32Const(b, uint32_t(-codecs::getFractionBits(numerics::kE4M3FN)));
+    s.exponent = codecs::i32Const(
+        b, uint32_t(-codecs::getFractionBits(numerics::kE4M3FN)));
     return s;
   }
   s.value = codecs::decodeE8M0(b, code);
-  s.finite = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::ne, code,
-      arith::ConstantIntOp::create(b, b.getI8Type(), -1));
-  s.exponent = arith::SubIOp::create(
-      b, arith::ExtUIOp::create(b, b.getI32Type(), code),
-      codecs::i32Const(b, 127));
+  s.finite =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, code,
+                            arith::ConstantIntOp::create(b, b.getI8Type(), -1));
+  s.exponent =
+      arith::SubIOp::create(b, arith::ExtUIOp::create(b, b.getI32Type(), code),
+                            codecs::i32Const(b, 127));
   return s;
 }
 
@@ -206,7 +202,8 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
 
     // 2. Exact block products (and, with FP8 elements, their f32 versions).
     SmallVector<int64_t> productShape(accType.getShape());
-    int64_t kBlocks = cast<RankedTensorType>(lhsScales.getType()).getShape().back();
+    int64_t kBlocks =
+        cast<RankedTensorType>(lhsScales.getType()).getShape().back();
     productShape.push_back(kBlocks);
     SmallVector<Value> inputs = {
         buildDecoded(rewriter, loc, lhs, productType, false),
@@ -312,8 +309,8 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
                   .getResult()
             : rhs.globalDecode;
     auto identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    Value init = createEmpty(rewriter, loc, accType.getShape(),
-                             rewriter.getF32Type());
+    Value init =
+        createEmpty(rewriter, loc, accType.getShape(), rewriter.getF32Type());
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, accType, ValueRange{acc, total}, init,

@@ -68,8 +68,8 @@ float bitsToFloat(uint32_t bits) {
 } // namespace
 
 uint8_t fp4train::emulation::cdna4::cvtScaleToNarrow(NarrowFormat format,
-                                                      uint32_t srcBits,
-                                                      uint32_t scaleBits) {
+                                                     uint32_t srcBits,
+                                                     uint32_t scaleBits) {
   const Grid grid = getGrid(format);
   const uint8_t sign = static_cast<uint8_t>((srcBits >> 31) << grid.signShift);
   const int scaleExponent = static_cast<int>((scaleBits >> 23) & 0xFF) - 127;
@@ -82,7 +82,8 @@ uint8_t fp4train::emulation::cdna4::cvtScaleToNarrow(NarrowFormat format,
     return sign;
 
   // Exact: |x| · 2^-scaleExponent.
-  const double v = std::ldexp(std::fabs(static_cast<double>(x)), -scaleExponent);
+  const double v =
+      std::ldexp(std::fabs(static_cast<double>(x)), -scaleExponent);
   const int minNormalExponent = 1 - grid.bias;
   int exponent = std::max(std::ilogb(v), minNormalExponent);
   // Grid spacing in v's binade (the subnormal spacing below the normals).
@@ -95,8 +96,8 @@ uint8_t fp4train::emulation::cdna4::cvtScaleToNarrow(NarrowFormat format,
     return sign;
   // Encode: a carry into the next binade is a normal number there.
   exponent = std::max(std::ilogb(rounded), minNormalExponent);
-  const int64_t significand = static_cast<int64_t>(
-      std::ldexp(rounded, grid.mantissaBits - exponent));
+  const int64_t significand =
+      static_cast<int64_t>(std::ldexp(rounded, grid.mantissaBits - exponent));
   const bool normal = significand >= (int64_t{1} << grid.mantissaBits);
   const int biased = normal ? exponent + grid.bias : 0;
   const int mantissa =
@@ -105,9 +106,9 @@ uint8_t fp4train::emulation::cdna4::cvtScaleToNarrow(NarrowFormat format,
 }
 
 uint32_t fp4train::emulation::cdna4::cvtScalePkFp4(uint32_t old, uint32_t src0,
-                                                    uint32_t src1,
-                                                    uint32_t scale,
-                                                    unsigned byteSel) {
+                                                   uint32_t src1,
+                                                   uint32_t scale,
+                                                   unsigned byteSel) {
   const uint32_t byte = cvtScaleToNarrow(NarrowFormat::FP4, src0, scale) |
                         cvtScaleToNarrow(NarrowFormat::FP4, src1, scale) << 4;
   const unsigned shift = 8 * (byteSel & 3);
@@ -115,10 +116,10 @@ uint32_t fp4train::emulation::cdna4::cvtScalePkFp4(uint32_t old, uint32_t src0,
 }
 
 uint32_t fp4train::emulation::cdna4::cvtScalePkFp8(NarrowFormat format,
-                                                    uint32_t old, uint32_t src0,
-                                                    uint32_t src1,
-                                                    uint32_t scale,
-                                                    unsigned wordSel) {
+                                                   uint32_t old, uint32_t src0,
+                                                   uint32_t src1,
+                                                   uint32_t scale,
+                                                   unsigned wordSel) {
   const uint32_t word = cvtScaleToNarrow(format, src0, scale) |
                         cvtScaleToNarrow(format, src1, scale) << 8;
   const unsigned shift = 16 * (wordSel & 1);

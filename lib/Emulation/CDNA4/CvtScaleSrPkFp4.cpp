@@ -26,8 +26,8 @@
 using namespace fp4train::emulation::cdna4;
 
 uint8_t fp4train::emulation::cdna4::cvtScaleSrToFp4(uint32_t srcBits,
-                                                     uint32_t seed,
-                                                     uint32_t scaleBits) {
+                                                    uint32_t seed,
+                                                    uint32_t scaleBits) {
   // E2M1: one mantissa bit, exponent bias 1, binades 2^0 .. 2^2.
   constexpr int kMaxExponent = 2;
   constexpr int kMinExponent = 0;
@@ -45,7 +45,8 @@ uint8_t fp4train::emulation::cdna4::cvtScaleSrToFp4(uint32_t srcBits,
     return sign; // ±0
 
   // Unbiased exponent with f32 subnormals normalized.
-  int exponent = exponentField == 0 ? -126 : static_cast<int>(exponentField) - 127;
+  int exponent =
+      exponentField == 0 ? -126 : static_cast<int>(exponentField) - 127;
   if (exponentField == 0) {
     while (!(mantissa & 0x800000)) {
       mantissa <<= 1;
@@ -75,12 +76,10 @@ uint8_t fp4train::emulation::cdna4::cvtScaleSrToFp4(uint32_t srcBits,
   return sign | static_cast<uint8_t>((biased & 3) << 1 | kept);
 }
 
-uint32_t fp4train::emulation::cdna4::cvtScaleSrPkFp4(uint32_t old,
-                                                      uint32_t src0,
-                                                      uint32_t src1,
-                                                      uint32_t seed,
-                                                      uint32_t scale,
-                                                      unsigned byteSel) {
+uint32_t
+fp4train::emulation::cdna4::cvtScaleSrPkFp4(uint32_t old, uint32_t src0,
+                                            uint32_t src1, uint32_t seed,
+                                            uint32_t scale, unsigned byteSel) {
   const uint32_t byte = cvtScaleSrToFp4(src0, seed, scale) |
                         cvtScaleSrToFp4(src1, seed, scale) << 4;
   const unsigned shift = 8 * (byteSel & 3);

@@ -81,9 +81,8 @@ LogicalResult GFX950InstructionSet::execute(Operation &op,
   auto fp8 = [&](auto cvt, cdna4::NarrowFormat format) {
     // The tied operand is a vector<2xi16>: one 32-bit register.
     return perLane([&](unsigned lane, LaneValues &out) {
-      const uint32_t old =
-          word(cvt.getOldVdst(), lane, 0) | word(cvt.getOldVdst(), lane, 1)
-                                                << 16;
+      const uint32_t old = word(cvt.getOldVdst(), lane, 0) |
+                           word(cvt.getOldVdst(), lane, 1) << 16;
       const uint32_t updated = cdna4::cvtScalePkFp8(
           format, old, word(cvt.getSrc0(), lane), word(cvt.getSrc1(), lane),
           word(cvt.getScale(), lane), cvt.getDstLoHiSel() ? 1 : 0);
@@ -117,17 +116,15 @@ LogicalResult GFX950InstructionSet::execute(Operation &op,
       "MFMA", [&](unsigned, unsigned first) -> LogicalResult {
         // The format and select operands are instruction fields:
         // wave-uniform.
-        if (failed(context.requireUniform(
-                {op.getOperand(3), op.getOperand(4), op.getOperand(5),
-                 op.getOperand(7)},
-                first, "cbsz/blgp/opsel operands")))
+        if (failed(context.requireUniform({op.getOperand(3), op.getOperand(4),
+                                           op.getOperand(5), op.getOperand(7)},
+                                          first, "cbsz/blgp/opsel operands")))
           return failure();
         unsigned fields[4];
         const unsigned fieldOperands[4] = {3, 4, 5, 7};
         for (unsigned f = 0; f < 4; ++f)
           fields[f] = word(op.getOperand(fieldOperands[f]), first);
-        std::vector<cdna4::MatrixRegs> a(cdna4::kWaveSize),
-            b(cdna4::kWaveSize);
+        std::vector<cdna4::MatrixRegs> a(cdna4::kWaveSize), b(cdna4::kWaveSize);
         std::vector<uint32_t> scaleA(cdna4::kWaveSize),
             scaleB(cdna4::kWaveSize), c(cdna4::kWaveSize * accumulators),
             d(c.size());
@@ -149,9 +146,9 @@ LogicalResult GFX950InstructionSet::execute(Operation &op,
             c[l * accumulators + i] =
                 static_cast<uint32_t>(cv.at(first + l, i));
         }
-        std::string why = cdna4::scaledMfma(shape, fields[0], fields[1],
-                                            fields[2], fields[3], a, b, scaleA,
-                                            scaleB, c, d.data());
+        std::string why =
+            cdna4::scaledMfma(shape, fields[0], fields[1], fields[2], fields[3],
+                              a, b, scaleA, scaleB, c, d.data());
         if (!why.empty())
           return context.fail(why);
         for (unsigned l = 0; l < cdna4::kWaveSize; ++l)

@@ -88,7 +88,8 @@ int getMinExponent(const ElementFormat &f) {
 Element decode(const ElementFormat &f, uint32_t code) {
   const unsigned exponentBits = f.bits - 1 - f.mantissaBits;
   const uint32_t sign = (code >> (f.bits - 1)) & 1;
-  const uint32_t exponentField = (code >> f.mantissaBits) & ((1u << exponentBits) - 1);
+  const uint32_t exponentField =
+      (code >> f.mantissaBits) & ((1u << exponentBits) - 1);
   const uint32_t mantissa = code & ((1u << f.mantissaBits) - 1);
   Element e;
   if (f.ieeeSpecials && exponentField == (1u << exponentBits) - 1) {
@@ -172,7 +173,8 @@ uint32_t roundToF32(const APInt &acc, bool negativeZero) {
 
 } // namespace
 
-unsigned fp4train::emulation::cdna4::getAccumulatorsPerLane(ScaledMfmaShape shape) {
+unsigned
+fp4train::emulation::cdna4::getAccumulatorsPerLane(ScaledMfmaShape shape) {
   return shape == ScaledMfmaShape::M32N32K64 ? 16 : 4;
 }
 
@@ -190,7 +192,7 @@ std::string fp4train::emulation::cdna4::scaledMfma(
     return "scale byte select must be 0..3";
 
   const bool big = shape == ScaledMfmaShape::M32N32K64;
-  const unsigned rows = big ? 32 : 16;    // M = N
+  const unsigned rows = big ? 32 : 16;      // M = N
   const unsigned groups = kWaveSize / rows; // K groups of 32 elements
   const unsigned accumulators = getAccumulatorsPerLane(shape);
   const int productLsb = getMinExponent(*formatA) + getMinExponent(*formatB);
@@ -241,7 +243,8 @@ std::string fp4train::emulation::cdna4::scaledMfma(
       APInt acc(kAccumulatorBits, 0);
       bool anyNonzeroProduct = false;
       for (unsigned g = 0; g < groups; ++g) {
-        const uint32_t sa = scalesA[i * groups + g], sb = scalesB[j * groups + g];
+        const uint32_t sa = scalesA[i * groups + g],
+                       sb = scalesB[j * groups + g];
         if (sa == 0xFF || sb == 0xFF)
           nan = true;
         __int128 blockSum = 0;
@@ -303,7 +306,8 @@ std::string fp4train::emulation::cdna4::scaledMfma(
         APInt cTerm(64, cSignificand);
         if (cBits >> 31)
           cTerm.negate();
-        addScaled(acc, cTerm, (cExponent ? static_cast<int>(cExponent) : 1) - 150);
+        addScaled(acc, cTerm,
+                  (cExponent ? static_cast<int>(cExponent) : 1) - 150);
       }
       const bool negativeZero = (cBits == 0x80000000u) && !anyNonzeroProduct;
       result[slot] = roundToF32(acc, negativeZero);

@@ -151,9 +151,9 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
         return fromF32(static_cast<float>(f(toF32(a), toF32(b))));
       });
     return map2([&](Word a, Word b) {
-      return doubleToFloat(f(floatToDouble(a, elementType),
-                             floatToDouble(b, elementType)),
-                           elementType);
+      return doubleToFloat(
+          f(floatToDouble(a, elementType), floatToDouble(b, elementType)),
+          elementType);
     });
   };
   bool divisionByZero = false;
@@ -270,19 +270,17 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
         const Lanes &f = get(select.getFalseValue());
         for (unsigned lane = 0; lane < lanes; ++lane)
           for (unsigned i = 0; i < width; ++i)
-            out.at(lane, i) = c.at(lane, c.width == 1 ? 0 : i)
-                                  ? t.at(lane, i)
-                                  : f.at(lane, i);
+            out.at(lane, i) = c.at(lane, c.width == 1 ? 0 : i) ? t.at(lane, i)
+                                                               : f.at(lane, i);
         values[result] = std::move(out);
         return success();
       })
-      .Case<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp,
-            arith::IndexCastOp, arith::IndexCastUIOp>([&](Operation *cast) {
+      .Case<arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp,
+            arith::IndexCastUIOp>([&](Operation *cast) {
         const unsigned from = getElementBits(cast->getOperand(0).getType());
         const bool isSigned = isa<arith::ExtSIOp, arith::IndexCastOp>(cast);
-        return map1([&](Word a) {
-          return resizeInteger(a, from, bits, isSigned);
-        });
+        return map1(
+            [&](Word a) { return resizeInteger(a, from, bits, isSigned); });
       })
       .Case([&](arith::BitcastOp) { return map1([](Word a) { return a; }); })
       .Case([&](arith::AddFOp) {
@@ -354,9 +352,7 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
           return value.bitcastToAPInt().getZExtValue();
         });
       })
-      .Default([&](Operation *) {
-        return failUnsupported(&op);
-      });
+      .Default([&](Operation *) { return failUnsupported(&op); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -365,8 +361,8 @@ LogicalResult Executor::executeArith(Operation &op, const Mask &mask) {
 
 // The f32 math ops of training steps' host code (GELU's tanh, softmax's exp,
 // norms' rsqrt), computed with the C library; in kernels they stay
-// unsupported (the CUDA pipeline rejects libdevice calls), and no bit-exactness is
-// claimed for them: they only produce the values the kernels receive, which
+// unsupported (the CUDA pipeline rejects libdevice calls), and no bit-exactness
+// is claimed for them: they only produce the values the kernels receive, which
 // the device runner passes to the device unchanged.
 LogicalResult Executor::executeMath(Operation &op) {
   if (kernel)
@@ -376,17 +372,16 @@ LogicalResult Executor::executeMath(Operation &op) {
       !getElementType(op.getResult(0).getType()).isF32())
     return fail(&op, "only f32 math ops with one or two operands are "
                      "supported");
-  float (*unary)(float) = llvm::StringSwitch<float (*)(float)>(
-                              op.getName().getStringRef())
-                              .Case("math.tanh", [](float x) { return std::tanh(x); })
-                              .Case("math.exp", [](float x) { return std::exp(x); })
-                              .Case("math.log", [](float x) { return std::log(x); })
-                              .Case("math.sqrt", [](float x) { return std::sqrt(x); })
-                              .Case("math.absf", [](float x) { return std::fabs(x); })
-                              .Case("math.erf", [](float x) { return std::erf(x); })
-                              .Case("math.rsqrt",
-                                    [](float x) { return 1.0f / std::sqrt(x); })
-                              .Default(nullptr);
+  float (*unary)(float) =
+      llvm::StringSwitch<float (*)(float)>(op.getName().getStringRef())
+          .Case("math.tanh", [](float x) { return std::tanh(x); })
+          .Case("math.exp", [](float x) { return std::exp(x); })
+          .Case("math.log", [](float x) { return std::log(x); })
+          .Case("math.sqrt", [](float x) { return std::sqrt(x); })
+          .Case("math.absf", [](float x) { return std::fabs(x); })
+          .Case("math.erf", [](float x) { return std::erf(x); })
+          .Case("math.rsqrt", [](float x) { return 1.0f / std::sqrt(x); })
+          .Default(nullptr);
   float (*binary)(float, float) =
       llvm::StringSwitch<float (*)(float, float)>(op.getName().getStringRef())
           .Case("math.powf", [](float x, float y) { return std::pow(x, y); })
@@ -399,9 +394,9 @@ LogicalResult Executor::executeMath(Operation &op) {
   const Lanes *b = op.getNumOperands() == 2 ? &get(op.getOperand(1)) : nullptr;
   for (unsigned lane = 0; lane < lanes; ++lane)
     for (unsigned i = 0; i < out.width; ++i)
-      out.at(lane, i) = fromF32(b ? binary(toF32(a.at(lane, i)),
-                                           toF32(b->at(lane, i)))
-                                  : unary(toF32(a.at(lane, i))));
+      out.at(lane, i) =
+          fromF32(b ? binary(toF32(a.at(lane, i)), toF32(b->at(lane, i)))
+                    : unary(toF32(a.at(lane, i))));
   values[result] = std::move(out);
   return success();
 }

@@ -29,10 +29,10 @@ LogicalResult Executor::barrier(Operation *op, const Mask &mask) {
     auto [first, end] = getSubgroupLanes(subgroup);
     if (std::find(mask.begin() + first, mask.begin() + end, 1) ==
         mask.begin() + end)
-      return fail(op, llvm::formatv("{0} {1} does not reach the barrier the "
-                                    "others wait at",
-                                    instructionSet.getSubgroupTerm(),
-                                    subgroup));
+      return fail(op,
+                  llvm::formatv("{0} {1} does not reach the barrier the "
+                                "others wait at",
+                                instructionSet.getSubgroupTerm(), subgroup));
   }
   ++epoch;
   ++stats.barriers;
@@ -155,8 +155,7 @@ LogicalResult Executor::executeFor(scf::ForOp op, const Mask &mask) {
   Block &body = *op.getBody();
   while (any(active)) {
     values[op.getInductionVar()] = iv;
-    for (auto [argument, value] :
-         llvm::zip(op.getRegionIterArgs(), iterValues))
+    for (auto [argument, value] : llvm::zip(op.getRegionIterArgs(), iterValues))
       values[argument] = value;
     SmallVector<Value> yielded;
     if (failed(run(body, active, &yielded)))

@@ -46,8 +46,8 @@ void FiberScheduler::switchTo(std::unique_lock<std::mutex> &lock, unsigned me,
     changed.wait(lock, [&] { return current == me; });
 }
 
-std::vector<LogicalResult>
-FiberScheduler::spawn(const std::vector<std::function<LogicalResult()>> &bodies) {
+std::vector<LogicalResult> FiberScheduler::spawn(
+    const std::vector<std::function<LogicalResult()>> &bodies) {
   std::unique_lock<std::mutex> lock(mutex);
   const unsigned parent = current;
   const unsigned first = fibers.size();

@@ -36,7 +36,8 @@ LogicalResult Executor::fail(Operation *op, const Twine &message) {
   std::string location;
   llvm::raw_string_ostream os(location);
   op->getLoc().print(os);
-  error = llvm::formatv("{0}: '{1}': {2}", location, op->getName(), message.str());
+  error =
+      llvm::formatv("{0}: '{1}': {2}", location, op->getName(), message.str());
   if (kernel)
     error += llvm::formatv(" (workgroup {0},{1},{2})", blockId[0], blockId[1],
                            blockId[2]);
@@ -122,8 +123,8 @@ LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   if (auto index = dyn_cast<linalg::IndexOp>(op)) {
     if (index.getDim() >= linalgPoint.size())
       return fail(&op, "outside a linalg.generic");
-    values[index.getResult()] =
-        uniform(index.getType(), {static_cast<Word>(linalgPoint[index.getDim()])});
+    values[index.getResult()] = uniform(
+        index.getType(), {static_cast<Word>(linalgPoint[index.getDim()])});
     return success();
   }
   if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
@@ -156,8 +157,8 @@ LogicalResult Executor::failUnsupported(Operation *op) {
 LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
   if (kernel)
     return fail(op, "nested launch");
-  auto function = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-      op, op.getKernel());
+  auto function =
+      SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(op, op.getKernel());
   if (!function)
     return fail(op, "kernel not found");
   if (op.getClusterSizeX())
@@ -170,9 +171,7 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
   }
   gpu::KernelDim3 grid = op.getGridSizeOperandValues();
   gpu::KernelDim3 block = op.getBlockSizeOperandValues();
-  auto scalar = [&](Value v) {
-    return static_cast<int64_t>(get(v).at(0));
-  };
+  auto scalar = [&](Value v) { return static_cast<int64_t>(get(v).at(0)); };
   const std::array<int64_t, 3> gridDim = {scalar(grid.x), scalar(grid.y),
                                           scalar(grid.z)};
   const std::array<int64_t, 3> blockDim = {scalar(block.x), scalar(block.y),
@@ -207,9 +206,9 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         continue;
       }
       const View &view = views[operand];
-      info.operands.emplace_back(LaunchMemRef{
-          &view.memory->bytes, view.memory.get(), view.offset, view.sizes,
-          view.strides, view.elementBytes});
+      info.operands.emplace_back(
+          LaunchMemRef{&view.memory->bytes, view.memory.get(), view.offset,
+                       view.sizes, view.strides, view.elementBytes});
     }
     hooks->onLaunch(info, /*after=*/false);
   }
@@ -248,7 +247,8 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
         uint64_t sharedEnd = 0;
         for (BlockArgument attribution : workgroup) {
           auto type = cast<MemRefType>(attribution.getType());
-          View view = allocate(type, isSharedMemorySpace(type.getMemorySpace()));
+          View view =
+              allocate(type, isSharedMemorySpace(type.getMemorySpace()));
           if (view.memory->shared) {
             view.memory->address = sharedEnd;
             sharedEnd += (view.memory->bytes.size() + 1023) / 1024 * 1024;
@@ -326,11 +326,11 @@ LogicalResult Executor::accessShared(Operation *op, uint64_t address,
       if (write)
         memory->writeEpoch[b] = epoch - 1;
       else if (memory->writeEpoch[b] == 0)
-        return fail(op, llvm::formatv("{0} {1} reads {2} byte {3}, which no "
-                                      "thread has written",
-                                      instructionSet.getSubgroupTerm(),
-                                      subgroup,
-                                      instructionSet.getSharedMemoryTerm(), b));
+        return fail(op,
+                    llvm::formatv("{0} {1} reads {2} byte {3}, which no "
+                                  "thread has written",
+                                  instructionSet.getSubgroupTerm(), subgroup,
+                                  instructionSet.getSharedMemoryTerm(), b));
     }
   } else if (failed(checkShared(op, *memory, byte, size, subgroup, write))) {
     return failure();
@@ -444,8 +444,8 @@ LogicalResult ExecutionContext::forEachWholeSubgroup(
         body) {
   for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
     auto [first, end] = executor.getSubgroupLanes(subgroup);
-    const unsigned active = std::count(mask.begin() + first,
-                                       mask.begin() + end, 1);
+    const unsigned active =
+        std::count(mask.begin() + first, mask.begin() + end, 1);
     if (active == 0)
       continue;
     if (active != getSubgroupSize())
@@ -503,8 +503,7 @@ mlir::fp4train::emulation::emulate(ModuleOp module, StringRef name,
   host.separateMemories =
       function.walk([](gpu::AllocOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
-  for (auto [argument, given] :
-       llvm::zip(function.getArguments(), arguments)) {
+  for (auto [argument, given] : llvm::zip(function.getArguments(), arguments)) {
     if (auto type = dyn_cast<MemRefType>(argument.getType())) {
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
         return makeError("emulate: memref arguments must have static shapes "

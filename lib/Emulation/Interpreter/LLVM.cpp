@@ -2,8 +2,9 @@
 //
 // The LLVM dialect ops that the conversions to ROCDL and NVVM leave around
 // the intrinsics: constants, casts, vector element access, the struct
-// values NVVM's matrix ops return, the fused multiply-add of f32, and the pointer arithmetic, loads and
-// stores on shared-memory pointers that tcgen05 kernels use.
+// values NVVM's matrix ops return, the fused multiply-add of f32, and the
+// pointer arithmetic, loads and stores on shared-memory pointers that tcgen05
+// kernels use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,8 +79,8 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
           const Word w = get(data).at(lane, i);
           std::memcpy(buffer.data() + i * bytes, &w, bytes);
         }
-      if (failed(accessShared(&op, address, width * bytes,
-                              lane / subgroupSize, write, buffer.data())))
+      if (failed(accessShared(&op, address, width * bytes, lane / subgroupSize,
+                              write, buffer.data())))
         return failure();
       if (!write)
         for (unsigned i = 0; i < width; ++i) {
@@ -121,8 +122,8 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
       })
       .Case([&](LLVM::BitcastOp cast) {
         Lanes &out = define(result);
-        repack(get(cast.getArg()), getElementBits(cast.getArg().getType()),
-               out, getElementBits(result.getType()), lanes);
+        repack(get(cast.getArg()), getElementBits(cast.getArg().getType()), out,
+               getElementBits(result.getType()), lanes);
         return success();
       })
       .Case([&](LLVM::AddrSpaceCastOp) {
@@ -163,9 +164,8 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
         const unsigned from = getElementBits(cast->getOperand(0).getType());
         const unsigned to = getElementBits(result.getType());
         const bool isSigned = isa<LLVM::SExtOp>(cast);
-        return map1([&](Word a) {
-          return resizeInteger(a, from, to, isSigned);
-        });
+        return map1(
+            [&](Word a) { return resizeInteger(a, from, to, isSigned); });
       })
       .Case([&](LLVM::FMAOp fma) -> LogicalResult {
         // llvm.intr.fma: a * b + c rounded once (fma.rn.f32 on NVIDIA), f32
@@ -177,9 +177,9 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
         Lanes out(lanes, a.width);
         for (unsigned lane = 0; lane < lanes; ++lane)
           for (unsigned i = 0; i < a.width; ++i)
-            out.at(lane, i) = fromF32(std::fmaf(toF32(a.at(lane, i)),
-                                                toF32(b.at(lane, i)),
-                                                toF32(c.at(lane, i))));
+            out.at(lane, i) =
+                fromF32(std::fmaf(toF32(a.at(lane, i)), toF32(b.at(lane, i)),
+                                  toF32(c.at(lane, i))));
         values[result] = std::move(out);
         return success();
       })
@@ -232,7 +232,5 @@ LogicalResult Executor::executeLLVM(Operation &op, const Mask &mask) {
         values[result] = std::move(out);
         return success();
       })
-      .Default([&](Operation *) {
-        return failUnsupported(&op);
-      });
+      .Default([&](Operation *) { return failUnsupported(&op); });
 }

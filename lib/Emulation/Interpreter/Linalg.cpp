@@ -27,8 +27,8 @@ LogicalResult Executor::executeGeneric(linalg::LinalgOp op) {
   Block &body = *op.getBlock();
 
   // The element of `operand` at `point`, through its indexing map.
-  auto element = [&](OpOperand &operand, ArrayRef<int64_t> point)
-      -> FailureOr<uint8_t *> {
+  auto element = [&](OpOperand &operand,
+                     ArrayRef<int64_t> point) -> FailureOr<uint8_t *> {
     const View &view = views[operand.get()];
     SmallVector<int64_t> indices =
         maps[operand.getOperandNumber()].compose(point);

@@ -35,9 +35,9 @@ FailureOr<int64_t> Executor::address(Operation *op, const View &view,
   return element * static_cast<int64_t>(view.elementBytes);
 }
 
-LogicalResult Executor::checkShared(Operation *op, Memory &memory,
-                                    int64_t byte, int64_t size,
-                                    unsigned subgroup, bool write) {
+LogicalResult Executor::checkShared(Operation *op, Memory &memory, int64_t byte,
+                                    int64_t size, unsigned subgroup,
+                                    bool write) {
   const StringRef unit = instructionSet.getSubgroupTerm();
   const StringRef shared = instructionSet.getSharedMemoryTerm();
   for (int64_t b = byte; b < byte + size; ++b) {
@@ -195,20 +195,20 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
         return copyElements(&op, views[copy.getSource()],
                             views[copy.getTarget()]);
       })
-      .Case([&](memref::ExtractAlignedPointerAsIndexOp extract)
-                -> LogicalResult {
-        // A shared allocation's address in the workgroup's shared window, or
-        // a global one's in the global window (what the NVVM ops that take
-        // pointers see).
-        const View &view = views[extract.getSource()];
-        if (!view.memory)
-          return fail(&op, "memref has no storage");
-        const Word address = view.memory->shared
-                                 ? view.memory->address
-                                 : getGlobalAddress(view.memory);
-        values[extract.getResult()] = uniform(extract.getType(), {address});
-        return success();
-      })
+      .Case(
+          [&](memref::ExtractAlignedPointerAsIndexOp extract) -> LogicalResult {
+            // A shared allocation's address in the workgroup's shared window,
+            // or a global one's in the global window (what the NVVM ops that
+            // take pointers see).
+            const View &view = views[extract.getSource()];
+            if (!view.memory)
+              return fail(&op, "memref has no storage");
+            const Word address = view.memory->shared
+                                     ? view.memory->address
+                                     : getGlobalAddress(view.memory);
+            values[extract.getResult()] = uniform(extract.getType(), {address});
+            return success();
+          })
       .Case([&](memref::DeallocOp) { return success(); })
       .Case([&](memref::AssumeAlignmentOp assume) {
         alias(assume.getMemref(), assume.getResult());
@@ -224,9 +224,7 @@ LogicalResult Executor::executeMemRef(Operation &op, const Mask &mask) {
       .Case([&](memref::CollapseShapeOp collapse) {
         return reshape(collapse.getSrc(), collapse.getResult());
       })
-      .Default([&](Operation *) {
-        return failUnsupported(&op);
-      });
+      .Default([&](Operation *) { return failUnsupported(&op); });
 }
 
 LogicalResult Executor::copyElements(Operation *op, const View &from,

@@ -1,4 +1,5 @@
-//===- Values.cpp - Lane words, memory views and their conversions ---------===//
+//===- Values.cpp - Lane words, memory views and their conversions
+//---------===//
 //
 // How the interpreter represents SSA values (one LaneValues per value: words
 // per lane) and memrefs (strided views of byte storage), and the bit-level
@@ -129,8 +130,7 @@ void repack(const Lanes &from, unsigned fromBits, Lanes &to, unsigned toBits,
         const unsigned element = position / fromBits;
         const unsigned offset = position % fromBits;
         const unsigned take = std::min(fromBits - offset, toBits - bit);
-        const Word piece =
-            truncate(from.at(lane, element) >> offset, take);
+        const Word piece = truncate(from.at(lane, element) >> offset, take);
         word |= piece << bit;
         bit += take;
       }
@@ -149,8 +149,7 @@ double floatToDouble(Word w, Type type) {
   if (type.isF64())
     return toF64(w);
   auto floatType = cast<FloatType>(type);
-  APFloat value(floatType.getFloatSemantics(),
-                APInt(floatType.getWidth(), w));
+  APFloat value(floatType.getFloatSemantics(), APInt(floatType.getWidth(), w));
   bool lost;
   value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
   return value.convertToDouble();

@@ -26,7 +26,8 @@ int64_t getFlatPosition(ArrayRef<OpFoldResult> position, VectorType type,
     if (auto attr = dyn_cast<Attribute>(p))
       index = cast<IntegerAttr>(attr).getInt();
     else
-      index = static_cast<int64_t>(values.find(cast<Value>(p))->second.at(lane));
+      index =
+          static_cast<int64_t>(values.find(cast<Value>(p))->second.at(lane));
     flat = flat * type.getDimSize(d) + index;
   }
   // A partial position addresses a whole trailing subvector.
@@ -49,8 +50,9 @@ LogicalResult Executor::executeVector(Operation &op, const Mask &mask) {
       })
       .Case([&](vector::BitCastOp cast) {
         Lanes &out = define(cast.getResult());
-        repack(get(cast.getSource()), getElementBits(cast.getSourceVectorType()),
-               out, getElementBits(cast.getResultVectorType()), lanes);
+        repack(get(cast.getSource()),
+               getElementBits(cast.getSourceVectorType()), out,
+               getElementBits(cast.getResultVectorType()), lanes);
         return success();
       })
       .Case([&](vector::ShapeCastOp cast) {
@@ -137,8 +139,10 @@ LogicalResult Executor::executeVector(Operation &op, const Mask &mask) {
       .Case([&](vector::ExtractStridedSliceOp slice) {
         if (slice.getSourceVectorType().getRank() != 1)
           return fail(&op, "only 1-D slices are supported");
-        const int64_t offset = cast<IntegerAttr>(slice.getOffsets()[0]).getInt();
-        const int64_t stride = cast<IntegerAttr>(slice.getStrides()[0]).getInt();
+        const int64_t offset =
+            cast<IntegerAttr>(slice.getOffsets()[0]).getInt();
+        const int64_t stride =
+            cast<IntegerAttr>(slice.getStrides()[0]).getInt();
         const Lanes &source = get(slice.getSource());
         Lanes out(lanes, getWidth(slice.getResult().getType()));
         for (unsigned lane = 0; lane < lanes; ++lane)
@@ -150,8 +154,10 @@ LogicalResult Executor::executeVector(Operation &op, const Mask &mask) {
       .Case([&](vector::InsertStridedSliceOp slice) {
         if (slice.getDestVectorType().getRank() != 1)
           return fail(&op, "only 1-D slices are supported");
-        const int64_t offset = cast<IntegerAttr>(slice.getOffsets()[0]).getInt();
-        const int64_t stride = cast<IntegerAttr>(slice.getStrides()[0]).getInt();
+        const int64_t offset =
+            cast<IntegerAttr>(slice.getOffsets()[0]).getInt();
+        const int64_t stride =
+            cast<IntegerAttr>(slice.getStrides()[0]).getInt();
         const Lanes &source = get(slice.getValueToStore());
         Lanes out = get(slice.getDest());
         for (unsigned lane = 0; lane < lanes; ++lane)
@@ -195,13 +201,13 @@ LogicalResult Executor::executeVector(Operation &op, const Mask &mask) {
           case CombiningKind::XOR:
             return a ^ b;
           case CombiningKind::MINNUMF:
-            return doubleToFloat(std::fmin(floatToDouble(a, element),
-                                           floatToDouble(b, element)),
-                                 element);
+            return doubleToFloat(
+                std::fmin(floatToDouble(a, element), floatToDouble(b, element)),
+                element);
           case CombiningKind::MAXNUMF:
-            return doubleToFloat(std::fmax(floatToDouble(a, element),
-                                           floatToDouble(b, element)),
-                                 element);
+            return doubleToFloat(
+                std::fmax(floatToDouble(a, element), floatToDouble(b, element)),
+                element);
           default:
             return a;
           }
@@ -225,7 +231,5 @@ LogicalResult Executor::executeVector(Operation &op, const Mask &mask) {
         values[reduction.getResult()] = std::move(out);
         return success();
       })
-      .Default([&](Operation *) {
-        return failUnsupported(&op);
-      });
+      .Default([&](Operation *) { return failUnsupported(&op); });
 }

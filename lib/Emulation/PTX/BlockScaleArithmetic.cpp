@@ -52,7 +52,8 @@ Value decode(const Format &f, uint32_t code) {
     (mantissa ? v.nan : v.inf) = true;
     return v;
   }
-  if (f.allOnesNan && exponentField == exponentMask && mantissa == mantissaMask) {
+  if (f.allOnesNan && exponentField == exponentMask &&
+      mantissa == mantissaMask) {
     v.nan = true;
     return v;
   }
@@ -95,7 +96,8 @@ uint32_t roundToF32(const APInt &acc) {
     return sign | 0x7F800000u;
   uint64_t kept = magnitude.lshr(shift).getZExtValue();
   const bool half = magnitude[shift - 1];
-  const bool sticky = magnitude.countr_zero() < static_cast<unsigned>(shift - 1);
+  const bool sticky =
+      magnitude.countr_zero() < static_cast<unsigned>(shift - 1);
   int lsbExponent = shift + kLsb;
   if (half && (sticky || (kept & 1)))
     ++kept;
@@ -136,7 +138,7 @@ Value fp4train::emulation::ptx::detail::decodeScale(ScaleFormat format,
 }
 
 uint32_t fp4train::emulation::ptx::detail::unpadContainer(uint32_t byte,
-                                                         ElementType type) {
+                                                          ElementType type) {
   switch (type) {
   case ElementType::E2M1:
     return (byte >> 2) & 0xF;

@@ -27,7 +27,8 @@ namespace {
 uint8_t encodeMagnitude(double x) {
   int e;
   std::frexp(x, &e); // x = f · 2^e, f in [0.5, 1)
-  const int exponent = x >= 1.0 ? e - 1 : 0; // floor(log2 x), or the subnormal one
+  const int exponent =
+      x >= 1.0 ? e - 1 : 0; // floor(log2 x), or the subnormal one
   const double quantum = std::ldexp(1.0, exponent - 1);
   const auto n = static_cast<uint8_t>(std::nearbyint(x / quantum));
   if (x < 1.0)

@@ -28,9 +28,8 @@ uint8_t encodeMagnitude(double x) {
   constexpr int kMinNormalExponent = -6;
   int e;
   std::frexp(x, &e);
-  const int exponent = x >= std::ldexp(1.0, kMinNormalExponent)
-                           ? e - 1
-                           : kMinNormalExponent;
+  const int exponent =
+      x >= std::ldexp(1.0, kMinNormalExponent) ? e - 1 : kMinNormalExponent;
   const auto n =
       static_cast<unsigned>(std::nearbyint(std::ldexp(x, 3 - exponent)));
   if (exponent == kMinNormalExponent && n < 8)

@@ -67,8 +67,7 @@ uint8_t fp4train::emulation::ptx::cvtRsSatfiniteE2M1(uint32_t bits,
   const uint8_t sign = (bits >> 31) ? 0x8 : 0x0;
   int e;
   std::frexp(magnitude, &e);
-  const double quantum =
-      magnitude < 1.0 ? 0.5 : std::ldexp(1.0, (e - 1) - 1);
+  const double quantum = magnitude < 1.0 ? 0.5 : std::ldexp(1.0, (e - 1) - 1);
   const double steps = magnitude / quantum; // exact: a power-of-two quotient
   const double below = std::floor(steps);
   const auto top = static_cast<unsigned>(std::floor((steps - below) * 256.0));

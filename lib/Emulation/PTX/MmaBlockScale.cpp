@@ -52,7 +52,8 @@ using detail::Value;
 
 /// The element code of slot `slot` of a register: a nibble for the packed
 /// E2M1 of kind::mxf4/mxf4nvf4, else a byte container (mxf8f6f4).
-uint32_t extract(uint32_t reg, unsigned slot, bool packedFp4, ElementType type) {
+uint32_t extract(uint32_t reg, unsigned slot, bool packedFp4,
+                 ElementType type) {
   if (packedFp4)
     return (reg >> (4 * slot)) & 0xF;
   return detail::unpadContainer((reg >> (8 * slot)) & 0xFF, type);
@@ -63,17 +64,20 @@ std::string validate(const MmaBlockScaleConfig &config, unsigned byteIdA,
   // Table 36.
   switch (config.kind) {
   case BlockScaleKind::MXF8F6F4:
-    if (config.scaleVec != ScaleVec::X1 || config.scaleFormat != ScaleFormat::UE8M0)
+    if (config.scaleVec != ScaleVec::X1 ||
+        config.scaleFormat != ScaleFormat::UE8M0)
       return "kind::mxf8f6f4 requires scale_vec::1X with ue8m0 scales";
     break;
   case BlockScaleKind::MXF4:
-    if (config.scaleVec != ScaleVec::X2 || config.scaleFormat != ScaleFormat::UE8M0)
+    if (config.scaleVec != ScaleVec::X2 ||
+        config.scaleFormat != ScaleFormat::UE8M0)
       return "kind::mxf4 requires scale_vec::2X with ue8m0 scales";
     break;
   case BlockScaleKind::MXF4NVF4:
     if (config.scaleVec == ScaleVec::X1)
       return "kind::mxf4nvf4 requires scale_vec::2X or scale_vec::4X";
-    if (config.scaleVec == ScaleVec::X2 && config.scaleFormat != ScaleFormat::UE8M0)
+    if (config.scaleVec == ScaleVec::X2 &&
+        config.scaleFormat != ScaleFormat::UE8M0)
       return "kind::mxf4nvf4 with scale_vec::2X requires ue8m0 scales";
     break;
   }
@@ -110,7 +114,8 @@ unsigned fp4train::emulation::ptx::getMmaBlockScaleK(BlockScaleKind kind) {
 }
 
 std::string fp4train::emulation::ptx::mmaBlockScale(
-    const MmaBlockScaleConfig &config, llvm::ArrayRef<std::array<uint32_t, 4>> a,
+    const MmaBlockScaleConfig &config,
+    llvm::ArrayRef<std::array<uint32_t, 4>> a,
     llvm::ArrayRef<std::array<uint32_t, 2>> b,
     llvm::ArrayRef<std::array<uint32_t, 4>> c, llvm::ArrayRef<uint32_t> scaleA,
     unsigned byteIdA, unsigned threadIdA, llvm::ArrayRef<uint32_t> scaleB,
@@ -138,14 +143,14 @@ std::string fp4train::emulation::ptx::mmaBlockScale(
       for (unsigned j = 0; j < perReg; ++j) {
         const unsigned row = g + 8 * (r % 2);
         const unsigned k = (K / 2) * (r / 2) + perReg * t + j;
-        matA[row * K + k] =
-            decodeElement(config.typeA, extract(a[lane][r], j, packedFp4, config.typeA));
+        matA[row * K + k] = decodeElement(
+            config.typeA, extract(a[lane][r], j, packedFp4, config.typeA));
       }
     for (unsigned r = 0; r < 2; ++r)
       for (unsigned j = 0; j < perReg; ++j) {
         const unsigned k = (K / 2) * r + perReg * t + j;
-        matB[k * N + g] =
-            decodeElement(config.typeB, extract(b[lane][r], j, packedFp4, config.typeB));
+        matB[k * N + g] = decodeElement(
+            config.typeB, extract(b[lane][r], j, packedFp4, config.typeB));
       }
   }
   // Scales per (row, block) and (column, block).
@@ -163,12 +168,14 @@ std::string fp4train::emulation::ptx::mmaBlockScale(
           decodeScale(config.scaleFormat, (reg >> (8 * (byteIdB + j))) & 0xFF);
   }
 
-  computeD16x8(c, K, [&](unsigned row, unsigned col, unsigned k,
-                         Value(&factors)[4]) {
-    factors[0] = sfA[row * blocks + k / blockSize];
-    factors[1] = matA[row * K + k];
-    factors[2] = sfB[col * blocks + k / blockSize];
-    factors[3] = matB[k * N + col];
-  }, d);
+  computeD16x8(
+      c, K,
+      [&](unsigned row, unsigned col, unsigned k, Value(&factors)[4]) {
+        factors[0] = sfA[row * blocks + k / blockSize];
+        factors[1] = matA[row * K + k];
+        factors[2] = sfB[col * blocks + k / blockSize];
+        factors[3] = matB[k * N + col];
+      },
+      d);
   return {};
 }

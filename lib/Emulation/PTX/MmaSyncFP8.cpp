@@ -1,4 +1,5 @@
-//===- MmaSyncFP8.cpp - mma.sync ... .f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 model ===//
+//===- MmaSyncFP8.cpp - mma.sync ... .f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 model
+//===//
 //
 // Sources: PTX ISA (docs.nvidia.com/cuda/parallel-thread-execution, 8.4 to
 // 9.x):
@@ -65,12 +66,14 @@ std::string fp4train::emulation::ptx::mmaSyncFP8(
       matB[row * N + g] = decodeElement(config.typeB, code);
     }
   }
-  computeD16x8(c, K, [&](unsigned row, unsigned col, unsigned k,
-                         Value(&factors)[4]) {
-    factors[0] = kUnitScale;
-    factors[1] = matA[row * K + k];
-    factors[2] = kUnitScale;
-    factors[3] = matB[k * N + col];
-  }, d);
+  computeD16x8(
+      c, K,
+      [&](unsigned row, unsigned col, unsigned k, Value(&factors)[4]) {
+        factors[0] = kUnitScale;
+        factors[1] = matA[row * K + k];
+        factors[2] = kUnitScale;
+        factors[3] = matB[k * N + col];
+      },
+      d);
   return {};
 }

@@ -105,12 +105,11 @@ LogicalResult defineD(ExecutionContext &context, LaneValues &out,
 
 /// The model's configuration of `op`, or a failure naming what the model
 /// does not cover.
-FailureOr<ptx::MmaBlockScaleConfig>
-getConfig(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
+FailureOr<ptx::MmaBlockScaleConfig> getConfig(NVVM::MmaBlockScaleOp op,
+                                              ExecutionContext &context) {
   ptx::MmaBlockScaleConfig config;
   config.kind = nvvm::getModelKind(op.getKind());
-  const int expectedK =
-      static_cast<int>(ptx::getMmaBlockScaleK(config.kind));
+  const int expectedK = static_cast<int>(ptx::getMmaBlockScaleK(config.kind));
   NVVM::MMAShapeAttr shape = op.getShape();
   if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != expectedK)
     return context.fail(llvm::formatv(
@@ -171,10 +170,10 @@ LogicalResult executeMma(NVVM::MmaBlockScaleOp op, ExecutionContext &context) {
   return context.forEachWholeSubgroup(
       "mma.block_scale", [&](unsigned, unsigned first) -> LogicalResult {
         // The selectors are instruction operands the warp shares.
-        if (failed(context.requireUniform(
-                {op.getByteIdA(), op.getThreadIdA(), op.getByteIdB(),
-                 op.getThreadIdB()},
-                first, "scale byte/thread selectors")))
+        if (failed(context.requireUniform({op.getByteIdA(), op.getThreadIdA(),
+                                           op.getByteIdB(), op.getThreadIdB()},
+                                          first,
+                                          "scale byte/thread selectors")))
           return failure();
         std::vector<std::array<uint32_t, 4>> a(ptx::kWarpSize),
             c(ptx::kWarpSize), d(ptx::kWarpSize);
@@ -263,9 +262,8 @@ LogicalResult executePermute(NVVM::PermuteOp op, ExecutionContext &context) {
 /// Defines `result` lane by lane from `convert(lane)`, the 16-bit pair code
 /// (hi in bits 15..8): as an i16 or i8, or as vector<2xi8> (element 0 the
 /// low byte, as LLVM's bitcast of the i16).
-LogicalResult
-definePairs(Value result, ExecutionContext &context,
-            llvm::function_ref<uint16_t(unsigned lane)> convert) {
+LogicalResult definePairs(Value result, ExecutionContext &context,
+                          llvm::function_ref<uint16_t(unsigned lane)> convert) {
   LaneValues &out = context.define(result);
   context.forEachActiveLane([&](unsigned lane) {
     const uint16_t code = convert(lane);
@@ -382,35 +380,36 @@ LogicalResult forEachWarpMask(
 LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
                               ExecutionContext &context) {
   LaneValues &out = context.define(vote.getRes());
-  return forEachWarpMask(
-      context, vote.getMask(), "vote.sync",
-      [&](unsigned first, unsigned end, uint32_t mask) {
-        uint32_t ballot = 0;
-        for (unsigned lane = first; lane < end; ++lane)
-          if ((mask >> (lane - first) & 1) &&
-              (context.getWord(vote.getPred(), lane) & 1))
-            ballot |= 1u << (lane - first);
-        const uint32_t members =
-            mask & (end - first == 32 ? 0xFFFFFFFFu : (1u << (end - first)) - 1);
-        uint32_t result = 0;
-        switch (vote.getKind()) {
-        case NVVM::VoteSyncKind::all:
-          result = ballot == members;
-          break;
-        case NVVM::VoteSyncKind::any:
-          result = ballot != 0;
-          break;
-        case NVVM::VoteSyncKind::uni:
-          result = ballot == 0 || ballot == members;
-          break;
-        case NVVM::VoteSyncKind::ballot:
-          result = ballot;
-          break;
-        }
-        for (unsigned lane = first; lane < end; ++lane)
-          if (context.isActive(lane))
-            out.at(lane) = result;
-      });
+  return forEachWarpMask(context, vote.getMask(), "vote.sync",
+                         [&](unsigned first, unsigned end, uint32_t mask) {
+                           uint32_t ballot = 0;
+                           for (unsigned lane = first; lane < end; ++lane)
+                             if ((mask >> (lane - first) & 1) &&
+                                 (context.getWord(vote.getPred(), lane) & 1))
+                               ballot |= 1u << (lane - first);
+                           const uint32_t members =
+                               mask &
+                               (end - first == 32 ? 0xFFFFFFFFu
+                                                  : (1u << (end - first)) - 1);
+                           uint32_t result = 0;
+                           switch (vote.getKind()) {
+                           case NVVM::VoteSyncKind::all:
+                             result = ballot == members;
+                             break;
+                           case NVVM::VoteSyncKind::any:
+                             result = ballot != 0;
+                             break;
+                           case NVVM::VoteSyncKind::uni:
+                             result = ballot == 0 || ballot == members;
+                             break;
+                           case NVVM::VoteSyncKind::ballot:
+                             result = ballot;
+                             break;
+                           }
+                           for (unsigned lane = first; lane < end; ++lane)
+                             if (context.isActive(lane))
+                               out.at(lane) = result;
+                         });
 }
 
 //===----------------------------------------------------------------------===//
@@ -513,10 +512,8 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
              NVVM::SyncWarpOp>(op);
 }
 
-
-LogicalResult
-mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(Operation &op,
-                                                     ExecutionContext &context) {
+LogicalResult mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(
+    Operation &op, ExecutionContext &context) {
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
   Value result = op.getNumResults() == 1 ? op.getResult(0) : Value();

@@ -1,4 +1,5 @@
-//===- Prmt.cpp - prmt.b32 model -------------------------------------------===//
+//===- Prmt.cpp - prmt.b32 model
+//-------------------------------------------===//
 //
 // Source: PTX ISA §9.7.9.7 "prmt": `prmt.b32 d, a, b, c` picks bytes from
 // the eight bytes {b, a} (b4..b7 of b, b0..b3 of a); in the default mode

@@ -78,9 +78,8 @@ std::string TensorMemory::alloc(uint32_t nCols, uint32_t *address) {
 
 std::string TensorMemory::dealloc(uint32_t address, uint32_t nCols) {
   const TmemAddress at = TmemAddress::decode(address);
-  auto it = llvm::find_if(allocations, [&](const Allocation &a) {
-    return a.column == at.column;
-  });
+  auto it = llvm::find_if(
+      allocations, [&](const Allocation &a) { return a.column == at.column; });
   if (at.lane != 0 || it == allocations.end())
     return llvm::formatv("tcgen05.dealloc of address {0:x8} (lane {1}, "
                          "column {2}), which is not a tcgen05.alloc result",

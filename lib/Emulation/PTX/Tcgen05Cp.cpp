@@ -28,12 +28,9 @@
 
 using namespace fp4train::emulation::ptx;
 
-std::string fp4train::emulation::ptx::tcgen05Cp(CpShape shape,
-                                                CpMulticast multicast,
-                                                uint32_t taddr, uint64_t sdesc,
-                                                TensorMemory &tmem,
-                                                SharedMemory &smem,
-                                                uint32_t asyncOp) {
+std::string fp4train::emulation::ptx::tcgen05Cp(
+    CpShape shape, CpMulticast multicast, uint32_t taddr, uint64_t sdesc,
+    TensorMemory &tmem, SharedMemory &smem, uint32_t asyncOp) {
   unsigned rows = 0, rowBytes = 0;
   CpMulticast required = CpMulticast::None;
   switch (shape) {

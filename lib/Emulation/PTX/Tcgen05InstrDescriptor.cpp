@@ -139,17 +139,20 @@ std::string fp4train::emulation::ptx::decodeInstrDescriptor(
                                : kind == BlockScaleKind::MXF4   ? 2
                                                                 : vec;
   if (vec != expectedVec || (kind == BlockScaleKind::MXF4NVF4 && vec == 1))
-    return prefix + llvm::formatv("scale_vec::{0}X is not valid for this kind",
-                                  vec)
-                        .str();
+    return prefix +
+           llvm::formatv("scale_vec::{0}X is not valid for this kind", vec)
+               .str();
   if (desc->scaleFormat == ScaleFormat::UE4M3 && vec != 4)
     return prefix + llvm::formatv("UE4M3 scales (bit 23 = 0) need "
                                   "scale_vec::4X (.block16), not {0}X",
                                   vec)
                         .str();
-  for (auto [name, id] : {std::pair<const char *, unsigned>{"A", desc->scaleFactorIdA},
-                          {"B", desc->scaleFactorIdB}}) {
-    const bool valid = vec == 1 ? true : vec == 2 ? (id == 0 || id == 2) : id == 0;
+  for (auto [name, id] :
+       {std::pair<const char *, unsigned>{"A", desc->scaleFactorIdA},
+        {"B", desc->scaleFactorIdB}}) {
+    const bool valid = vec == 1   ? true
+                       : vec == 2 ? (id == 0 || id == 2)
+                                  : id == 0;
     if (!valid)
       return prefix + llvm::formatv("scale factor {0} id {1} is not valid "
                                     "for scale_vec::{2}X ({3})",

@@ -24,8 +24,9 @@ namespace mlir::fp4train::emulation::tcgen05 {
 // llvm.call_intrinsic "llvm.nvvm.tcgen05.*"
 //===----------------------------------------------------------------------===//
 
-/// cvt.rs.satfinite.e2m1x4.f32 d, {src[0..3]}, rbits (ptx::cvtRsSatfiniteE2M1x4:
-/// src[0] is the PTX operand a, whose code lands in d[15:12]).
+/// cvt.rs.satfinite.e2m1x4.f32 d, {src[0..3]}, rbits
+/// (ptx::cvtRsSatfiniteE2M1x4: src[0] is the PTX operand a, whose code lands in
+/// d[15:12]).
 LogicalResult executeCvtRsE2M1x4(Value src, Value rbits, Value dst,
                                  ExecutionContext &context) {
   LaneValues &out = context.define(dst);

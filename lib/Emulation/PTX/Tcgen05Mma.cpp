@@ -112,22 +112,23 @@ std::string fp4train::emulation::ptx::tcgen05MmaBlockScale(
   // A: M x K, B: N x K (both K-major).
   std::vector<uint8_t> codesA, codesB;
   if (operands.aInTensorMemory) {
-    const TmemAddress at = TmemAddress::decode(static_cast<uint32_t>(operands.a));
+    const TmemAddress at =
+        TmemAddress::decode(static_cast<uint32_t>(operands.a));
     const unsigned perCell = 32 / containerBits;
     codesA.resize(size_t{M} * K);
     for (unsigned m = 0; m < M; ++m)
       for (unsigned c = 0; c < K / perCell; ++c) {
         uint32_t word;
-        if (std::string error =
-                tmem.read(at.lane + m, at.column + c, "the A operand read", &word);
+        if (std::string error = tmem.read(at.lane + m, at.column + c,
+                                          "the A operand read", &word);
             !error.empty())
           return error;
         for (unsigned i = 0; i < perCell; ++i)
           codesA[size_t{m} * K + c * perCell + i] =
               (word >> (containerBits * i)) & ((1u << containerBits) - 1);
       }
-  } else if (std::string error = readSharedOperand(
-                 "A", operands.a, smem, M, K, containerBits, &codesA);
+  } else if (std::string error = readSharedOperand("A", operands.a, smem, M, K,
+                                                   containerBits, &codesA);
              !error.empty()) {
     return error;
   }
@@ -179,10 +180,9 @@ std::string fp4train::emulation::ptx::tcgen05MmaBlockScale(
           return error;
       ExactAccumulator acc(c);
       for (unsigned k = 0; k < K; ++k) {
-        const Value factors[4] = {sfA[size_t{m} * blocks + k / blockSize],
-                                  a[size_t{m} * K + k],
-                                  sfB[size_t{n} * blocks + k / blockSize],
-                                  b[size_t{n} * K + k]};
+        const Value factors[4] = {
+            sfA[size_t{m} * blocks + k / blockSize], a[size_t{m} * K + k],
+            sfB[size_t{n} * blocks + k / blockSize], b[size_t{n} * K + k]};
         acc.addProduct(factors, negate);
       }
       result[size_t{m} * N + n] = acc.round();

@@ -39,8 +39,9 @@
 
 using namespace fp4train::emulation::ptx;
 
-std::string fp4train::emulation::ptx::decodeSmemDescriptor(uint64_t bits,
-                                                           SmemDescriptor *desc) {
+std::string
+fp4train::emulation::ptx::decodeSmemDescriptor(uint64_t bits,
+                                               SmemDescriptor *desc) {
   auto field = [&](unsigned lo, unsigned width) {
     return static_cast<uint32_t>((bits >> lo) & ((uint64_t{1} << width) - 1));
   };
@@ -85,22 +86,22 @@ unsigned fp4train::emulation::ptx::getSwizzleBytes(SwizzleMode mode) {
   return 16;
 }
 
-std::string fp4train::emulation::ptx::getKMajorAddress(const SmemDescriptor &desc,
-                                                       unsigned row,
-                                                       unsigned kByte,
-                                                       uint32_t *address) {
+std::string
+fp4train::emulation::ptx::getKMajorAddress(const SmemDescriptor &desc,
+                                           unsigned row, unsigned kByte,
+                                           uint32_t *address) {
   if (desc.leadingAbsolute)
     return "the leading dimension absolute-address mode (descriptor bit 52) "
            "is not modelled";
   if (desc.swizzle == SwizzleMode::B128Atom32)
     return "128-byte swizzling with 32-byte atomicity is not modelled";
   const unsigned width = getSwizzleBytes(desc.swizzle);
-  uint64_t unswizzled = uint64_t{desc.startAddress} +
-                        uint64_t{row / 8} * desc.strideByteOffset;
+  uint64_t unswizzled =
+      uint64_t{desc.startAddress} + uint64_t{row / 8} * desc.strideByteOffset;
   if (desc.swizzle == SwizzleMode::None) {
     // 8 rows x 16 bytes core matrices; the next 16 bytes of K are LBO away.
-    unswizzled += (row % 8) * 16 + uint64_t{kByte / 16} * desc.leadingByteOffset +
-                  kByte % 16;
+    unswizzled += (row % 8) * 16 +
+                  uint64_t{kByte / 16} * desc.leadingByteOffset + kByte % 16;
     *address = static_cast<uint32_t>(unswizzled);
     return {};
   }

@@ -1,4 +1,5 @@
-//===- Codecs.h - Scalar arith builders for the numerics recipes -*- C++ -*-===//
+//===- Codecs.h - Scalar arith builders for the numerics recipes -*- C++
+//-*-===//
 //
 // Builders that emit, on scalars, the exact integer and f32 recipes of the
 // numerics library (include/fp4train/Numerics, docs/numerics.md), operation
@@ -48,7 +49,8 @@ Value inverseE8M0(ImplicitLocOpBuilder &b, Value code);
 
 /// [MX1]/[MX2]/[MX3] `mxScaleCode`: block amax (f32) -> E8M0 code (i8).
 Value mxScaleCode(ImplicitLocOpBuilder &b, Value amax,
-                  const ::fp4train::numerics::MiniFloatFormat &element, bool rceil);
+                  const ::fp4train::numerics::MiniFloatFormat &element,
+                  bool rceil);
 
 /// [NV1] `nvfp4GlobalScale`: amax_tensor -> (S_enc, S_dec).
 std::pair<Value, Value> nvfp4GlobalScale(ImplicitLocOpBuilder &b, Value amax);
@@ -77,9 +79,9 @@ Value randomHadamardSign(ImplicitLocOpBuilder &b, Value seed, Value step,
 /// The exact value of a finite element code as a signed integer of `intType`:
 /// decode(code) · 2^fractionBits, where fractionBits = bias - 1 + mantissa
 /// bits (1, 9, 16 for E2M1, E4M3FN, E5M2), as in the [GEMM1] reference.
-Value elementToScaledInteger(ImplicitLocOpBuilder &b, Value code,
-                             const ::fp4train::numerics::MiniFloatFormat &format,
-                             Type intType);
+Value elementToScaledInteger(
+    ImplicitLocOpBuilder &b, Value code,
+    const ::fp4train::numerics::MiniFloatFormat &format, Type intType);
 int getFractionBits(const ::fp4train::numerics::MiniFloatFormat &format);
 
 /// `roundScaledIntegerToFloat`: value · 2^exponent rounded once to f32 (RNE,

@@ -1,4 +1,5 @@
-//===- Buffers.h - The tensor/buffer boundary of GPU kernels -----*- C++ -*-===//
+//===- Buffers.h - The tensor/buffer boundary of GPU kernels -----*- C++
+//-*-===//
 //
 // Every GPU kernel pattern crosses from tensors to buffers the same way:
 // operands through `bufferization.to_buffer` (read-only, identity layout),

@@ -131,7 +131,8 @@ public:
   /// scale of the step's block getStagedScaleOrder()[i] (empty: block
   /// order), so that a target can read each lane's scales of a step with
   /// one load.
-  virtual SmallVector<int64_t> getStagedScaleOrder(int64_t blocksPerStep) const {
+  virtual SmallVector<int64_t>
+  getStagedScaleOrder(int64_t blocksPerStep) const {
     return {};
   }
   /// The element type the skeleton stages an operand of type `element` as:
@@ -150,8 +151,8 @@ public:
   /// instruction tile (i, j) starts at tile row `rowA + i * M` of A and
   /// `rowB + j * N` of B^T: accs[i * repN + j] is updated in place.
   virtual void buildStepMMAs(OpBuilder &b, Location loc,
-                             const StagedTiles &tiles, Value buffer,
-                             Value lane, Value rowA, Value rowB,
+                             const StagedTiles &tiles, Value buffer, Value lane,
+                             Value rowA, Value rowB,
                              MutableArrayRef<Value> accs) const = 0;
 };
 

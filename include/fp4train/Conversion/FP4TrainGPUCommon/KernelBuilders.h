@@ -1,4 +1,5 @@
-//===- KernelBuilders.h - Target-neutral fp4train GPU kernels ----*- C++ -*-===//
+//===- KernelBuilders.h - Target-neutral fp4train GPU kernels ----*- C++
+//-*-===//
 //
 // The kernel patterns every GPU target shares: the Hadamard rotation (no
 // target-specific instruction at all) and the quantize kernel (the block

@@ -1,4 +1,5 @@
-//===- TargetInfoBase.h - GPU primitives the kernel builders use -*- C++ -*-===//
+//===- TargetInfoBase.h - GPU primitives the kernel builders use -*- C++
+//-*-===//
 //
 // The target-neutral GPU kernel builders (block-scaled GEMM skeleton,
 // Hadamard, quantize) talk to a chip only through this small interface of
@@ -78,7 +79,8 @@ public:
   /// compute the same bits.
   /// The E2M1 quad codes c0..c3 (i8, bits 3..0) as a vector<2xi8> of [PK1]
   /// bytes: c0 | c1 << 4, c2 | c3 << 4.
-  static Value packStoredE2M1Quad(ImplicitLocOpBuilder &b, ArrayRef<Value> codes);
+  static Value packStoredE2M1Quad(ImplicitLocOpBuilder &b,
+                                  ArrayRef<Value> codes);
   virtual std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const;

@@ -101,14 +101,15 @@ ScaledMFMAConfig selectScaledMFMAConfig(const ScaledMFMAOptions &options,
 /// shared Hadamard kernel.
 /// `converter` is the 1:N type conversion of fp4train-expand
 /// (FP4TrainTypeConverter). `mfma` forces an instruction and/or
-/// tile; selectScaledMFMAConfig decides the rest per op. The pattern has benefit 2, so
-/// it wins over fp4train-expand's scaled_matmul pattern when both are
-/// populated (as the pass does, for the ops without a GPU lowering). Ops the
-/// chip cannot run are left alone: run checkFP4TrainAMDGPUSupport first for
+/// tile; selectScaledMFMAConfig decides the rest per op. The pattern has
+/// benefit 2, so it wins over fp4train-expand's scaled_matmul pattern when both
+/// are populated (as the pass does, for the ops without a GPU lowering). Ops
+/// the chip cannot run are left alone: run checkFP4TrainAMDGPUSupport first for
 /// the diagnostics.
-void populateFP4TrainToAMDGPUConversionPatterns(
-    TypeConverter &converter, RewritePatternSet &patterns,
-    const GPUTarget &target, ScaledMFMAOptions mfma = {});
+void populateFP4TrainToAMDGPUConversionPatterns(TypeConverter &converter,
+                                                RewritePatternSet &patterns,
+                                                const GPUTarget &target,
+                                                ScaledMFMAOptions mfma = {});
 
 /// The rule for quantize kernels: true when `op` quantizes to an MX format
 /// (f4E2M1FN, f8E4M3FN or f8E5M2 elements, E8M0 scales, no global scale)

@@ -53,11 +53,11 @@ FP4TRAIN_ENUM_OPTION_PARSER(mlir::fp4train::NVVMStochasticRounding)
 namespace mlir::fp4train {
 
 /// Adds the patterns lowering fp4train.scaled_matmul (MXFP4, NVFP4 with 1-D
-/// or 16x16 blocks, MXFP8) to GPU kernels on `target` (an NVIDIA chip), the quantize ops of
-/// isQuantizeKernelShape to the shared quantize kernel, the hadamard ops
-/// of isHadamardKernelShape to the shared Hadamard kernel, and a quantize
-/// of a hadamard along its blocks to the fused rotate-and-quantize kernel
-/// (benefit 3, populateHadamardQuantizeKernelPatterns). `converter` is
+/// or 16x16 blocks, MXFP8) to GPU kernels on `target` (an NVIDIA chip), the
+/// quantize ops of isQuantizeKernelShape to the shared quantize kernel, the
+/// hadamard ops of isHadamardKernelShape to the shared Hadamard kernel, and a
+/// quantize of a hadamard along its blocks to the fused rotate-and-quantize
+/// kernel (benefit 3, populateHadamardQuantizeKernelPatterns). `converter` is
 /// fp4train-expand's 1:N type conversion. The other patterns have benefit 2,
 /// over fp4train-expand's. Ops the chip cannot run are left alone: run
 /// checkFP4TrainNVVMSupport first for the diagnostics. `sr` = Hardware

@@ -1,4 +1,5 @@
-//===- FP4TrainToRuntime.h - Lower fp4train ops to runtime calls -*- C++ -*-===//
+//===- FP4TrainToRuntime.h - Lower fp4train ops to runtime calls -*- C++
+//-*-===//
 //
 // The fast CPU path: every fp4train op becomes a call to the C entry points
 // of fp4train/Runtime/Runtime.h, which run the numerics library. Block-scaled

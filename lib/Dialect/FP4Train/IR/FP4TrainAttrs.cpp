@@ -90,8 +90,7 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     GemmRecipeAttr gemms[] = {fprop, dgrad, wgrad};
     for (auto [value, gemm] : llvm::enumerate(gemms))
       if ((roles & roleBit(Role(value))) && !gemm)
-        return emitError() << "roles names "
-                           << stringifyRole(Role(value))
+        return emitError() << "roles names " << stringifyRole(Role(value))
                            << ", but the recipe has no "
                            << stringifyRole(Role(value)) << " GEMM";
   }
@@ -124,9 +123,7 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool RecipeAttr::hasRole(Role role) const {
-  return getRoles() & roleBit(role);
-}
+bool RecipeAttr::hasRole(Role role) const { return getRoles() & roleBit(role); }
 
 GemmRecipeAttr RecipeAttr::getForRole(Role role) const {
   if (!hasRole(role))
@@ -219,9 +216,8 @@ Attribute RoleAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *role, fields[0], fields[1],
-                    fields[2]);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *role, fields[0], fields[1], fields[2]);
 }
 
 void RoleAttr::print(AsmPrinter &printer) const {
@@ -245,4 +241,3 @@ LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "or dgrad role";
   return success();
 }
-

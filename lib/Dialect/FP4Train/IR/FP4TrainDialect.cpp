@@ -58,9 +58,9 @@ LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
   if (name == kRoleAttrName) {
     auto role = dyn_cast<RoleAttr>(attr.getValue());
     if (!role)
-      return op->emitError() << "'" << kRoleAttrName
-                             << "' must be a #fp4train.role attribute, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << kRoleAttrName
+             << "' must be a #fp4train.role attribute, got " << attr.getValue();
     return verifyRoleFields(op, role);
   }
   if (name == kParamAttrName)
@@ -98,7 +98,7 @@ LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
   Type type = function.getArgumentTypes()[argIndex];
   if (!isa<RankedTensorType, MemRefType>(type))
     return op->emitError() << "'" << kParamAttrName << "' on argument #"
-                           << argIndex << " needs a ranked tensor or memref, got "
-                           << type;
+                           << argIndex
+                           << " needs a ranked tensor or memref, got " << type;
   return success();
 }

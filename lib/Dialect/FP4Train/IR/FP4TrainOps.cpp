@@ -87,8 +87,7 @@ LogicalResult HadamardOp::verify() {
   uint64_t dim = getDim();
   if (dim >= static_cast<uint64_t>(type.getRank()))
     return emitOpError("dimension ")
-           << dim << " is out of range for a tensor of rank "
-           << type.getRank();
+           << dim << " is out of range for a tensor of rank " << type.getRank();
   int64_t size = type.getDimSize(dim);
   int64_t n = getRotation().getSize();
   if (ShapedType::isDynamic(size))
@@ -144,8 +143,7 @@ LogicalResult ScaledMatmulOp::verify() {
            << rank;
   if (rhsType.getRank() != rank || accType.getRank() != rank)
     return emitOpError("lhs, rhs and acc must have the same rank, got ")
-           << rank << ", " << rhsType.getRank() << " and "
-           << accType.getRank();
+           << rank << ", " << rhsType.getRank() << " and " << accType.getRank();
 
   ArrayRef<int64_t> lhsShape = lhsType.getShape();
   ArrayRef<int64_t> rhsShape = rhsType.getShape();
@@ -215,9 +213,8 @@ OpFoldResult PackOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult UnpackOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> location,
-    ValueRange operands, DictionaryAttr attributes,
-    OpaqueProperties properties, RegionRange regions,
+    MLIRContext *context, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
     SmallVectorImpl<Type> &inferredReturnTypes) {
   auto type = dyn_cast<ScaledTensorType>(operands[0].getType());
   if (!type)
@@ -255,10 +252,10 @@ LogicalResult TransposeOp::verify() {
   SmallVector<int64_t> dims = inputType.getBlockedDims();
   SmallVector<int64_t> shape(inputType.getShape());
   std::swap(shape[dims[0]], shape[dims[1]]);
-  auto expected = ScaledTensorType::get(
-      getContext(), shape, inputType.getElementType(),
-      inputType.getBlockShape(), inputType.getScaleType(),
-      inputType.getHasGlobalScale());
+  auto expected =
+      ScaledTensorType::get(getContext(), shape, inputType.getElementType(),
+                            inputType.getBlockShape(), inputType.getScaleType(),
+                            inputType.getHasGlobalScale());
   if (getResult().getType() != expected)
     return emitOpError("result type must be ")
            << expected << " (the input with dimensions " << dims[0] << " and "

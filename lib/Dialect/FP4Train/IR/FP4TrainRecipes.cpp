@@ -35,9 +35,9 @@ struct RecipeBuilder {
   HadamardAttr hadamard(int64_t size, HadamardSigns signs) {
     return HadamardAttr::get(context, size, signs, {});
   }
-  RecipeAttr recipe(StringRef name, GemmRecipeAttr fprop,
-                    GemmRecipeAttr dgrad, GemmRecipeAttr wgrad,
-                    bool weights2d = false, unsigned roles = kAllRoles) {
+  RecipeAttr recipe(StringRef name, GemmRecipeAttr fprop, GemmRecipeAttr dgrad,
+                    GemmRecipeAttr wgrad, bool weights2d = false,
+                    unsigned roles = kAllRoles) {
     return RecipeAttr::get(context, name, fprop, dgrad, wgrad, weights2d,
                            /*keepFirst=*/0, /*keepLast=*/0, roles);
   }
@@ -49,15 +49,14 @@ struct RecipeBuilder {
     QuantSpecAttr plain = quant(Format::mxfp4);
     QuantSpecAttr grad = quant(Format::mxfp4, gradRounding);
     return recipe(name, gemm(plain, plain), gemm(grad, plain),
-                  gemm(grad, plain, wgradHadamard), /*weights2d=*/false,
-                  roles);
+                  gemm(grad, plain, wgradHadamard), /*weights2d=*/false, roles);
   }
 };
 } // namespace
 
 ArrayRef<StringRef> mlir::fp4train::getRecipePresetNames() {
   static const StringRef names[] = {
-      "nvfp4",    "mxfp4", "mxfp4-hadamard", "mxfp4-random-hadamard",
+      "nvfp4",    "mxfp4", "mxfp4-hadamard",    "mxfp4-random-hadamard",
       "mxfp4-sr", "mxfp8", "mxfp4-fprop-dgrad", "none"};
   return names;
 }
@@ -130,8 +129,8 @@ RecipeAttr mlir::fp4train::parseRecipe(Location loc, StringRef text) {
 // Recipe overrides
 //===----------------------------------------------------------------------===//
 
-std::optional<std::string>
-OverrideValue<bool>::parse(StringRef text, bool &value) {
+std::optional<std::string> OverrideValue<bool>::parse(StringRef text,
+                                                      bool &value) {
   if (text == "1" || text == "true")
     value = true;
   else if (text == "0" || text == "false")
@@ -145,8 +144,8 @@ void OverrideValue<bool>::print(raw_ostream &os, const bool &value) {
 }
 StringRef OverrideValue<bool>::getValueName() { return "0|1"; }
 
-std::optional<std::string>
-OverrideValue<unsigned>::parse(StringRef text, unsigned &value) {
+std::optional<std::string> OverrideValue<unsigned>::parse(StringRef text,
+                                                          unsigned &value) {
   if (text.getAsInteger(10, value))
     return "'" + text.str() + "' is not an integer in [0, 2^32)";
   return std::nullopt;
@@ -159,8 +158,7 @@ StringRef OverrideValue<unsigned>::getValueName() { return "uint"; }
 /// The override values of an enum of FP4TrainEnums.td: the names of its
 /// cases (stringifyEnum / symbolizeEnum, generated for each), which are
 /// numbered from 0.
-template <typename Enum>
-struct EnumCases {
+template <typename Enum> struct EnumCases {
   static ArrayRef<StringRef> getNames() {
     static const SmallVector<StringRef> names = [] {
       SmallVector<StringRef> result;
@@ -224,9 +222,7 @@ void OverrideValue<RoleSet>::print(raw_ostream &os, const RoleSet &value) {
           kRoles, [&](Role role) { return value.bits & roleBit(role); }),
       os, [&](Role role) { os << stringifyRole(role); }, ",");
 }
-StringRef OverrideValue<RoleSet>::getValueName() {
-  return "fprop,dgrad,wgrad";
-}
+StringRef OverrideValue<RoleSet>::getValueName() { return "fprop,dgrad,wgrad"; }
 
 bool RecipeOverrides::empty() const {
   bool empty = true;
@@ -269,8 +265,8 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
     ScaleMode mode = spec.getScaleMode();
     if (scaleMode && spec.getFormat() != Format::nvfp4)
       mode = *scaleMode;
-    return QuantSpecAttr::getChecked(diag, context, spec.getFormat(),
-                                     rounding, mode);
+    return QuantSpecAttr::getChecked(diag, context, spec.getFormat(), rounding,
+                                     mode);
   };
 
   auto overrideGemm = [&](GemmRecipeAttr gemm, Role role) -> GemmRecipeAttr {
@@ -322,10 +318,10 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
   if ((recipe.getFprop() && !fprop) || (recipe.getDgrad() && !dgrad) ||
       (recipe.getWgrad() && !wgrad))
     return {};
-  return RecipeAttr::getChecked(
-      diag, context, recipe.getName(), fprop, dgrad, wgrad,
-      weights2d.value_or(recipe.getWeights_2d()),
-      keepFirst.value_or(recipe.getKeepFirst()),
-      keepLast.value_or(recipe.getKeepLast()),
-      roles ? roles->bits : recipe.getRoles());
+  return RecipeAttr::getChecked(diag, context, recipe.getName(), fprop, dgrad,
+                                wgrad,
+                                weights2d.value_or(recipe.getWeights_2d()),
+                                keepFirst.value_or(recipe.getKeepFirst()),
+                                keepLast.value_or(recipe.getKeepLast()),
+                                roles ? roles->bits : recipe.getRoles());
 }

@@ -30,7 +30,8 @@ void FP4TrainDialect::registerTypes() {
 // Syntax
 //===----------------------------------------------------------------------===//
 
-// !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU[, global]>
+// !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU[,
+// global]>
 Type ScaledTensorType::parse(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   SmallVector<int64_t> shape, blockShape;
@@ -57,8 +58,8 @@ Type ScaledTensorType::parse(AsmParser &parser) {
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ScaledTensorType>(loc, parser.getContext(), shape,
-                                             elementType, blockShape,
-                                             scaleType, hasGlobalScale);
+                                             elementType, blockShape, scaleType,
+                                             hasGlobalScale);
 }
 
 void ScaledTensorType::print(AsmPrinter &printer) const {
@@ -190,12 +191,9 @@ Format ScaledTensorType::getFormat() const {
                                         : Format::mxfp8_e5m2;
 }
 
-ScaledTensorType ScaledTensorType::getForFormat(MLIRContext *context,
-                                                Format format,
-                                                ArrayRef<int64_t> shape,
-                                                int64_t dim,
-                                                std::optional<int64_t> dim2,
-                                                bool hasGlobalScale) {
+ScaledTensorType ScaledTensorType::getForFormat(
+    MLIRContext *context, Format format, ArrayRef<int64_t> shape, int64_t dim,
+    std::optional<int64_t> dim2, bool hasGlobalScale) {
   Builder b(context);
   Type element, scale;
   int64_t block = 32;

@@ -47,8 +47,8 @@ struct AnnotateRolesPass
         report.push_back(describeRole(info));
       }
     }
-    if (failed(writeReport(module, this->report, std::move(report),
-                           reportFormat)))
+    if (failed(
+            writeReport(module, this->report, std::move(report), reportFormat)))
       return signalPassFailure();
   }
 

@@ -113,8 +113,8 @@ static void guard(const Access &access, int64_t site) {
   Value all;
   for (auto [index, size] : llvm::zip_equal(access.indices, sizes)) {
     // Unsigned: a negative index is a huge one.
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
-                                     size);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, size);
     inBounds.push_back(ok);
     all = all ? arith::AndIOp::create(b, loc, all, ok).getResult() : ok;
   }
@@ -144,16 +144,16 @@ static void guard(const Access &access, int64_t site) {
     auto asI64 = [&](Value v) -> Value {
       return arith::IndexCastOp::create(b, loc, i64, v);
     };
-    failedDim = arith::SelectOp::create(b, loc, ok, failedDim,
-                                        constantI64(dim));
+    failedDim =
+        arith::SelectOp::create(b, loc, ok, failedDim, constantI64(dim));
     failedIndex = arith::SelectOp::create(b, loc, ok, failedIndex,
                                           asI64(access.indices[dim]));
     failedSize =
         arith::SelectOp::create(b, loc, ok, failedSize, asI64(sizes[dim]));
   }
-  func::CallOp::create(b, loc, kCallee, TypeRange(),
-                       ValueRange{constantI64(site), failedDim, failedIndex,
-                                  failedSize});
+  func::CallOp::create(
+      b, loc, kCallee, TypeRange(),
+      ValueRange{constantI64(site), failedDim, failedIndex, failedSize});
   if (resultTypes.empty())
     return;
   // tensor.insert leaves its destination unchanged; a read yields zero

@@ -38,8 +38,7 @@ groupReassociation(const DimGroups &groups) {
 
 static SmallVector<int64_t> shapeOf(ArrayRef<unsigned> dims,
                                     ArrayRef<int64_t> loopRanges) {
-  return llvm::map_to_vector(dims,
-                             [&](unsigned d) { return loopRanges[d]; });
+  return llvm::map_to_vector(dims, [&](unsigned d) { return loopRanges[d]; });
 }
 
 static Value createTranspose(OpBuilder &b, Location loc, Value value,
@@ -76,8 +75,8 @@ Value mlir::fp4train::toGroupedLayout(OpBuilder &b, Location loc, Value value,
     auto type = cast<RankedTensorType>(value.getType());
     Value init = tensor::EmptyOp::create(b, loc, shapeOf(order, loopRanges),
                                          type.getElementType());
-    value = linalg::BroadcastOp::create(b, loc, value, init, missing)
-                ->getResult(0);
+    value =
+        linalg::BroadcastOp::create(b, loc, value, init, missing)->getResult(0);
   }
 
   if (groups.rows.size() == 1 && groups.inner.size() == 1)
@@ -86,8 +85,8 @@ Value mlir::fp4train::toGroupedLayout(OpBuilder &b, Location loc, Value value,
                                          groupReassociation(groups));
 }
 
-Value mlir::fp4train::fromGroupedLayout(OpBuilder &b, Location loc,
-                                        Value value, AffineMap map,
+Value mlir::fp4train::fromGroupedLayout(OpBuilder &b, Location loc, Value value,
+                                        AffineMap map,
                                         ArrayRef<int64_t> loopRanges,
                                         const DimGroups &groups) {
   SmallVector<unsigned> order = groupOrder(groups);
@@ -114,8 +113,8 @@ Value mlir::fp4train::padDimWithZeros(OpBuilder &b, Location loc, Value value,
     return value;
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] = size;
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getZeroAttr(type.getElementType()));
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
   return tensor::createPadHighOp(type.clone(shape), value, zero,
                                  /*nofold=*/false, loc, b);
 }
@@ -129,14 +128,14 @@ Value mlir::fp4train::sliceToShape(OpBuilder &b, Location loc, Value value,
   SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
   SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
       shape, [&](int64_t s) -> OpFoldResult { return b.getIndexAttr(s); });
-  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
 }
 
 Value mlir::fp4train::transposeLastTwo(OpBuilder &b, Location loc,
                                        Value value) {
   int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
-  SmallVector<int64_t> permutation = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  SmallVector<int64_t> permutation =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(permutation[rank - 2], permutation[rank - 1]);
   return createTranspose(b, loc, value, permutation);
 }

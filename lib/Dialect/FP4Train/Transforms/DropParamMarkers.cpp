@@ -15,7 +15,8 @@ using namespace mlir::fp4train;
 
 namespace {
 struct DropParamMarkersPass
-    : public mlir::fp4train::impl::FP4TrainDropParamMarkersBase<DropParamMarkersPass> {
+    : public mlir::fp4train::impl::FP4TrainDropParamMarkersBase<
+          DropParamMarkersPass> {
   void runOnOperation() override {
     getOperation().walk([](func::FuncOp function) {
       for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)

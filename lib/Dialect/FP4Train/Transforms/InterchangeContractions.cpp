@@ -87,8 +87,8 @@ static std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
     anyTranspose = true;
   }
 
-  bool identity = llvm::equal(plan.order, llvm::seq<unsigned>(
-                                              0, iterators.size()));
+  bool identity =
+      llvm::equal(plan.order, llvm::seq<unsigned>(0, iterators.size()));
   if (identity && !anyTranspose)
     return std::nullopt;
   return plan;
@@ -117,9 +117,9 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
       Value empty = tensor::EmptyOp::create(
           rewriter, loc, applyPermutation(sizes, permutation),
           getElementTypeOrSelf(value.getType()));
-      value = linalg::TransposeOp::create(rewriter, loc, value, empty,
-                                          permutation)
-                  ->getResult(0);
+      value =
+          linalg::TransposeOp::create(rewriter, loc, value, empty, permutation)
+              ->getResult(0);
       map = AffineMap::get(map.getNumDims(), 0,
                            applyPermutation(map.getResults(), permutation),
                            map.getContext());

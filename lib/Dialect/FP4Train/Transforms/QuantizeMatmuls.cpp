@@ -183,15 +183,13 @@ private:
 
 Value ContractionRewriter::stochasticSeed(OpBuilder &b, Location loc,
                                           unsigned index, unsigned operand) {
-  Value shifted =
-      arith::ShLIOp::create(b, loc, step, constantI64(b, loc, 32));
+  Value shifted = arith::ShLIOp::create(b, loc, step, constantI64(b, loc, 32));
   return arith::AddIOp::create(b, loc, shifted,
                                constantI64(b, loc, 2 * index + operand));
 }
 
 Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
-                                           Value value,
-                                           const OperandPlan &plan,
+                                           Value value, const OperandPlan &plan,
                                            int64_t paddedK, Value seed) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
@@ -202,10 +200,9 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
     auto resultType = ScaledTensorType::getForFormat(
         b.getContext(), format, inputType.getShape(), rank - 1, dim2, global);
     bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
-    return QuantizeOp::create(b, loc, resultType, input,
-                              stochastic ? seed : Value(), /*amax=*/Value(),
-                              plan.spec.getRounding(),
-                              plan.spec.getScaleMode());
+    return QuantizeOp::create(
+        b, loc, resultType, input, stochastic ? seed : Value(),
+        /*amax=*/Value(), plan.spec.getRounding(), plan.spec.getScaleMode());
   };
 
   if (!plan.twoD)
@@ -215,7 +212,8 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
   // [NV1] 2-D weight blocks: quantize the weight in its own [out, in]
   // layout, padded to whole 16x16 tiles, so Fprop and Dgrad quantize the
   // same value (CSE merges them); Dgrad reads it through a transposed view.
-  Value weight = plan.transposedWeight ? transposeLastTwo(b, loc, value) : value;
+  Value weight =
+      plan.transposedWeight ? transposeLastTwo(b, loc, value) : value;
   int64_t paddedRows = llvm::alignTo(type.getDimSize(rank - 2), 16);
   int64_t paddedOut = plan.transposedWeight ? paddedK : paddedRows;
   int64_t paddedIn = plan.transposedWeight ? paddedRows : paddedK;
@@ -282,9 +280,9 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
   }
 
   // [GEMM1] accumulates onto the contraction's init, in f32.
-  Value acc = toGroupedLayout(b, loc, init->get(),
-                              op.getMatchingIndexingMap(init), ranges,
-                              resultGroups);
+  Value acc =
+      toGroupedLayout(b, loc, init->get(), op.getMatchingIndexingMap(init),
+                      ranges, resultGroups);
   auto accType = cast<RankedTensorType>(acc.getType());
   acc = castElements(b, loc, acc, b.getF32Type());
   int64_t rank = accType.getRank();
@@ -354,7 +352,8 @@ static llvm::json::Object describePlan(const ContractionPlan &plan) {
 
 namespace {
 struct QuantizeMatmulsPass
-    : public mlir::fp4train::impl::FP4TrainQuantizeMatmulsBase<QuantizeMatmulsPass> {
+    : public mlir::fp4train::impl::FP4TrainQuantizeMatmulsBase<
+          QuantizeMatmulsPass> {
   using Base::Base;
   /// A clone (one per thread of a nested pass manager, made after
   /// initialize) gets its own option objects, whose values
@@ -380,8 +379,8 @@ struct QuantizeMatmulsPass
       if (failed(runOnFunction(function, resolvedRecipe, report)))
         return signalPassFailure();
     }
-    if (failed(writeReport(module, this->report, std::move(report),
-                           reportFormat)))
+    if (failed(
+            writeReport(module, this->report, std::move(report), reportFormat)))
       return signalPassFailure();
   }
 
@@ -390,8 +389,8 @@ struct QuantizeMatmulsPass
     // The roles fp4train-annotate-roles found, read from the IR.
     SmallVector<ContractionRole> roles =
         llvm::map_to_vector(getContractions(function), readRoleAnnotation);
-    llvm::DenseMap<unsigned, StringRef> kept = findKeptLayers(
-        roles, recipe.getKeepFirst(), recipe.getKeepLast());
+    llvm::DenseMap<unsigned, StringRef> kept =
+        findKeptLayers(roles, recipe.getKeepFirst(), recipe.getKeepLast());
 
     SmallVector<ContractionPlan> plans;
     for (const ContractionRole &info : roles) {
@@ -419,8 +418,7 @@ struct QuantizeMatmulsPass
         if (!::fp4train::checkedNumElements(padded))
           return op.emitError("cannot quantize a ")
                  << stringifyRole(*info.role) << " contraction on "
-                 << operand.getType()
-                 << ": its element count"
+                 << operand.getType() << ": its element count"
                  << (plan.paddedK != info.k ? ", padded along K," : "")
                  << " does not fit in int64";
       }
@@ -474,8 +472,7 @@ struct QuantizeMatmulsPass
     if (!type && !arg.getType().isIndex())
       return function.emitError("step-arg=")
              << static_cast<int>(stepArg) << " names an argument of type "
-             << arg.getType()
-             << "; expected an integer";
+             << arg.getType() << "; expected an integer";
     if (!type)
       return Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), arg));
     if (type.getWidth() < 64)

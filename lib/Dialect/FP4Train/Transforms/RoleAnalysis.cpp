@@ -20,10 +20,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -109,8 +109,7 @@ static std::optional<LayoutStep> getLayoutStep(Value result) {
 
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     SmallVector<int64_t> dims(rank, -1);
-    for (auto [src, group] :
-         llvm::enumerate(expand.getReassociationIndices()))
+    for (auto [src, group] : llvm::enumerate(expand.getReassociationIndices()))
       for (int64_t r : group)
         dims[r] = src;
     return LayoutStep{expand.getSrc(), dims};
@@ -154,8 +153,8 @@ static std::optional<LayoutStep> getLayoutStep(Value result) {
 }
 
 /// Follows `value` back through layout steps to an argument of `function`.
-static std::optional<ArgumentView> traceToArgument(Value value,
-                                                   FunctionOpInterface function) {
+static std::optional<ArgumentView>
+traceToArgument(Value value, FunctionOpInterface function) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return std::nullopt;
@@ -284,7 +283,8 @@ findWeightGradientUse(Value result, FunctionOpInterface function,
       for (OpOperand &other : user->getOpOperands()) {
         if (&other == &use)
           continue;
-        std::optional<ArgumentView> view = traceToArgument(other.get(), function);
+        std::optional<ArgumentView> view =
+            traceToArgument(other.get(), function);
         if (!view || !weights.contains(view->argument.getArgNumber()))
           continue;
         reach.reachesWeight = true;
@@ -344,11 +344,9 @@ static int64_t productOfLoops(ArrayRef<int64_t> ranges,
 /// Returns the role implied by which weight dimensions `op` contracts on
 /// operand `operand`, a view of a weight: Fprop for the `in` dimension,
 /// Dgrad for the `out` dimension.
-static std::optional<Role>
-roleFromContractedDims(linalg::LinalgOp op, OpOperand &operand,
-                       const ArgumentView &view,
-                       const linalg::ContractionDimensions &dims,
-                       WeightLayout layout) {
+static std::optional<Role> roleFromContractedDims(
+    linalg::LinalgOp op, OpOperand &operand, const ArgumentView &view,
+    const linalg::ContractionDimensions &dims, WeightLayout layout) {
   AffineMap map = op.getMatchingIndexingMap(&operand);
   llvm::SmallSetVector<int64_t, 2> contracted;
   for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
@@ -477,7 +475,8 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
     // Fprop / Dgrad: an operand is a view of a weight.
     bool readsWeight = false;
     for (OpOperand *input : op.getDpsInputOperands()) {
-      std::optional<ArgumentView> view = traceToArgument(input->get(), function);
+      std::optional<ArgumentView> view =
+          traceToArgument(input->get(), function);
       if (!view || !weights.contains(view->argument.getArgNumber()))
         continue;
       readsWeight = true;
@@ -631,8 +630,8 @@ static std::string describeQuantization(const llvm::json::Object &row) {
           os << formatCell(o->get("format")) << ' ';
           if (const llvm::json::Array *block = o->getArray("block"))
             llvm::interleave(
-                *block, os,
-                [&](const llvm::json::Value &size) { os << size; }, "x");
+                *block, os, [&](const llvm::json::Value &size) { os << size; },
+                "x");
           os << ' ' << formatCell(o->get("rounding"));
         },
         " | ");

@@ -132,8 +132,8 @@ public:
   void emit() {
     rewriter.setInsertionPoint(op);
     for (Range range : op.createLoopRanges(rewriter, loc))
-      sizes.push_back(getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                      range.size));
+      sizes.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
     zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     padding = arith::ConstantOp::create(
@@ -147,18 +147,17 @@ public:
       (iterators[d] == utils::IteratorType::parallel ? parallel : reduction)
           .push_back(d);
     }
-    SmallVector<Value> lbs(parallel.size(), zero), ubs, steps(parallel.size(),
-                                                             one);
+    SmallVector<Value> lbs(parallel.size(), zero), ubs,
+        steps(parallel.size(), one);
     for (unsigned d : parallel)
       ubs.push_back(sizes[d]);
-    scf::buildLoopNest(
-        rewriter, loc, lbs, ubs, steps,
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          SmallVector<Value> point(sizes.size());
-          for (auto [d, iv] : llvm::zip_equal(parallel, ivs))
-            point[d] = iv;
-          emitVectorLoops(b, point);
-        });
+    scf::buildLoopNest(rewriter, loc, lbs, ubs, steps,
+                       [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                         SmallVector<Value> point(sizes.size());
+                         for (auto [d, iv] : llvm::zip_equal(parallel, ivs))
+                           point[d] = iv;
+                         emitVectorLoops(b, point);
+                       });
     rewriter.eraseOp(op);
   }
 
@@ -258,10 +257,9 @@ private:
             for (auto [i, input] : llvm::enumerate(op.getDpsInputOperands())) {
               Value value = broadcasts[i];
               if (!value)
-                value = load(b, input->get(),
-                             getIndices(op.getMatchingIndexingMap(input),
-                                        point),
-                             mask);
+                value = load(
+                    b, input->get(),
+                    getIndices(op.getMatchingIndexingMap(input), point), mask);
               mapping.map(body->getArgument(i), value);
             }
             mapping.map(body->getArgument(op.getNumDpsInputs()), iterArgs[u]);

@@ -42,8 +42,7 @@ RecipeAttr parseRecipe(Location loc, llvm::StringRef text);
 //===----------------------------------------------------------------------===//
 
 /// A recipe choice that an option may leave unset: the recipe keeps its own.
-template <typename T>
-struct Override : public std::optional<T> {
+template <typename T> struct Override : public std::optional<T> {
   using std::optional<T>::optional;
 };
 
@@ -60,8 +59,7 @@ struct RoleSet {
 ///       the error message when `text` is not a value of T;
 ///   static void print(raw_ostream &os, const T &value);
 ///   static StringRef getValueName(): the values, as `--help` shows them.
-template <typename T>
-struct OverrideValue;
+template <typename T> struct OverrideValue;
 
 /// The options that override one choice of a recipe each ([RO1] in
 /// docs/recipes.md). The quantize pass, every pipeline, fp4-train, and
@@ -120,8 +118,7 @@ llvm::raw_ostream &operator<<(llvm::raw_ostream &os, const Override<T> &value) {
 }
 
 #define FP4TRAIN_DECLARE_OVERRIDE_VALUE(T)                                     \
-  template <>                                                                  \
-  struct OverrideValue<T> {                                                    \
+  template <> struct OverrideValue<T> {                                        \
     static std::optional<std::string> parse(llvm::StringRef text, T &value);   \
     static void print(llvm::raw_ostream &os, const T &value);                  \
     static llvm::StringRef getValueName();                                     \

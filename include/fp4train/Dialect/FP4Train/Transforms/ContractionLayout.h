@@ -1,4 +1,5 @@
-//===- ContractionLayout.h - K-major views of contraction operands -*- C++ -*-===//
+//===- ContractionLayout.h - K-major views of contraction operands -*- C++
+//-*-===//
 //
 // Block-scaled GEMMs consume operands as `[batch..., rows, K]` (both blocked
 // along the last dimension). These helpers move a linalg contraction's

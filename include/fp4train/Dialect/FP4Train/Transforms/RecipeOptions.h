@@ -88,8 +88,8 @@ public:
       // cl::desc keeps a reference: the text lives as long as the options.
       const std::string &text =
           descriptions.emplace_back("recipe override: " + description.str());
-      return std::make_unique<llvm::cl::opt<Field>>(
-          name, llvm::cl::desc(text), llvm::cl::cat(category));
+      return std::make_unique<llvm::cl::opt<Field>>(name, llvm::cl::desc(text),
+                                                    llvm::cl::cat(category));
     });
   }
 
@@ -102,8 +102,7 @@ public:
     size_t index = 0;
     RecipeOverrides::forEachField(
         overrides, [&](auto &field, StringRef, StringRef) {
-          field = getOption<std::remove_reference_t<decltype(field)>>(
-                      index++)
+          field = getOption<std::remove_reference_t<decltype(field)>>(index++)
                       .getValue();
         });
     return overrides;
@@ -112,16 +111,15 @@ public:
   /// Sets every option to its field of `overrides`.
   void setValue(const RecipeOverrides &overrides) {
     size_t index = 0;
-    RecipeOverrides::forEachField(
-        overrides, [&](const auto &field, StringRef, StringRef) {
-          using Field = std::remove_cv_t<std::remove_reference_t<decltype(field)>>;
-          getOption<Field>(index++).setValue(field);
-        });
+    RecipeOverrides::forEachField(overrides, [&](const auto &field, StringRef,
+                                                 StringRef) {
+      using Field = std::remove_cv_t<std::remove_reference_t<decltype(field)>>;
+      getOption<Field>(index++).setValue(field);
+    });
   }
 
 private:
-  template <typename Make>
-  void addOptions(Make &&make) {
+  template <typename Make> void addOptions(Make &&make) {
     RecipeOverrides fields;
     RecipeOverrides::forEachField(
         fields, [&](auto &field, StringRef name, StringRef description) {

@@ -1,4 +1,5 @@
-//===- RoleAnalysis.h - Roles of the contractions of a training step -*- C++ -*-===//
+//===- RoleAnalysis.h - Roles of the contractions of a training step -*- C++
+//-*-===//
 //
 // [ROLE1]-[ROLE6]: which contractions of a training step are Fprop, Dgrad and
 // Wgrad, and which weight each one involves. Shared by the annotation pass
@@ -65,8 +66,8 @@ getContractions(FunctionOpInterface function);
 /// Errors (bad parameter indices) are emitted on the function and reported
 /// as failure.
 FailureOr<llvm::SmallVector<ContractionRole>>
-analyzeRoles(FunctionOpInterface function,
-             llvm::ArrayRef<unsigned> extraParams, WeightLayout layout);
+analyzeRoles(FunctionOpInterface function, llvm::ArrayRef<unsigned> extraParams,
+             WeightLayout layout);
 
 /// The `fp4train.role` attribute that records `info` (its role, weight,
 /// operand and contracted dimension); `info` must have a role.
