@@ -1,7 +1,9 @@
 # fp4train: the two entry points of the README, plus bench and clean.
 #
 #   make demo   set up if needed, build, run the main job on the bundled example
-#   make test   set up if needed, build, run every test (lit + gtest)
+#   make test   set up if needed, build, run every test (lit + gtest) and
+#               the style check
+#   make format clang-format every C/C++ source (.clang-format, LLVM style)
 #   make bench  build and run the benchmarks (not part of `make test`)
 #   make test-sanitize  the whole suite under ASan + UBSan (build-sanitize/)
 #   make fuzz   the fuzzers of fuzz/ for FUZZ_SECONDS each, in build-sanitize/
@@ -17,7 +19,8 @@ CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
   -DLLVM_USE_LINKER=lld -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: all setup configure build test test-sanitize fuzz gpu-check demo bench clean
+.PHONY: all setup configure build test format format-check test-sanitize fuzz \
+  gpu-check demo bench clean
 
 all: build
 
@@ -32,8 +35,14 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+test: build format-check
 	cmake --build $(BUILD) --target check-fp4train
+
+format: setup
+	@bash scripts/format.sh
+
+format-check: setup
+	@bash scripts/format.sh --check
 
 # ASan + UBSan over our code (LLVM/MLIR stay Debian's uninstrumented
 # archives), aborting on the first report. HandleLLVMOptions adds the flags;

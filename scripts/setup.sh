@@ -22,6 +22,8 @@ PACKAGES=(
   pybind11-dev python3-dev python3-numpy python3-pytest
   # ASan/UBSan runtimes of clang-22 for `make test-sanitize`.
   libclang-rt-22-dev
+  # The style check of `make test` (scripts/format.sh, .clang-format).
+  clang-format-22
 )
 
 missing=()

@@ -22,12 +22,6 @@ void FP4TrainDialect::registerAttributes() {
       >();
 }
 
-/// Returns true for formats whose elements are E2M1, the only elements
-/// stochastic rounding is defined for [SR1].
-static bool hasE2M1Elements(Format format) {
-  return format == Format::mxfp4 || format == Format::nvfp4;
-}
-
 //===----------------------------------------------------------------------===//
 // HadamardAttr
 //===----------------------------------------------------------------------===//
