@@ -69,13 +69,16 @@ test-sanitize: setup
 	cmake -S . -B $(SANITIZE_BUILD) $(CMAKE_FLAGS) $(SANITIZE_FLAGS)
 	$(SANITIZE_ENV) cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target check-fp4train
 
-# Seconds per fuzzer; .ci/run passes a short smoke budget.
+# Seconds per fuzzer, and (if set) the most seeds each replays; .ci/run
+# passes a short smoke budget and a sample of the seeds.
 FUZZ_SECONDS ?= 300
+FUZZ_SEED_LIMIT ?=
 
 fuzz: setup
 	cmake -S . -B $(SANITIZE_BUILD) $(CMAKE_FLAGS) $(SANITIZE_FLAGS)
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target fp4train-fuzzers
-	$(SANITIZE_ENV) bash scripts/fuzz.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
+	$(SANITIZE_ENV) FUZZ_SEED_LIMIT=$(FUZZ_SEED_LIMIT) \
+	  bash scripts/fuzz.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
 
 # The chip the folder of make gpu-check is built for: sm_90a, the
 # H100/H200 most often at hand (sm_120a and sm_100a work the same way).

@@ -7,6 +7,9 @@
                              *.esc) as raw inputs under OUT/<fuzzer>/
   corpus.py encode FILE      prints a raw input (a crash libFuzzer wrote) in
                              the .esc form of the regression corpus
+  corpus.py thin DIR N       keeps at most N seeds in each DIR/<fuzzer>/, an
+                             even spread over their sorted names (a smoke run
+                             replays a sample instead of every test)
 
 A .esc file holds one input as text: printable ASCII and newlines as they
 are, every other byte and the backslash as \\xNN. Inputs stay readable and
@@ -215,6 +218,18 @@ def quant_seeds(src, out):
         write_seed(out, b"stats\n" + array)
 
 
+def thin(directory, limit):
+    for fuzzer in sorted(os.listdir(directory)):
+        path = os.path.join(directory, fuzzer)
+        names = sorted(os.listdir(path)) if os.path.isdir(path) else []
+        if len(names) <= limit:
+            continue
+        keep = {names[i * len(names) // limit] for i in range(limit)}
+        for name in names:
+            if name not in keep:
+                os.remove(os.path.join(path, name))
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "seeds":
         src, out = argv[2], argv[3]
@@ -243,6 +258,9 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "encode":
         with open(argv[2], "rb") as f:
             sys.stdout.write(encode(f.read()))
+        return 0
+    if len(argv) == 4 and argv[1] == "thin" and argv[3].isdigit():
+        thin(argv[2], int(argv[3]))
         return 0
     sys.stderr.write(__doc__)
     return 2

@@ -9,6 +9,10 @@
 # sanitizer report, leak, timeout, out of memory) stops that fuzzer, leaves
 # the input under BUILD/fuzz/findings/<fuzzer>/ and makes this script fail:
 # add it to fuzz/corpus/<fuzzer>/ (corpus.py encode) with the fix.
+#
+# FUZZ_SEED_LIMIT=N replays at most N seeds per fuzzer (an even spread): a
+# smoke run's budget then goes to fuzzing, not to replaying every test under
+# the sanitizers (make test-sanitize runs the tests themselves).
 set -u
 BUILD=${1:?usage: fuzz.sh BUILD SECONDS}
 SECONDS_PER=${2:?usage: fuzz.sh BUILD SECONDS}
@@ -20,6 +24,9 @@ FUZZERS=${FUZZERS:-"fp4-opt-fuzzer fp4-option-fuzzer fp4-quant-fuzzer fp4-case-f
 rm -rf "$WORK/seeds" "$WORK/regressions"
 $PY "$SRC/fuzz/corpus.py" seeds "$SRC" "$WORK/seeds" || exit 1
 $PY "$SRC/fuzz/corpus.py" decode "$SRC/fuzz/corpus" "$WORK/regressions" || exit 1
+if [ -n "${FUZZ_SEED_LIMIT:-}" ]; then
+  $PY "$SRC/fuzz/corpus.py" thin "$WORK/seeds" "$FUZZ_SEED_LIMIT" || exit 1
+fi
 
 status=0
 summary="| fuzzer | seconds | executions | exec/s | corpus | coverage | findings | slow inputs |

@@ -47,9 +47,12 @@ namespace fp4train::emulation_test {
 namespace emulation = mlir::fp4train::emulation;
 
 /// Whether this binary runs under AddressSanitizer (make test-sanitize),
-/// where the emulator runs about five times slower: a few cases that only
-/// repeat, on another chip, what others check are skipped there (the
-/// normal build runs them).
+/// where the emulator runs about ten times slower. Cases that only repeat
+/// what others run there are skipped (the normal build runs them): a chip
+/// that runs another's kernels under another name, exact-data GEMMs whose
+/// kernel and shape also run with full-range data (the same code and memory
+/// accesses over a wider range of values), and checks of what the compiled
+/// IR means rather than of how the emulator runs it.
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define FP4TRAIN_UNDER_ASAN 1
@@ -63,6 +66,11 @@ inline constexpr bool kUnderAddressSanitizer = true;
 #else
 inline constexpr bool kUnderAddressSanitizer = false;
 #endif
+
+/// The message of a case skipped under ASan because full-range data runs
+/// the same kernel and shape there.
+inline constexpr const char *kFullRangeCoversExactUnderASan =
+    "under ASan the full-range case runs this kernel and shape";
 
 /// Compiles test IR (a kernel pipeline for one chip).
 using CompileFn =

@@ -233,6 +233,9 @@ INSTANTIATE_TEST_SUITE_P(SM100, SM100HardwareSRTest,
 using SM100GemmKernelTest = SM100KernelTest<GemmCase>;
 
 TEST_P(SM100GemmKernelTest, ExactDataBitForBit) {
+  // sm_103a skips the full-range cases under ASan (below), so it keeps these.
+  if (kUnderAddressSanitizer && getChip() != "sm_103a")
+    GTEST_SKIP() << kFullRangeCoversExactUnderASan;
   EXPECT_EQ(checkGemmKernel(getCase(), GemmData::Exact, /*bitForBit=*/true,
                             getCompile(), getRun()),
             0);
