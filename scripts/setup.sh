@@ -17,6 +17,9 @@ PACKAGES=(
   libopenblas-dev pkg-config
   # Philox4x32-10 reference implementation for stochastic rounding [SR1].
   librandom123-dev
+  # Sharded steps run on MPI (docs/sharding.md): MPICH, whose ABI is the one
+  # MLIR 22's MPI lowering targets by default.
+  mpich libmpich-dev
   # The Python package (pybind11 extension over the C API) and its tests;
   # always run with /usr/bin/python3, whatever python3 comes first on PATH.
   pybind11-dev python3-dev python3-numpy python3-pytest

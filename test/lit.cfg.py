@@ -59,6 +59,25 @@ if ptxas:
     config.substitutions.append(
         ("%{ptxas_toolkit}", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 
+# MPI (MPICH, scripts/setup.sh) for sharded steps: tests that launch
+# processes say `REQUIRES: mpi`. %mpich_lib is the library lli loads into the
+# JIT; %mlir_c_runner_utils the printing helpers of vector.print.
+import ctypes.util
+mpiexec = shutil.which("mpiexec.hydra") or shutil.which("mpiexec")
+mpich_lib = ctypes.util.find_library("mpich")
+if mpiexec and mpich_lib:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpiexec", mpiexec))
+    for directory in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"):
+        if os.path.exists(os.path.join(directory, mpich_lib)):
+            mpich_lib = os.path.join(directory, mpich_lib)
+            break
+    config.substitutions.append(("%mpich_lib", mpich_lib))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                  "libmlir_c_runner_utils" + config.llvm_shlib_ext)))
+
 # The device runner is built where cuda.h is (tools/fp4-gpu-run); a CUDA
 # device is there when the driver loads and reports one. Tests that run
 # kernels on it say `REQUIRES: cuda-device` and skip everywhere else.

@@ -185,6 +185,21 @@ Expected<QuantConfig> validateConfig(const std::vector<int64_t> &shape,
     if (!(*config.amax >= 0.0f))
       return makeError("the supplied amax must be a non-negative number");
   }
+  if (!config.logicalShape.empty() || !config.origin.empty()) {
+    if (int64_t(config.logicalShape.size()) != rank ||
+        int64_t(config.origin.size()) != rank)
+      return makeError("the logical shape and the origin of a part need one "
+                       "entry per dimension (" +
+                       std::to_string(rank) + ")");
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (config.origin[dim] < 0 ||
+          config.origin[dim] > config.logicalShape[dim] - shape[dim])
+        return makeError("dimension " + std::to_string(dim) + " (size " +
+                         std::to_string(shape[dim]) + ", origin " +
+                         std::to_string(config.origin[dim]) +
+                         ") does not lie in the logical size " +
+                         std::to_string(config.logicalShape[dim]));
+  }
   std::vector<int64_t> blockedDims = {result.axis};
   if (config.twoDimensional) {
     if (rank < 2)
@@ -209,10 +224,47 @@ Expected<QuantConfig> validateConfig(const std::vector<int64_t> &shape,
 
 namespace {
 
+/// [SH3] The row-major position in the logical tensor of each element of a
+/// part of it (the identity for a whole tensor).
+class LogicalPosition {
+public:
+  LogicalPosition(const std::vector<int64_t> &shape, const QuantConfig &config)
+      : shape(shape) {
+    if (config.logicalShape.empty())
+      return;
+    logicalStrides.assign(shape.size(), 1);
+    for (int64_t dim = int64_t(shape.size()) - 2; dim >= 0; --dim)
+      logicalStrides[dim] =
+          logicalStrides[dim + 1] * uint64_t(config.logicalShape[dim + 1]);
+    for (size_t dim = 0; dim < shape.size(); ++dim)
+      base += uint64_t(config.origin[dim]) * logicalStrides[dim];
+  }
+
+  bool isIdentity() const { return logicalStrides.empty(); }
+
+  /// The logical position of the element at row-major `offset` in the part.
+  uint64_t operator()(int64_t offset) const {
+    if (isIdentity())
+      return uint64_t(offset);
+    uint64_t position = base;
+    for (int64_t dim = int64_t(shape.size()) - 1; dim >= 0; --dim) {
+      position += uint64_t(offset % shape[dim]) * logicalStrides[dim];
+      offset /= shape[dim];
+    }
+    return position;
+  }
+
+private:
+  const std::vector<int64_t> &shape;
+  std::vector<uint64_t> logicalStrides;
+  uint64_t base = 0;
+};
+
 /// Per-tensor constants of the block kernel.
 struct KernelParams {
   ScaleMode scaleMode;
   uint64_t seed;
+  const LogicalPosition *position;
   NvGlobalScale global;
   /// NVFP4: nvfp4ElementScale(code, S_dec) for every block scale code, so the
   /// per-block division happens once per tensor instead.
@@ -364,9 +416,18 @@ quantizeContiguousBlocks(const float *data, int64_t begin, int64_t end,
     for (g = 0; g < count; ++g)
       scales[first + g] =
           blockScaleCode<Kind>(bitsToFloat(amaxBits[g]), params);
-    if constexpr (Kind::isSR)
-      fillStochasticRoundingWords(params.seed, uint64_t(first * BlockSize),
-                                  count * BlockSize, randomWords);
+    if constexpr (Kind::isSR) {
+      // A block lies in one row of the last dimension, so its elements are
+      // consecutive in the logical tensor as well.
+      if (params.position->isIdentity())
+        fillStochasticRoundingWords(params.seed, uint64_t(first * BlockSize),
+                                    count * BlockSize, randomWords);
+      else
+        for (g = 0; g < count; ++g)
+          fillStochasticRoundingWords(
+              params.seed, (*params.position)((first + g) * BlockSize),
+              BlockSize, randomWords + g * BlockSize);
+    }
     // The multiplier is a table lookup for NVFP4, cheaper as a scalar load
     // per block than as a gather in the vectorized scale loop.
     for (g = 0; g < count; ++g) {
@@ -412,7 +473,8 @@ static void quantizeGathered(const float *data, const BlockLayout &layout,
     layout.forEachElement(block, [&](int64_t k, int64_t offset) {
       x[k] = data[offset];
       if (sr)
-        randomWords[k] = stochasticRoundingWord(params.seed, uint64_t(offset));
+        randomWords[k] =
+            stochasticRoundingWord(params.seed, (*params.position)(offset));
     });
     visitKernelKind(config.format, config.rounding, [&](auto kind) {
       using Kind = decltype(kind);
@@ -478,7 +540,9 @@ Status quantizeInto(const float *data, const std::vector<int64_t> &shape,
                                        config.blockSize, config.twoDimensional);
   result.scales.resize(layout.numBlocks);
 
-  KernelParams params{config.scaleMode, config.seed, {1.0f, 1.0f}, {}};
+  LogicalPosition position(shape, result.config);
+  KernelParams params{
+      config.scaleMode, config.seed, &position, {1.0f, 1.0f}, {}};
   if (config.format == Format::NVFP4) {
     result.amax =
         config.amax ? *config.amax : parallelAbsMax(data, numElements);

@@ -6,6 +6,7 @@
 #include "fp4train/Conversion/Passes.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
+#include "fp4train/Sharding/Passes.h"
 
 #include "mlir/Conversion/AMDGPUToROCDL/AMDGPUToROCDL.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -69,6 +70,8 @@ static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createFP4TrainDropParamMarkers());
+  // The MPI calls of a sharded step, ahead of the memrefs they take.
+  pm.addPass(createFP4TrainMPIToLLVM());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // math-to-llvm first: libm has no rsqrtf ([LOW1], docs/semantics.md).
   pm.addPass(createConvertMathToLLVMPass());
@@ -129,9 +132,18 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
   addHostLoweringToLLVM(pm, /*gpuLaunches=*/false);
 }
 
+/// A step with shard annotations becomes one process's program, its
+/// collectives MPI calls (docs/sharding.md); a module without any is left
+/// unchanged.
+static void addPartitionPipeline(OpPassManager &pm) {
+  pm.addPass(createFP4TrainPartition());
+  pm.addPass(createFP4TrainShardToMPI());
+}
+
 void mlir::fp4train::buildCPUPipeline(OpPassManager &pm,
                                       const CPUPipelineOptions &options) {
   buildQuantizePipeline(pm, options);
+  addPartitionPipeline(pm);
   buildCPULoweringPipeline(pm, options.outParams, options.numerics);
 }
 
@@ -143,6 +155,8 @@ static void addGPUFrontHalf(OpPassManager &pm,
                             std::unique_ptr<Pass> toGPU) {
   pm.addPass(createFP4TrainCheckNoOutlinedGPUCode());
   buildQuantizePipeline(pm, options);
+  // Per-process kernels; the collectives stay on the host as MPI calls.
+  addPartitionPipeline(pm);
   pm.addPass(std::move(toGPU));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

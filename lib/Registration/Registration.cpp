@@ -7,12 +7,15 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 #include "fp4train/Pipelines/Pipelines.h"
+#include "fp4train/Sharding/Passes.h"
+#include "fp4train/Sharding/ShardingModels.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
@@ -26,6 +29,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -33,6 +37,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -45,7 +50,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -54,7 +61,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
+#include "mlir/Dialect/Tensor/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
@@ -84,6 +93,8 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
       func::FuncDialect, arith::ArithDialect, math::MathDialect,
       linalg::LinalgDialect, tensor::TensorDialect, scf::SCFDialect,
       affine::AffineDialect, index::IndexDialect, ub::UBDialect,
+      // Sharded steps: grids and shardings, and the MPI calls they become.
+      shard::ShardDialect, mpi::MPIDialect,
       // Bufferized and vectorized forms.
       bufferization::BufferizationDialect, memref::MemRefDialect,
       vector::VectorDialect, cf::ControlFlowDialect,
@@ -99,6 +110,15 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
   linalg::registerTilingInterfaceExternalModels(registry);
   memref::registerMemorySlotExternalModels(registry);
 
+  // How each op of a step is partitioned (docs/sharding.md): upstream's
+  // models, then ours for the fp4train ops and the upstream ops it lacks.
+  arith::registerShardingInterfaceExternalModels(registry);
+  func::registerShardingInterfaceExternalModels(registry);
+  linalg::registerShardingInterfaceExternalModels(registry);
+  tensor::registerShardingInterfaceExternalModels(registry);
+  fp4train::registerShardingInterfaceModels(registry);
+  fp4train::registerMPIMemoryEffectsModels(registry);
+
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -113,6 +133,7 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
   registerConvertFuncToLLVMInterface(registry);
   gpu::registerConvertGpuToLLVMInterface(registry);
   index::registerConvertIndexToLLVMInterface(registry);
+  mpi::registerConvertMPIToLLVMInterface(registry);
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
@@ -153,6 +174,7 @@ void mlir::fp4train::registerAllPasses() {
   memref::registerMemRefPasses();
   math::registerMathPasses();
   registerSCFPasses();
+  fp4train::registerShardingPasses();
   tensor::registerTensorPasses();
   vector::registerVectorPasses();
 
@@ -173,6 +195,7 @@ void mlir::fp4train::registerAllPasses() {
   registerConvertMathToROCDL();
   registerConvertNVVMToLLVMPass();
   registerConvertParallelLoopToGpuPass();
+  registerConvertShardToMPIPass();
   registerConvertToLLVMPass();
   registerConvertVectorToLLVMPass();
   registerConvertVectorToSCF();

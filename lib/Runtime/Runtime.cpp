@@ -154,13 +154,22 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         UnrankedMemRefType<int8_t> *scales,
                                         int32_t format, int64_t blockSize,
                                         int64_t axis, int32_t flags,
-                                        int64_t seed, float amax) {
+                                        int64_t seed, float amax,
+                                        UnrankedMemRefType<int64_t> *part) {
   const char *entry = "quantize";
   DenseView<float> x(input);
-  numerics::QuantConfig config =
-      checkedConfig(entry, x.getShape(),
-                    fp4train::runtime::makeQuantConfig(format, blockSize, axis,
-                                                       flags, seed, amax));
+  numerics::QuantConfig config = fp4train::runtime::makeQuantConfig(
+      format, blockSize, axis, flags, seed, amax);
+  DenseView<int64_t> partView(part);
+  if (partView.size() != 0) {
+    size_t rank = x.getShape().size();
+    if (partView.size() != int64_t(2 * rank))
+      fail(entry, "a part needs an origin and a logical size per dimension");
+    const int64_t *values = partView.data();
+    config.origin.assign(values, values + rank);
+    config.logicalShape.assign(values + rank, values + 2 * rank);
+  }
+  config = checkedConfig(entry, x.getShape(), config);
   // Buffers are reused across calls (training steps quantize the same shapes
   // over and over); one per thread keeps concurrent callers apart.
   thread_local numerics::QuantizedTensor quantized;

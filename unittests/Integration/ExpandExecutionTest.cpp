@@ -186,6 +186,9 @@ struct QuantCase {
   bool specials;
   std::vector<int64_t> shape;
   bool global = true; // NVFP4 only
+  /// [SH3] When set, the tensor is the part at `origin` of a tensor of
+  /// `logicalShape`.
+  std::vector<int64_t> logicalShape = {}, origin = {};
 };
 
 std::string elementTypeName(numerics::Format f) {
@@ -227,6 +230,24 @@ std::string quantizeAttrs(const numerics::QuantConfig &config, bool amax) {
     s += " seed(%seed)";
   if (amax)
     s += " amax(%amax)";
+  if (!config.origin.empty()) {
+    s += " at(";
+    for (size_t d = 0; d < config.origin.size(); ++d)
+      s += (d ? ", %o" : "%o") + std::to_string(d);
+    s += ") of [";
+    for (size_t d = 0; d < config.logicalShape.size(); ++d)
+      s += (d ? ", " : "") + std::to_string(config.logicalShape[d]);
+    s += "]";
+  }
+  return s;
+}
+
+/// The index constants %o0... of a part's origin.
+std::string originConstants(const numerics::QuantConfig &config) {
+  std::string s;
+  for (size_t d = 0; d < config.origin.size(); ++d)
+    s += "  %o" + std::to_string(d) + " = arith.constant " +
+         std::to_string(config.origin[d]) + " : index\n";
   return s;
 }
 
@@ -250,6 +271,8 @@ TEST_P(QuantizeTest, MatchesLibrary) {
     config.amax = 1000.0f;
   if (nv && !c.global)
     config.amax = 2688.0f;
+  config.logicalShape = c.logicalShape;
+  config.origin = c.origin;
 
   int64_t count = 1;
   for (int64_t d : c.shape)
@@ -270,8 +293,8 @@ TEST_P(QuantizeTest, MatchesLibrary) {
   std::string source =
       "func.func @main(%x: " + tensor + ", %seed: i64, %amax: f32) -> (" +
       codes + ", " + scales + ", " + tensor +
-      ", tensor<1xf32>) attributes {llvm.emit_c_interface} {\n"
-      "  %q = fp4train.quantize %x" +
+      ", tensor<1xf32>) attributes {llvm.emit_c_interface} {\n" +
+      originConstants(config) + "  %q = fp4train.quantize %x" +
       quantizeAttrs(config, c.suppliedAmax) + " : " + tensor + " -> " + type +
       "\n" + (hasGlobal ? "  %v, %s, %g = " : "  %v, %s = ") +
       "fp4train.unpack %q : " + type + "\n" +
@@ -323,6 +346,52 @@ std::vector<QuantCase> quantCases() {
     cases.push_back({"nvfp4", "floor", sr, 1, true, true, false, {2, 16, 32}});
     cases.push_back({"nvfp4", "floor", sr, 1, false, false, true, {8, 64}});
   }
+  // [SH3] Stochastic parts of larger tensors, 1-D along either dimension,
+  // rank 3 and 2-D tiles.
+  cases.push_back({"mxfp4",
+                   "floor",
+                   true,
+                   1,
+                   false,
+                   false,
+                   false,
+                   {6, 128},
+                   true,
+                   {18, 256},
+                   {6, 128}});
+  cases.push_back({"mxfp4",
+                   "rceil",
+                   true,
+                   0,
+                   false,
+                   false,
+                   false,
+                   {64, 10},
+                   true,
+                   {128, 30},
+                   {64, 20}});
+  cases.push_back({"mxfp4",
+                   "floor",
+                   true,
+                   2,
+                   false,
+                   false,
+                   false,
+                   {2, 3, 64},
+                   true,
+                   {4, 3, 128},
+                   {2, 0, 64}});
+  cases.push_back({"nvfp4",
+                   "floor",
+                   true,
+                   1,
+                   true,
+                   true,
+                   false,
+                   {32, 48},
+                   true,
+                   {64, 96},
+                   {32, 48}});
   QuantCase noGlobal = {"nvfp4", "floor", false, 1,
                         false,   false,   false, {4, 64}};
   noGlobal.global = false;

@@ -102,7 +102,8 @@ Scaled mxfp8(std::vector<int64_t> shape, std::vector<int64_t> block,
 /// larger %x of shape `sliceOf`; returns codes, scales, the dequantized
 /// values and the global scale as a 1-element tensor.
 OpCase quantizeCase(std::string name, const Scaled &q, const std::string &attrs,
-                    bool specials, std::vector<int64_t> sliceOf = {}) {
+                    bool specials, std::vector<int64_t> sliceOf = {},
+                    const std::string &prelude = "") {
   std::string tensor = tensorType(q.shape, "f32");
   std::string codes = tensorType(q.shape, q.element);
   std::string scales = tensorType(q.scaleShape(), q.scale);
@@ -110,7 +111,8 @@ OpCase quantizeCase(std::string name, const Scaled &q, const std::string &attrs,
   std::string results =
       codes + ", " + scales + ", " + tensor + ", tensor<1xf32>";
   std::string source = "func.func @main(%x: " + input +
-                       ", %seed: i64, %amax: f32) -> (" + results + ") {\n";
+                       ", %seed: i64, %amax: f32) -> (" + results + ") {\n" +
+                       prelude;
   std::string in = "%x";
   if (!sliceOf.empty()) {
     source += "  %in = tensor.extract_slice %x[1, 0] [" + join(q.shape, ", ") +
@@ -128,6 +130,11 @@ OpCase quantizeCase(std::string name, const Scaled &q, const std::string &attrs,
             "\n  return %v, %s, %d, %gt : " + results + "\n}\n";
   return {std::move(name), source, specials};
 }
+
+/// The origins the part cases use.
+const char *const kPartOrigins = "  %c8 = arith.constant 8 : index\n"
+                                 "  %c16 = arith.constant 16 : index\n"
+                                 "  %c64 = arith.constant 64 : index\n";
 
 std::vector<OpCase> quantizeCases() {
   const std::string sr = " rounding = stochastic seed(%seed)";
@@ -150,6 +157,14 @@ std::vector<OpCase> quantizeCases() {
       quantizeCase("nvfp4_no_global", nvfp4({4, 64}, {1, 16}, false), "",
                    false),
       quantizeCase("nvfp4_specials", nvfp4({8, 64}, {1, 16}), "", true),
+      // [SH3] Stochastic parts of larger tensors.
+      quantizeCase("mxfp4_sr_part", mxfp4({8, 64}, {1, 32}),
+                   sr + " at(%c8, %c64) of [32, 256]", false, {}, kPartOrigins),
+      quantizeCase("nvfp4_sr_part_axis0", nvfp4({48, 6}, {16, 1}),
+                   sr + " at(%c16, %c8) of [96, 16]", false, {}, kPartOrigins),
+      quantizeCase("nvfp4_2d_sr_part", nvfp4({32, 48}, {16, 16}),
+                   sr + " at(%c16, %c64) of [64, 112]", false, {},
+                   kPartOrigins),
   };
   return cases;
 }

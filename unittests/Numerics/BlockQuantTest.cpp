@@ -8,6 +8,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace fp4train::numerics;
@@ -450,6 +451,116 @@ TEST(BlockQuant, Errors) {
             "them");
   EXPECT_EQ(message({}, config),
             "cannot quantize a rank-0 tensor: blocks need a dimension");
+}
+
+/// [SH3] Quantizing the parts of a split tensor, each at its origin, gives
+/// the codes and scales of the whole tensor: for every format, rounding and
+/// block layout, split into 2 and 4 parts along each dimension. NVFP4 parts
+/// take the whole tensor's amax ([SH2]).
+TEST(BlockQuant, PartsQuantizeLikeTheWhole) {
+  const std::vector<int64_t> shape = {2, 64, 128};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> data(2 * 64 * 128);
+  for (float &x : data)
+    x = normal(rng);
+
+  struct Layout {
+    Format format;
+    Rounding rounding;
+    int64_t axis;
+    bool twoD;
+  };
+  const Layout layouts[] = {
+      {Format::MXFP4, Rounding::Stochastic, -1, false},
+      {Format::MXFP4, Rounding::Stochastic, 1, false},
+      {Format::NVFP4, Rounding::Stochastic, -1, false},
+      {Format::NVFP4, Rounding::Stochastic, -1, true},
+      {Format::NVFP4, Rounding::NearestEven, 1, false},
+      {Format::MXFP8E4M3, Rounding::NearestEven, -1, false},
+  };
+  for (const Layout &layout : layouts) {
+    QuantConfig config = layout.format == Format::NVFP4
+                             ? nvConfig()
+                             : mxConfig(layout.format, ScaleMode::Floor);
+    config.rounding = layout.rounding;
+    config.seed = 0x5eed;
+    config.axis = layout.axis;
+    config.twoDimensional = layout.twoD;
+    QuantizedTensor whole = quantizeOrDie(data, shape, config);
+    if (layout.format == Format::NVFP4)
+      config.amax = whole.amax;
+
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      for (int64_t parts : {2, 4}) {
+        if (shape[dim] % parts != 0)
+          continue;
+        SCOPED_TRACE(std::string(getFormatName(layout.format)) + " axis " +
+                     std::to_string(layout.axis) + (layout.twoD ? " 2-D" : "") +
+                     ", " + std::to_string(parts) + " parts along " +
+                     std::to_string(dim));
+        std::vector<int64_t> partShape = shape;
+        partShape[dim] /= parts;
+        for (int64_t p = 0; p < parts; ++p) {
+          // The part: elements [p * size, (p + 1) * size) of `dim`.
+          std::vector<float> part;
+          std::vector<int64_t> wholeOffsets;
+          for (int64_t i = 0; i < shape[0]; ++i)
+            for (int64_t j = 0; j < shape[1]; ++j)
+              for (int64_t k = 0; k < shape[2]; ++k) {
+                int64_t index[3] = {i, j, k};
+                if (index[dim] / partShape[dim] != p)
+                  continue;
+                int64_t offset = (i * shape[1] + j) * shape[2] + k;
+                part.push_back(data[offset]);
+                wholeOffsets.push_back(offset);
+              }
+          QuantConfig partConfig = config;
+          partConfig.logicalShape = shape;
+          partConfig.origin = {0, 0, 0};
+          partConfig.origin[dim] = p * partShape[dim];
+          Expected<QuantizedTensor> quantized =
+              quantize(part.data(), partShape, partConfig);
+          if (!quantized) {
+            // A part must hold whole blocks ([SH1]); the library says which
+            // dimension does not.
+            EXPECT_NE(quantized.error().message.find("not divisible"),
+                      std::string::npos);
+            continue;
+          }
+          int mismatches = 0;
+          for (size_t e = 0; e < part.size(); ++e)
+            mismatches += quantized->codes[e] != whole.codes[wholeOffsets[e]];
+          EXPECT_EQ(mismatches, 0) << "part " << p;
+          // The dequantized values carry the scales: equal values mean
+          // equal scales for every element's block.
+          std::vector<float> wholeValues = dequantize(whole);
+          std::vector<float> partValues = dequantize(*quantized);
+          for (size_t e = 0; e < part.size(); ++e)
+            mismatches += std::memcmp(&partValues[e],
+                                      &wholeValues[wholeOffsets[e]], 4) != 0;
+          EXPECT_EQ(mismatches, 0) << "part " << p;
+        }
+      }
+    }
+  }
+}
+
+TEST(BlockQuant, PartErrors) {
+  std::vector<float> data(32 * 32);
+  QuantConfig config = mxConfig(Format::MXFP4, ScaleMode::Floor);
+  config.logicalShape = {64, 32};
+  config.origin = {40, 0};
+  Expected<QuantizedTensor> outside = quantize(data.data(), {32, 32}, config);
+  ASSERT_FALSE(outside);
+  EXPECT_EQ(outside.error().message,
+            "dimension 0 (size 32, origin 40) does not lie in the logical "
+            "size 64");
+  config.origin = {0};
+  Expected<QuantizedTensor> rank = quantize(data.data(), {32, 32}, config);
+  ASSERT_FALSE(rank);
+  EXPECT_EQ(rank.error().message, "the logical shape and the origin of a part "
+                                  "need one entry per dimension (2)");
 }
 
 TEST(BlockQuant, Names) {

@@ -70,6 +70,13 @@ struct QuantConfig {
   /// NVFP4 only: amax_tensor supplied by the caller (delayed scaling) instead
   /// of computed from the data.
   std::optional<float> amax;
+  /// [SH3] When the tensor is one part (a shard) of a larger logical tensor:
+  /// the logical tensor's shape and where this part starts in it. [SR1]
+  /// then indexes every element by its row-major position in the logical
+  /// tensor, so the parts of a tensor quantize to the codes of the whole.
+  /// Empty: the tensor is the whole logical tensor.
+  std::vector<int64_t> logicalShape;
+  std::vector<int64_t> origin;
 };
 
 /// A quantized tensor. `config.axis` is normalized to a non-negative value.

@@ -73,6 +73,8 @@ extern "C" {
 /// [PK1] stored shape) and `scales` (i8, the scale shape) with 1-D blocks of
 /// `blockSize` along `axis`, or 16x16 tiles (FP4TRAIN_RT_TWO_D). `seed` is used
 /// with FP4TRAIN_RT_STOCHASTIC and `amax` with FP4TRAIN_RT_SUPPLIED_AMAX.
+/// `part` (i64) is empty for a whole tensor, or holds the origin and then
+/// the logical shape of a part of a larger tensor ([SH3], 2 x rank entries).
 /// Returns the global decode scale S_dec (1 for the MX formats and for NVFP4
 /// with FP4TRAIN_RT_NO_GLOBAL).
 float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
@@ -80,7 +82,8 @@ float _mlir_ciface_fp4train_rt_quantize(UnrankedMemRefType<float> *input,
                                         UnrankedMemRefType<int8_t> *scales,
                                         int32_t format, int64_t blockSize,
                                         int64_t axis, int32_t flags,
-                                        int64_t seed, float amax);
+                                        int64_t seed, float amax,
+                                        UnrankedMemRefType<int64_t> *part);
 
 /// Decodes `codes` and `scales` (the layout `quantize` writes) with the
 /// global decode scale `globalDecode` into `result` (f32), whose shape is

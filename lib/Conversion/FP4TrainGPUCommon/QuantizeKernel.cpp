@@ -74,6 +74,10 @@ static bool isNVFP4(ScaledTensorType type) {
 }
 
 bool mlir::fp4train::isQuantizeKernelShape(QuantizeOp op) {
+  // The kernels index [SR1] within the tensor they quantize; a stochastic
+  // part of a sharded tensor [SH3] takes the exact host expansion instead.
+  if (op.isPart() && op.getRounding() == RoundingMode::stochastic)
+    return false;
   ScaledTensorType type = op.getResult().getType();
   bool nv = isNVFP4(type);
   if (!nv && !isa<Float8E8M0FNUType>(type.getScaleType()))

@@ -258,12 +258,26 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
                         rewriter.getI8Type());
     Value seed = adaptor.getSeed() ? adaptor.getSeed() : s.i64(0);
     Value amax = adaptor.getAmax() ? adaptor.getAmax() : s.f32(0.0f);
-    func::CallOp call = callRuntime(
-        rewriter, op, rt::kQuantizeFunction,
-        {toUnrankedBuffer(rewriter, loc, input), codes.unranked,
-         scales.unranked, s.i32(layout.format), s.i64(layout.blockSize),
-         s.i64(layout.axis), s.i32(flags), seed, amax},
-        rewriter.getF32Type());
+    // [SH3] A part passes its origin and the logical shape.
+    SmallVector<Value> part;
+    if (std::optional<ArrayRef<int64_t>> logicalShape = op.getLogicalShape()) {
+      for (Value offset : adaptor.getOrigin())
+        part.push_back(arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getI64Type(), offset));
+      for (int64_t size : *logicalShape)
+        part.push_back(s.i64(size));
+    }
+    Value partTensor = tensor::FromElementsOp::create(
+        rewriter, loc,
+        RankedTensorType::get({int64_t(part.size())}, rewriter.getI64Type()),
+        part);
+    func::CallOp call =
+        callRuntime(rewriter, op, rt::kQuantizeFunction,
+                    {toUnrankedBuffer(rewriter, loc, input), codes.unranked,
+                     scales.unranked, s.i32(layout.format),
+                     s.i64(layout.blockSize), s.i64(layout.axis), s.i32(flags),
+                     seed, amax, toUnrankedBuffer(rewriter, loc, partTensor)},
+                    rewriter.getF32Type());
 
     SmallVector<Value> results = {codes.toTensor(rewriter, loc),
                                   scales.toTensor(rewriter, loc)};

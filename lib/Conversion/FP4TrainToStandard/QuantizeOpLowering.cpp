@@ -95,6 +95,42 @@ static Value buildTensorAbsMax(OpBuilder &b, Location loc, Value blockAmax) {
   return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
 }
 
+/// [SH3] The row-major position in the logical tensor of the current element
+/// of a linalg.generic over `view` (a part of the logical tensor starting at
+/// `origin`): `base + sum_e index_e * stride_e`, where `base` is the origin's
+/// position and an expanded dimension's stride is the logical stride of its
+/// dimension, times the block size for the outer dimension of a blocked one.
+/// Returns the (i64) base, built before the generic.
+static Value buildPartBase(ImplicitLocOpBuilder &b, ValueRange origin,
+                           ArrayRef<int64_t> logicalStrides) {
+  Value base = arith::ConstantIntOp::create(b, b.getI64Type(), 0);
+  for (auto [offset, stride] : llvm::zip_equal(origin, logicalStrides)) {
+    Value term = arith::MulIOp::create(
+        b, arith::IndexCastOp::create(b, b.getI64Type(), offset),
+        arith::ConstantIntOp::create(b, b.getI64Type(), stride));
+    base = arith::AddIOp::create(b, base, term);
+  }
+  return base;
+}
+
+static Value buildPartIndex(OpBuilder &b, Location loc, const BlockedView &view,
+                            ArrayRef<int64_t> logicalStrides, Value base) {
+  Value position = base;
+  for (auto [dim, group] : llvm::enumerate(view.reassociation)) {
+    int64_t stride = logicalStrides[dim];
+    for (int64_t expanded : llvm::reverse(group)) {
+      Value index = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, expanded));
+      Value term = arith::MulIOp::create(
+          b, loc, index,
+          arith::ConstantIntOp::create(b, loc, b.getI64Type(), stride));
+      position = arith::AddIOp::create(b, loc, position, term);
+      stride *= view.expandedShape[expanded];
+    }
+  }
+  return position;
+}
+
 namespace {
 
 struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
@@ -166,6 +202,16 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
     // Per element: x · factor, rounded. [SR1] indexes the random word by the
     // row-major position in the input, which the expanded view preserves.
     Value seed = adaptor.getSeed();
+    SmallVector<int64_t> logicalStrides;
+    Value partBase;
+    if (stochastic && op.isPart()) {
+      ArrayRef<int64_t> logicalShape = *op.getLogicalShape();
+      logicalStrides.assign(logicalShape.size(), 1);
+      for (int64_t dim = int64_t(logicalShape.size()) - 2; dim >= 0; --dim)
+        logicalStrides[dim] = logicalStrides[dim + 1] * logicalShape[dim + 1];
+      ImplicitLocOpBuilder ib(loc, rewriter);
+      partBase = buildPartBase(ib, adaptor.getOrigin(), logicalStrides);
+    }
     AffineMap elementMap = view.getElementMap(ctx);
     AffineMap blockMap = view.getBlockMap(ctx);
     Value codeInit =
@@ -180,7 +226,10 @@ struct QuantizeOpLowering : public OpConversionPattern<QuantizeOp> {
               Value v = arith::MulFOp::create(ib, args[0], args[2]);
               Value code;
               if (stochastic) {
-                Value index = buildLinearIndex(b, loc, view.expandedShape);
+                Value index =
+                    partBase
+                        ? buildPartIndex(b, loc, view, logicalStrides, partBase)
+                        : buildLinearIndex(b, loc, view.expandedShape);
                 Value word = codecs::stochasticRoundingWord(ib, seed, index);
                 code = codecs::encodeE2M1Stochastic(ib, v, word);
               } else {

@@ -6,15 +6,17 @@
 // conversion of fp4train-expand (packed codes [PK1], scales), so both
 // lowerings compute the same bits ([CHK2]).
 
-// CHECK-DAG: func.func private @fp4train_rt_quantize(memref<*xf32>, memref<*xi8>, memref<*xi8>, i32, i64, i64, i32, i64, f32) -> f32 attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @fp4train_rt_quantize(memref<*xf32>, memref<*xi8>, memref<*xi8>, i32, i64, i64, i32, i64, f32, memref<*xi64>) -> f32 attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @fp4train_rt_scaled_matmul(
 
 // CHECK-LABEL: func.func @quantize_sr
 // CHECK-SAME: (%[[X:.*]]: tensor<4x64xf32>, %[[SEED:.*]]: i64) -> (tensor<4x32xi8>, tensor<4x2xi8>)
 // CHECK: %[[CODES:.*]] = memref.alloc() : memref<4x32xi8>
 // CHECK: %[[SCALES:.*]] = memref.alloc() : memref<4x2xi8>
+// A whole tensor passes an empty part ([SH3]).
+// CHECK: %[[PART:.*]] = tensor.from_elements  : tensor<0xi64>
 // CHECK: bufferization.to_buffer %[[X]] read_only
-// CHECK: call @fp4train_rt_quantize(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]], %{{.*}})
+// CHECK: call @fp4train_rt_quantize(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]], %{{.*}}, %{{.*}})
 // CHECK-DAG: bufferization.to_tensor %[[CODES]] restrict writable
 // CHECK-DAG: bufferization.to_tensor %[[SCALES]] restrict writable
 // CHECK-NOT: fp4train.

@@ -293,6 +293,33 @@ func.func @quantize_rceil_nv(%x: tensor<64x128xf32>) {
 
 // -----
 
+func.func @quantize_origin_without_shape(%x: tensor<64x128xf32>, %i: index) {
+  // expected-error @below {{an origin needs the logical shape it lies in}}
+  %0 = "fp4train.quantize"(%x, %i, %i) <{operandSegmentSizes = array<i32: 1, 0, 0, 2>}>
+      : (tensor<64x128xf32>, index, index) -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return
+}
+
+// -----
+
+func.func @quantize_part_rank(%x: tensor<64x128xf32>, %i: index) {
+  // expected-error @below {{a part needs one origin and one logical size per dimension (2), got 1 and 2}}
+  %0 = fp4train.quantize %x at(%i) of [128, 128] : tensor<64x128xf32>
+      -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return
+}
+
+// -----
+
+func.func @quantize_part_larger(%x: tensor<64x128xf32>, %i: index) {
+  // expected-error @below {{dimension 1 of the part (size 128) is larger than the logical size 64}}
+  %0 = fp4train.quantize %x at(%i, %i) of [128, 64] : tensor<64x128xf32>
+      -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return
+}
+
+// -----
+
 func.func @quantize_int(%x: tensor<64x128xi32>) {
   // expected-error @below {{operand #0 must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
   %0 = fp4train.quantize %x : tensor<64x128xi32>

@@ -113,6 +113,15 @@ func.func @discardable(%w: tensor<64x128xf32> {fp4train.param}, %x: tensor<32x12
   return %0 : tensor<32x64xf32>
 }
 
+// A part of a sharded tensor [SH3].
+// CHECK-LABEL: func @quantize_part
+func.func @quantize_part(%x: tensor<64x128xf32>, %seed: i64, %row: index, %col: index) {
+  // CHECK: fp4train.quantize %{{.*}} rounding = stochastic seed(%{{.*}}) at(%{{.*}}, %{{.*}}) of [256, 128] : tensor<64x128xf32>
+  %0 = fp4train.quantize %x rounding = stochastic seed(%seed) at(%row, %col) of [256, 128]
+      : tensor<64x128xf32> -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  return
+}
+
 // CHECK-LABEL: func @quantize
 func.func @quantize(%x: tensor<64x128xf32>, %xb: tensor<64x128xbf16>, %xh: tensor<64x128xf16>,
                     %seed: i64, %amax: f32) {

@@ -66,6 +66,27 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("scale_mode rceil applies to E8M0 block scales only, "
                        "not ")
            << resultType.getScaleType();
+
+  // [SH3]: a part names its place in the logical tensor, one origin and one
+  // logical size per dimension, and lies inside it.
+  std::optional<ArrayRef<int64_t>> logicalShape = getLogicalShape();
+  if (!logicalShape) {
+    if (!getOrigin().empty())
+      return emitOpError("an origin needs the logical shape it lies in");
+    return success();
+  }
+  ArrayRef<int64_t> shape = resultType.getShape();
+  if (logicalShape->size() != shape.size() ||
+      getOrigin().size() != shape.size())
+    return emitOpError("a part needs one origin and one logical size per "
+                       "dimension (")
+           << shape.size() << "), got " << getOrigin().size() << " and "
+           << logicalShape->size();
+  for (auto [dim, size, logical] : llvm::enumerate(shape, *logicalShape))
+    if (logical < size)
+      return emitOpError("dimension ")
+             << dim << " of the part (size " << size
+             << ") is larger than the logical size " << logical;
   return success();
 }
 

@@ -202,7 +202,9 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
     bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
     return QuantizeOp::create(
         b, loc, resultType, input, stochastic ? seed : Value(),
-        /*amax=*/Value(), plan.spec.getRounding(), plan.spec.getScaleMode());
+        /*amax=*/Value(), /*origin=*/ValueRange(),
+        /*logical_shape=*/DenseI64ArrayAttr(), plan.spec.getRounding(),
+        plan.spec.getScaleMode());
   };
 
   if (!plan.twoD)

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/STLExtras.h"
@@ -92,6 +93,12 @@ static std::optional<LayoutStep> getLayoutStep(Value result) {
   int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
 
   if (isa<tensor::CastOp, arith::TruncFOp, arith::ExtFOp>(op))
+    return LayoutStep{op->getOperand(0), identityDims(rank)};
+
+  // Sharding annotations and the collectives written in a sharded step
+  // keep the logical tensor and its dimensions (docs/sharding.md).
+  if (isa<shard::ShardOp, shard::AllGatherOp, shard::AllReduceOp,
+          shard::AllSliceOp, shard::ReduceScatterOp>(op))
     return LayoutStep{op->getOperand(0), identityDims(rank)};
 
   if (auto transpose = dyn_cast<linalg::TransposeOp>(op))

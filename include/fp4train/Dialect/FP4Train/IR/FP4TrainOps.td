@@ -64,6 +64,14 @@ def FP4Train_QuantizeOp : FP4Train_Op<"quantize",
 
     A bf16 or f16 input is first extended to f32 (exactly).
 
+    `at(origin...) of logical_shape` says that `input` is one part (a shard)
+    of a larger logical tensor, starting at `origin` in it [SH3]: stochastic
+    rounding then indexes each element by its position in the logical
+    tensor, so the parts of a tensor quantize to the codes of the whole
+    tensor however it is split. Nothing else depends on the position (blocks
+    lie inside the part, see [SH1]; a computed amax is that of `input`, so a
+    sharded NVFP4 quantize passes the logical tensor's amax instead [SH2]).
+
     Example:
 
     ```mlir
@@ -71,12 +79,17 @@ def FP4Train_QuantizeOp : FP4Train_Op<"quantize",
         : tensor<64x128xf32> -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
     %g = fp4train.quantize %dy rounding = stochastic seed(%seed) amax(%amax)
         : tensor<64x128xf32> -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+    %p = fp4train.quantize %dy_part rounding = stochastic seed(%seed)
+        at(%row, %c0) of [256, 128]
+        : tensor<64x128xf32> -> !fp4train.scaled<64x128xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
     ```
   }];
   let arguments = (ins
     FP4Train_WideFloatTensor:$input,
     Optional<I64>:$seed,
     Optional<F32>:$amax,
+    Variadic<Index>:$origin,
+    OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
     FP4Train_RoundingModeProp:$rounding,
     FP4Train_ScaleModeProp:$scale_mode
   );
@@ -84,7 +97,12 @@ def FP4Train_QuantizeOp : FP4Train_Op<"quantize",
   let assemblyFormat = [{
     $input (`rounding` `=` $rounding^)? (`scale_mode` `=` $scale_mode^)?
     (`seed` `(` $seed^ `)`)? (`amax` `(` $amax^ `)`)?
+    (`at` `(` $origin^ `)` `of` $logical_shape)?
     attr-dict `:` type($input) `->` qualified(type($result))
+  }];
+  let extraClassDeclaration = [{
+    /// [SH3] Whether the input is a part of a larger logical tensor.
+    bool isPart() { return getLogicalShape().has_value(); }
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,126 @@
+//===- Passes.td - Passes of sharded steps -----------------*- tablegen -*-===//
+
+#ifndef FP4TRAIN_SHARDING_PASSES_TD
+#define FP4TRAIN_SHARDING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CheckedPartition
+    : InterfacePass<"shard-partition", "mlir::FunctionOpInterface"> {
+  let summary = "Partition a function into SPMD form (upstream's "
+                "shard-partition, behind the checks it relies on)";
+  let description = [{
+    Runs MLIR's `shard-partition` on a function whose tensors are fully
+    annotated, after checking what MLIR 22's pass assumes without checking
+    (it dereferences or asserts on each of these, so a violation is an
+    abort there; here it is an error naming the value):
+
+    - every ranked tensor argument of rank > 0 has exactly one use, a
+      `shard.shard`;
+    - every ranked tensor operand of rank > 0 of an op other than the shard
+      ops is the result of a `shard.shard`;
+    - each pair of chained `shard.shard` ops reshards in a way the pass
+      implements: the same split, both replicated, one grid axis split
+      off or gathered at the end of a dimension's axes, the last axis of a
+      dimension moved to another, or static halo sizes changed alone.
+
+    fp4-opt registers this pass under upstream's name in place of upstream's
+    registration, so `--shard-partition` never aborts on bad input;
+    `sharding-propagation` produces input that passes the checks.
+
+    Example:
+
+    ```mlir
+    // Before (a 2-way split of K)
+    %a0 = shard.shard %a to %s annotate_for_users : tensor<16x64xf32>
+    // After
+    func.func @f(%a: tensor<16x32xf32>, ...)
+    ```
+  }];
+  let dependentDialects = ["shard::ShardDialect", "tensor::TensorDialect"];
+}
+
+def FP4TrainPartition : Pass<"fp4train-partition", "ModuleOp"> {
+  let summary = "Partition every function that holds shard annotations";
+  let description = [{
+    Runs `sharding-propagation` and then `shard-partition` (the checked one
+    above) on each `func.func` that holds a `shard.shard`, and leaves the
+    other functions alone. First, a tensor argument without an annotation
+    of its own (one use, a `shard.shard`) gets a replicated one that all its
+    uses read: what the step does not split is whole on every process (the
+    parameters of a data-parallel step, for one). Only annotated functions
+    are visited: upstream's propagation needs a sharding model on every op
+    of a function, which drivers, initializers and helpers around a step do
+    not have. A module without annotations is left
+    unchanged. The fp4train ops and the reshapes partition by the rules of
+    docs/sharding.md ([SH1]-[SH5]).
+
+    Example:
+
+    ```mlir
+    // Before: @step holds shard.shard annotations on a 2-process grid,
+    // @main calls it.
+    func.func @step(%x: tensor<16x64xf32>, ...)
+    // After: @step is one process's program; @main is unchanged.
+    func.func @step(%x: tensor<8x64xf32>, ...)
+    ```
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "linalg::LinalgDialect", "shard::ShardDialect",
+    "tensor::TensorDialect"
+  ];
+}
+
+def FP4TrainShardToMPI : Pass<"fp4train-shard-to-mpi", "ModuleOp"> {
+  let summary = "Lower a partitioned module's shard ops to MPI";
+  let description = [{
+    Lowers `shard.all_slice` to each process's slice (upstream's patterns,
+    no communication), runs upstream's `convert-shard-to-mpi` and then
+    removes the
+    `shard.grid` ops nothing refers to any more, which have no LLVM
+    translation. A module that uses MPI and does not say which
+    implementation's ABI to call gets `dlti.map = #dlti.map<"MPI:Implementation"
+    = "MPICH">`, the MPI this project runs on. MLIR 22 lowers `shard.all_reduce`, the process indices, the
+    grid shape and halo updates; a shard op it cannot lower (for example
+    `shard.all_gather`) is an error naming the op instead of upstream's
+    "failed to legalize".
+
+    Example:
+
+    ```mlir
+    // Before
+    %s = shard.all_reduce %p on @grid grid_axes = [0] : tensor<16x8xf32> -> tensor<16x8xf32>
+    // After
+    mpi.allreduce(%buf, %buf, MPI_SUM, %comm) : memref<128xf32>, memref<128xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "bufferization::BufferizationDialect", "DLTIDialect",
+    "memref::MemRefDialect", "mpi::MPIDialect"
+  ];
+}
+
+def FP4TrainMPIToLLVM : Pass<"fp4train-mpi-to-llvm", "ModuleOp"> {
+  let summary = "Lower the mpi ops of a module to calls of MPI's C API";
+  let description = [{
+    MLIR 22's MPI lowering (the `mpi` dialect's ConvertToLLVM interface,
+    MPICH's ABI unless the module's `dlti.map` names another) for the host
+    lowering of every pipeline: a module without mpi ops is left unchanged,
+    where `convert-to-llvm{dialect-filter=mpi}` would fail on a context that
+    never loaded the dialect. It runs before `finalize-memref-to-llvm`; the
+    casts between the memrefs and the descriptors the calls take are
+    reconciled at the end of the lowering.
+
+    Example:
+
+    ```mlir
+    // Before
+    %rank = mpi.comm_rank(%comm) : i32
+    // After
+    %r = llvm.call @MPI_Comm_rank(%c, %p) : (i32, !llvm.ptr) -> i32
+    ```
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+#endif // FP4TRAIN_SHARDING_PASSES_TD

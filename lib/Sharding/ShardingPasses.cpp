@@ -1,0 +1,387 @@
+//===- ShardingPasses.cpp - Partitioning steps and lowering them to MPI ---===//
+//
+// shard-partition behind its checks (MLIR 22's pass assumes a fully
+// annotated function and asserts, or without assertions dereferences, where
+// it is not), fp4train-partition (the partition of the functions that hold
+// annotations) and fp4train-shard-to-mpi (upstream's conversion, then the
+// grids it leaves behind).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4train/Sharding/Passes.h"
+
+#include "ShardingUtils.h"
+
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Shard/Transforms/Transforms.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fp4train {
+#define GEN_PASS_DEF_CHECKEDPARTITION
+#define GEN_PASS_DEF_FP4TRAINPARTITION
+#define GEN_PASS_DEF_FP4TRAINSHARDTOMPI
+#define GEN_PASS_DEF_FP4TRAINMPITOLLVM
+#include "fp4train/Sharding/Passes.h.inc"
+} // namespace mlir::fp4train
+
+using namespace mlir;
+using namespace mlir::fp4train;
+using namespace mlir::fp4train::sharding;
+using shard::ShardingArray;
+
+/// A ranked tensor of rank > 0: what the pass expects annotations on.
+static bool needsAnnotation(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() > 0;
+}
+
+static void trimTrailingEmpty(ShardingArray &axes) {
+  while (!axes.empty() && axes.back().empty())
+    axes.pop_back();
+}
+
+/// The split the pass reaches from `from` in its one resharding step
+/// towards `to`: it tries moving the last axis of a dimension to another,
+/// then splitting one more axis off a dimension, then gathering the last
+/// one, and takes the first that `from` and `to` look like.
+static std::optional<ShardingArray> getReshardStep(ShardingArray from,
+                                                   ShardingArray to) {
+  size_t rank = std::max(from.size(), to.size());
+  from.resize(rank);
+  to.resize(rank);
+  auto prefix = [](ArrayRef<shard::GridAxis> axes) {
+    return axes.drop_back();
+  };
+  for (size_t source = 0; source < rank; ++source)
+    for (size_t target = 0; target < rank; ++target) {
+      if (source == target || from[source].empty() || to[target].empty() ||
+          from[source].back() != to[target].back() ||
+          prefix(from[source]) != prefix(to[target]))
+        continue;
+      ShardingArray result = from;
+      result[target].push_back(result[source].pop_back_val());
+      return result;
+    }
+  for (size_t dim = 0; dim < rank; ++dim)
+    if (from[dim].size() + 1 == to[dim].size() &&
+        ArrayRef(from[dim]) == prefix(to[dim])) {
+      ShardingArray result = from;
+      result[dim].push_back(to[dim].back());
+      return result;
+    }
+  for (size_t dim = 0; dim < rank; ++dim)
+    if (to[dim].size() + 1 == from[dim].size() &&
+        prefix(from[dim]) == ArrayRef(to[dim])) {
+      ShardingArray result = from;
+      result[dim].pop_back();
+      return result;
+    }
+  return std::nullopt;
+}
+
+static LogicalResult checkReshard(shard::ShardOp source,
+                                  shard::ShardOp target) {
+  shard::Sharding from = source.getSharding(), to = target.getSharding();
+  if (from == to ||
+      (shard::isFullReplication(from) && shard::isFullReplication(to)))
+    return success();
+  int64_t rank = source.getType().getRank();
+  if (from.getGridAttr() != to.getGridAttr())
+    return target.emitOpError("reshards between grids ")
+           << from.getGridAttr() << " and " << to.getGridAttr()
+           << ", which shard-partition does not implement";
+  bool plain = succeeded(checkPlainSharding(source, from, "source")) &&
+               succeeded(checkPlainSharding(target, to, "target"));
+  ShardingArray fromAxes = getSplitAxes(from, rank);
+  ShardingArray toAxes = getSplitAxes(to, rank);
+  if (!plain) {
+    // Only a change of static halo sizes is implemented.
+    if (fromAxes == toAxes && from.getStaticShardedDimsOffsets().empty() &&
+        to.getStaticShardedDimsOffsets().empty() &&
+        from.getDynamicHaloSizes().empty() && to.getDynamicHaloSizes().empty() &&
+        from.getDynamicShardedDimsOffsets().empty() &&
+        to.getDynamicShardedDimsOffsets().empty() &&
+        source.getType().hasStaticShape())
+      return success();
+    return target.emitOpError("reshards with halos or shard offsets in a way "
+                              "shard-partition does not implement");
+  }
+  std::optional<ShardingArray> step = getReshardStep(fromAxes, toAxes);
+  if (step) {
+    trimTrailingEmpty(*step);
+    trimTrailingEmpty(toAxes);
+  }
+  if (!step || *step != toAxes)
+    return target.emitOpError("reshards ")
+           << describeSplit(from, rank) << " into " << describeSplit(to, rank)
+           << ", which shard-partition does not implement in one step (it "
+              "splits, gathers or moves one grid axis at a time: chain "
+              "shard.shard ops through the steps between)";
+  return success();
+}
+
+static LogicalResult checkBlock(Block &block, Operation *function) {
+  for (BlockArgument argument : block.getArguments()) {
+    if (!needsAnnotation(argument))
+      continue;
+    if (!argument.hasOneUse() ||
+        !isa<shard::ShardOp>(*argument.getUsers().begin()))
+      return function->emitOpError("has argument ")
+             << argument.getArgNumber()
+             << " without exactly one use, a shard.shard: shard-partition "
+                "needs every tensor annotated (run sharding-propagation "
+                "first)";
+  }
+  for (Operation &op : block) {
+    if (auto target = dyn_cast<shard::ShardOp>(op)) {
+      if (auto source = target.getSrc().getDefiningOp<shard::ShardOp>())
+        if (failed(checkReshard(source, target)))
+          return failure();
+      continue;
+    }
+    if (isa<shard::ShardingOp, shard::GetShardingOp>(op))
+      continue;
+    for (OpOperand &operand : op.getOpOperands())
+      if (needsAnnotation(operand.get()) &&
+          !operand.get().getDefiningOp<shard::ShardOp>())
+        return op.emitOpError("has tensor operand ")
+               << operand.getOperandNumber()
+               << " without a shard.shard annotation: shard-partition needs "
+                  "every tensor annotated (run sharding-propagation first)";
+  }
+  return success();
+}
+
+/// The first op of `function` that uses a value the function does not
+/// define: what MLIR 22's partition leaves when a model does not map one of
+/// its results. (The verifier would report it by printing the function,
+/// which dereferences the missing type.)
+static Operation *findUnpartitionedUse(FunctionOpInterface function) {
+  Region &body = function.getFunctionBody();
+  Operation *broken = nullptr;
+  function.walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!operand || !operand.getType() || !operand.getParentRegion() ||
+          !body.isAncestor(operand.getParentRegion())) {
+        broken = op;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return broken;
+}
+
+/// Runs upstream's partition on a copy of `function` (with the module's
+/// grids) and moves the result into `function` once it is whole.
+static LogicalResult partitionInSandbox(FunctionOpInterface function) {
+  MLIRContext *ctx = function.getContext();
+  OwningOpRef<ModuleOp> sandbox = ModuleOp::create(function.getLoc());
+  OpBuilder b = OpBuilder::atBlockEnd(sandbox->getBody());
+  if (auto module = function->getParentOfType<ModuleOp>())
+    for (auto grid : module.getOps<shard::GridOp>())
+      b.clone(*grid);
+  auto copy = cast<FunctionOpInterface>(b.clone(*function));
+
+  // Unverified: the copy is checked below without printing it.
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  pm.enableVerifier(false);
+  pm.nest(copy->getName()).addPass(shard::createPartition());
+  if (failed(pm.run(*sandbox)))
+    return failure();
+  if (Operation *broken = findUnpartitionedUse(copy))
+    return function.emitOpError("cannot be partitioned: shard-partition "
+                                "leaves '")
+           << broken->getName()
+           << "' reading a value it did not partition (an op whose "
+              "sharding model MLIR 22 lacks or gets wrong)";
+  function.getFunctionBody().takeBody(copy.getFunctionBody());
+  function.setType(copy.getFunctionType());
+  return success();
+}
+
+namespace {
+
+struct CheckedPartitionPass
+    : public mlir::fp4train::impl::CheckedPartitionBase<CheckedPartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FunctionOpInterface function = getOperation();
+    for (Block &block : function.getFunctionBody()) {
+      // Upstream partitions the blocks that hold annotations.
+      if (llvm::none_of(block, llvm::IsaPred<shard::ShardOp>))
+        continue;
+      if (failed(checkBlock(block, function)))
+        return signalPassFailure();
+    }
+    if (failed(partitionInSandbox(function)))
+      signalPassFailure();
+  }
+};
+
+/// Whether `module` holds an op of the mpi dialect.
+static bool usesMPI(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return isa<mpi::MPIDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Gives every tensor argument of `function` that is not annotated on its
+/// own (one use, a shard.shard) a replicated annotation on `grid` that all
+/// its uses read: an argument nothing splits is whole on every process.
+static LogicalResult annotateArguments(func::FuncOp function) {
+  SmallVector<shard::GridOp> grids;
+  SymbolTableCollection symbols;
+  function.walk([&](shard::ShardingOp sharding) {
+    shard::GridOp grid = shard::getGrid(sharding, sharding.getGridAttr(),
+                                        symbols);
+    if (grid && !llvm::is_contained(grids, grid))
+      grids.push_back(grid);
+  });
+  Block &entry = function.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Value replicated;
+  for (BlockArgument argument : entry.getArguments()) {
+    if (!needsAnnotation(argument) ||
+        (argument.hasOneUse() &&
+         isa<shard::ShardOp>(*argument.getUsers().begin())))
+      continue;
+    if (grids.size() != 1)
+      return function.emitOpError("uses ")
+             << grids.size() << " grids; annotate argument "
+             << argument.getArgNumber()
+             << " with a shard.shard that names its own";
+    if (!replicated)
+      replicated = shard::ShardingOp::create(
+          b, function.getLoc(),
+          shard::Sharding::get(FlatSymbolRefAttr::get(grids.front()),
+                               ArrayRef<shard::GridAxesAttr>{}));
+    auto annotation =
+        shard::ShardOp::create(b, argument.getLoc(), argument, replicated);
+    argument.replaceAllUsesExcept(annotation.getResult(), annotation);
+  }
+  return success();
+}
+
+struct PartitionPass
+    : public mlir::fp4train::impl::FP4TrainPartitionBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> annotated;
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (function
+              .walk([](shard::ShardOp) { return WalkResult::interrupt(); })
+              .wasInterrupted())
+        annotated.push_back(function);
+    // Forward first, from the annotated inputs through the step, then
+    // backward, so that what only the users of a value decide (the zeros a
+    // contraction accumulates into) is annotated too.
+    shard::ShardingPropagationOptions propagation;
+    propagation.traversal = shard::TraversalOrder::ForwardBackward;
+    OpPassManager pipeline(func::FuncOp::getOperationName());
+    pipeline.addPass(shard::createShardingPropagation(propagation));
+    pipeline.addPass(createCheckedPartition());
+    for (func::FuncOp function : annotated)
+      if (failed(annotateArguments(function)) ||
+          failed(runPipeline(pipeline, function)))
+        return signalPassFailure();
+  }
+};
+
+struct ShardToMPIPass
+    : public mlir::fp4train::impl::FP4TrainShardToMPIBase<ShardToMPIPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Upstream's conversion fails on the first op it cannot lower, with a
+    // legalization error; name it first.
+    WalkResult unsupported = module.walk([](Operation *op) {
+      if (op->getDialect() &&
+          op->getDialect()->getNamespace() ==
+              shard::ShardDialect::getDialectNamespace() &&
+          !isa<shard::GridOp, shard::ShardingOp, shard::AllReduceOp,
+               shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp,
+               shard::GridShapeOp, shard::NeighborsLinearIndicesOp,
+               shard::UpdateHaloOp, shard::ShardShapeOp, shard::GetShardingOp,
+               shard::AllSliceOp>(op)) {
+        op->emitOpError("has no MPI lowering in MLIR 22 (it lowers "
+                        "shard.all_reduce, shard.all_slice, the process "
+                        "indices, the grid shape and halo updates): a "
+                        "partitioned step must not need it");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    // A slice needs no communication: each process takes its part (upstream
+    // patterns, which convert-shard-to-mpi does not run).
+    SymbolTableCollection symbols;
+    RewritePatternSet slices(module.getContext());
+    shard::populateAllSliceOpLoweringPatterns(slices, symbols);
+    if (failed(applyPatternsGreedily(module, std::move(slices))))
+      return signalPassFailure();
+
+    OpPassManager pipeline(ModuleOp::getOperationName());
+    pipeline.addPass(createConvertShardToMPIPass());
+    if (failed(runPipeline(pipeline, module)))
+      return signalPassFailure();
+
+    // The grids have no LLVM translation; once nothing refers to them they
+    // are gone.
+    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(grid, module))
+        grid.erase();
+
+    // The MPI lowering asks the module which MPI's ABI to call; this project
+    // runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
+    if (usesMPI(module) && !module->hasAttr(kMapAttrName)) {
+      MLIRContext *ctx = module.getContext();
+      DataLayoutEntryInterface entry =
+          DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                                   StringAttr::get(ctx, "MPICH"));
+      module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
+    }
+  }
+
+  static constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
+};
+
+struct MPIToLLVMPass
+    : public mlir::fp4train::impl::FP4TrainMPIToLLVMBase<MPIToLLVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!usesMPI(module))
+      return;
+    ConvertToLLVMPassOptions options;
+    options.filterDialects = {mpi::MPIDialect::getDialectNamespace().str()};
+    OpPassManager pipeline(ModuleOp::getOperationName());
+    pipeline.addPass(createConvertToLLVMPass(options));
+    if (failed(runPipeline(pipeline, module)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::fp4train::registerShardingPasses() {
+  shard::registerShardingPropagation();
+  registerCheckedPartition();
+  registerFP4TrainPartition();
+  registerFP4TrainShardToMPI();
+  registerFP4TrainMPIToLLVM();
+}

@@ -1,0 +1,122 @@
+//===- ShardingUtils.cpp - Helpers of the sharding models -----------------===//
+
+#include "ShardingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/Transforms/Transforms.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp4train;
+using namespace mlir::fp4train::sharding;
+using shard::GridAxis;
+using shard::Sharding;
+using shard::ShardingArray;
+
+ShardingArray sharding::getSplitAxes(const Sharding &sharding, int64_t rank) {
+  ShardingArray axes(rank);
+  if (!sharding)
+    return axes;
+  for (auto [dim, split] : llvm::enumerate(sharding.getSplitAxes()))
+    if (int64_t(dim) < rank)
+      axes[dim].assign(split.asArrayRef().begin(), split.asArrayRef().end());
+  return axes;
+}
+
+Sharding sharding::makeSharding(FlatSymbolRefAttr grid, ShardingArray axes,
+                                MLIRContext *context) {
+  shard::removeTrailingEmptySubArray(axes);
+  SmallVector<shard::GridAxesAttr> attrs;
+  for (const SmallVector<GridAxis> &split : axes)
+    attrs.push_back(shard::GridAxesAttr::get(context, split));
+  return Sharding::get(grid, attrs);
+}
+
+SmallVector<GridAxis> sharding::getAllAxes(const ShardingArray &axes) {
+  SmallVector<GridAxis> all;
+  for (const SmallVector<GridAxis> &split : axes)
+    all.append(split.begin(), split.end());
+  return all;
+}
+
+std::string sharding::describeSplit(FlatSymbolRefAttr grid,
+                                    const ShardingArray &axes) {
+  std::string text = grid ? "@" + grid.getValue().str() + " [" : "[";
+  for (auto [dim, split] : llvm::enumerate(axes)) {
+    text += dim ? ", [" : "[";
+    text += llvm::join(llvm::map_range(
+                           split, [](GridAxis a) { return std::to_string(a); }),
+                       ", ");
+    text += "]";
+  }
+  return text + "]";
+}
+
+std::string sharding::describeSplit(const Sharding &sharding, int64_t rank) {
+  return describeSplit(sharding.getGridAttr(), getSplitAxes(sharding, rank));
+}
+
+LogicalResult sharding::checkPlainSharding(Operation *op,
+                                           const Sharding &sharding,
+                                           StringRef what) {
+  if (sharding.getStaticHaloSizes().empty() &&
+      sharding.getDynamicHaloSizes().empty() &&
+      sharding.getStaticShardedDimsOffsets().empty() &&
+      sharding.getDynamicShardedDimsOffsets().empty())
+    return success();
+  return op->emitOpError("has its ")
+         << what
+         << " sharded with halos or explicit shard offsets; block-scaled "
+            "tensors are split into equal shards only";
+}
+
+FailureOr<SmallVector<int64_t>>
+sharding::getShardShape(Operation *op, ArrayRef<int64_t> shape,
+                        ArrayRef<int64_t> blockShape, shard::GridOp grid,
+                        const ShardingArray &axes, StringRef blockName) {
+  SmallVector<int64_t> local(shape);
+  for (auto [dim, split] : llvm::enumerate(axes)) {
+    if (split.empty() || int64_t(dim) >= int64_t(shape.size()))
+      continue;
+    for (GridAxis axis : split)
+      if (axis < 0 || axis >= grid.getRank() ||
+          ShapedType::isDynamic(grid.getShape()[axis]))
+        return op->emitOpError("splits dimension ")
+               << dim << " along grid axis " << axis << " of @"
+               << grid.getSymName()
+               << ", which is not a static axis of that grid";
+    int64_t shards = shard::collectiveProcessGroupSize(split, grid);
+    auto axesText = [&] { return describeSplit({}, ShardingArray{split}); };
+    if (ShapedType::isDynamic(shape[dim]) || shape[dim] % shards != 0)
+      return op->emitOpError("cannot split dimension ")
+             << dim << " (size " << shape[dim] << ") into " << shards
+             << " equal shards along grid axes " << axesText() << " of @"
+             << grid.getSymName();
+    local[dim] = shape[dim] / shards;
+    if (local[dim] % blockShape[dim] != 0)
+      return op->emitOpError("cannot split dimension ")
+             << dim << " (size " << shape[dim] << ") into " << shards
+             << " shards of " << local[dim] << " along grid axes "
+             << axesText() << " of @" << grid.getSymName() << ": a shard must hold whole "
+             << blockName << "s of " << blockShape[dim] << " [SH1]";
+  }
+  return local;
+}
+
+SmallVector<Value> sharding::buildShardOrigin(ImplicitLocOpBuilder &b,
+                                              shard::GridOp grid,
+                                              const ShardingArray &axes,
+                                              ArrayRef<int64_t> shardShape) {
+  SmallVector<Value> origin;
+  for (auto [dim, size] : llvm::enumerate(shardShape)) {
+    if (int64_t(dim) >= int64_t(axes.size()) || axes[dim].empty()) {
+      origin.push_back(arith::ConstantIndexOp::create(b, 0));
+      continue;
+    }
+    Value index =
+        shard::createProcessLinearIndex(grid.getSymName(), axes[dim], b);
+    origin.push_back(arith::MulIOp::create(
+        b, index, arith::ConstantIndexOp::create(b, size)));
+  }
+  return origin;
+}

@@ -1,0 +1,63 @@
+//===- ShardingUtils.h - Helpers of the sharding models ---------*- C++ -*-===//
+
+#ifndef FP4TRAIN_LIB_SHARDING_SHARDINGUTILS_H
+#define FP4TRAIN_LIB_SHARDING_SHARDINGUTILS_H
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+
+namespace fp4train::sharding {
+
+/// The split axes of `sharding`, one (possibly empty) list per dimension of
+/// a rank-`rank` tensor.
+shard::ShardingArray getSplitAxes(const shard::Sharding &sharding,
+                                  int64_t rank);
+
+/// The sharding on `grid` that splits each dimension along `axes`.
+shard::Sharding makeSharding(FlatSymbolRefAttr grid, shard::ShardingArray axes,
+                             MLIRContext *context);
+
+/// Every grid axis of `axes`, in dimension order.
+SmallVector<shard::GridAxis> getAllAxes(const shard::ShardingArray &axes);
+
+/// `@grid [[0], [], [1]]`, for diagnostics.
+std::string describeSplit(FlatSymbolRefAttr grid,
+                          const shard::ShardingArray &axes);
+std::string describeSplit(const shard::Sharding &sharding, int64_t rank);
+
+/// Rejects shardings with halos or explicit shard offsets: the models split
+/// tensors evenly.
+LogicalResult checkPlainSharding(Operation *op,
+                                 const shard::Sharding &sharding,
+                                 StringRef what);
+
+/// The shape of one shard of a `shape` tensor split along `axes` on
+/// `grid`, or an error naming `op`, the dimension, the grid axes and the
+/// sizes when the grid does not divide a dimension or a shard would cut one
+/// of the `blockShape` blocks ([SH1]; `blockName` says what a block is).
+FailureOr<SmallVector<int64_t>>
+getShardShape(Operation *op, ArrayRef<int64_t> shape,
+              ArrayRef<int64_t> blockShape, shard::GridOp grid,
+              const shard::ShardingArray &axes, StringRef blockName);
+
+/// [SH3] Where this process's shard starts in the whole tensor: for each
+/// dimension, the process's linear index along the grid axes that split it
+/// times the shard size (`shardShape`), 0 for whole dimensions.
+SmallVector<Value> buildShardOrigin(ImplicitLocOpBuilder &b,
+                                    shard::GridOp grid,
+                                    const shard::ShardingArray &axes,
+                                    ArrayRef<int64_t> shardShape);
+
+/// Attaches the models of tensor.expand_shape and tensor.collapse_shape.
+void registerTensorShardingModels(DialectRegistry &registry);
+
+} // namespace fp4train::sharding
+} // namespace mlir
+
+#endif // FP4TRAIN_LIB_SHARDING_SHARDINGUTILS_H

@@ -1,0 +1,245 @@
+//===- TensorShardingModels.cpp - Partitioning tensor reshapes ------------===//
+//
+// ShardingInterface models of tensor.expand_shape and tensor.collapse_shape,
+// which MLIR 22 does not have and every framework-exported step uses (a
+// batch of sequences is flattened into rows for its matmuls and back). They
+// depend on upstream only, written to be proposed there.
+//
+// A reshape groups the dimensions of its expanded side under the dimensions
+// of its collapsed side. Its loops are the expanded dimensions. A collapsed
+// dimension split along some grid axes is the same split of the major
+// dimension of its group (the first one larger than 1): shards of the
+// collapsed dimension are then contiguous runs of whole rows of the group,
+// which is what the expanded side holds, provided that the grid divides
+// the major dimension. Splitting another dimension of a group has no such
+// counterpart and is not supported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShardingUtils.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::fp4train::sharding;
+using shard::GridOp;
+using shard::Sharding;
+using shard::ShardingArray;
+using shard::ShardingOption;
+
+namespace {
+
+template <typename Op>
+struct ReshapeModel
+    : public shard::ShardingInterface::ExternalModel<ReshapeModel<Op>, Op> {
+  static constexpr bool kExpands = std::is_same_v<Op, tensor::ExpandShapeOp>;
+
+  static RankedTensorType getExpandedType(Op op) {
+    if constexpr (kExpands)
+      return op.getResultType();
+    else
+      return op.getSrcType();
+  }
+  static RankedTensorType getCollapsedType(Op op) {
+    if constexpr (kExpands)
+      return op.getSrcType();
+    else
+      return op.getResultType();
+  }
+
+  /// The expanded dimension that carries the split of each collapsed one.
+  static SmallVector<int64_t> getMajorDims(Op op) {
+    ArrayRef<int64_t> expanded = getExpandedType(op).getShape();
+    SmallVector<int64_t> major;
+    for (const ReassociationIndices &group : op.getReassociationIndices()) {
+      int64_t dim = group.front();
+      for (int64_t candidate : group)
+        if (expanded[candidate] != 1) {
+          dim = candidate;
+          break;
+        }
+      major.push_back(dim);
+    }
+    return major;
+  }
+
+  static ShardingArray toExpanded(Op op, const ShardingArray &collapsed) {
+    ShardingArray expanded(getExpandedType(op).getRank());
+    for (auto [dim, major] : llvm::enumerate(getMajorDims(op)))
+      if (dim < collapsed.size())
+        expanded[major] = collapsed[dim];
+    return expanded;
+  }
+
+  /// The collapsed split of an expanded one; failure when a dimension other
+  /// than a group's major one is split.
+  static FailureOr<ShardingArray> toCollapsed(Op op,
+                                              const ShardingArray &expanded) {
+    SmallVector<int64_t> majors = getMajorDims(op);
+    ShardingArray collapsed(majors.size());
+    for (auto [dim, group] : llvm::enumerate(op.getReassociationIndices()))
+      for (int64_t member : group) {
+        if (member >= int64_t(expanded.size()) || expanded[member].empty())
+          continue;
+        if (member != majors[dim])
+          return failure();
+        collapsed[dim] = expanded[member];
+      }
+    return collapsed;
+  }
+
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(
+        getExpandedType(cast<Op>(op)).getRank(), utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto reshape = cast<Op>(op);
+    int64_t loops = getExpandedType(reshape).getRank();
+    SmallVector<AffineExpr> majors;
+    for (int64_t dim : getMajorDims(reshape))
+      majors.push_back(getAffineDimExpr(dim, op->getContext()));
+    AffineMap expanded = AffineMap::getMultiDimIdentityMap(loops, op->getContext());
+    AffineMap collapsed = AffineMap::get(loops, 0, majors, op->getContext());
+    return kExpands ? SmallVector<AffineMap>{collapsed, expanded}
+                    : SmallVector<AffineMap>{expanded, collapsed};
+  }
+
+  FailureOr<ShardingOption>
+  getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                    ArrayRef<Sharding> resultShardings) const {
+    auto reshape = cast<Op>(op);
+    int64_t expandedRank = getExpandedType(reshape).getRank();
+    int64_t collapsedRank = getCollapsedType(reshape).getRank();
+    const Sharding &expandedSharding =
+        kExpands ? resultShardings[0] : operandShardings[0];
+    const Sharding &collapsedSharding =
+        kExpands ? operandShardings[0] : resultShardings[0];
+    // The operand's sharding wins; the result's is used when it is alone.
+    const Sharding &first = operandShardings[0] ? operandShardings[0]
+                                                : resultShardings[0];
+    if (!first)
+      return ShardingOption::makeEmpty();
+    if (&first == &expandedSharding)
+      return ShardingOption(getSplitAxes(expandedSharding, expandedRank),
+                            expandedSharding.getGridAttr());
+    return ShardingOption(
+        toExpanded(reshape, getSplitAxes(collapsedSharding, collapsedRank)),
+        collapsedSharding.getGridAttr());
+  }
+
+  FailureOr<std::vector<Sharding>>
+  getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+    auto reshape = cast<Op>(op);
+    ShardingArray expanded = option.shardingArray;
+    expanded.resize(getExpandedType(reshape).getRank());
+    FailureOr<ShardingArray> collapsed = toCollapsed(reshape, expanded);
+    if (failed(collapsed))
+      return failure();
+    MLIRContext *ctx = op->getContext();
+    Sharding expandedSharding = makeSharding(option.grid, expanded, ctx);
+    Sharding collapsedSharding = makeSharding(option.grid, *collapsed, ctx);
+    if (kExpands)
+      return std::vector<Sharding>{collapsedSharding, expandedSharding};
+    return std::vector<Sharding>{expandedSharding, collapsedSharding};
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
+                                       const ShardingOption &option) const {
+    FailureOr<std::vector<Sharding>> annotations =
+        getShardingAnnotations(op, option);
+    if (failed(annotations))
+      return failure();
+    shard::maybeInsertSourceShardingAnnotation((*annotations)[0],
+                                               op->getOpOperand(0), b);
+    shard::maybeInsertTargetShardingAnnotation((*annotations)[1],
+                                               op->getResult(0), b);
+    return success();
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
+    auto reshape = cast<Op>(op);
+    RankedTensorType expandedType = getExpandedType(reshape);
+    RankedTensorType collapsedType = getCollapsedType(reshape);
+    const Sharding &expandedSharding =
+        kExpands ? resultShardings[0] : operandShardings[0];
+    const Sharding &collapsedSharding =
+        kExpands ? operandShardings[0] : resultShardings[0];
+    Sharding any = expandedSharding ? expandedSharding : collapsedSharding;
+    if (!any || shard::isFullReplication(any)) {
+      b.clone(*op, map);
+      return success();
+    }
+    for (const Sharding &sharding : {expandedSharding, collapsedSharding})
+      if (sharding &&
+          failed(checkPlainSharding(op, sharding, "operand or result")))
+        return failure();
+    GridOp grid = shard::getGrid(op, any.getGridAttr(), symbols);
+    if (!grid)
+      return op->emitOpError("names the unknown grid ") << any.getGridAttr();
+
+    // Both sides must describe the same split.
+    ShardingArray expanded =
+        expandedSharding
+            ? getSplitAxes(expandedSharding, expandedType.getRank())
+            : toExpanded(reshape, getSplitAxes(collapsedSharding,
+                                               collapsedType.getRank()));
+    FailureOr<ShardingArray> collapsed = toCollapsed(reshape, expanded);
+    if (failed(collapsed))
+      return op->emitOpError("splits a dimension of a reshaped group other "
+                             "than its major (first non-unit) one: ")
+             << describeSplit(any.getGridAttr(), expanded);
+    if (collapsedSharding &&
+        getSplitAxes(collapsedSharding, collapsedType.getRank()) != *collapsed)
+      return op->emitOpError("has operand and result shardings that do not "
+                             "describe the same split: ")
+             << describeSplit(collapsedSharding, collapsedType.getRank())
+             << " and " << describeSplit(any.getGridAttr(), expanded);
+
+    SmallVector<int64_t> unitBlocks(expandedType.getRank(), 1);
+    FailureOr<SmallVector<int64_t>> expandedShape = getShardShape(
+        op, expandedType.getShape(), unitBlocks, grid, expanded, "element");
+    if (failed(expandedShape))
+      return failure();
+    SmallVector<int64_t> collapsedShape;
+    for (const ReassociationIndices &group : reshape.getReassociationIndices()) {
+      int64_t size = 1;
+      for (int64_t member : group)
+        size *= (*expandedShape)[member];
+      collapsedShape.push_back(size);
+    }
+    auto localExpanded =
+        RankedTensorType::get(*expandedShape, expandedType.getElementType());
+    auto localCollapsed =
+        RankedTensorType::get(collapsedShape, collapsedType.getElementType());
+    Value source = partitioned[0];
+    Value result;
+    if constexpr (kExpands)
+      result = tensor::ExpandShapeOp::create(b, op->getLoc(), localExpanded,
+                                             source,
+                                             reshape.getReassociationIndices());
+    else
+      result = tensor::CollapseShapeOp::create(
+          b, op->getLoc(), localCollapsed, source,
+          reshape.getReassociationIndices());
+    map.map(op->getResult(0), result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fp4train::sharding::registerTensorShardingModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    tensor::ExpandShapeOp::attachInterface<
+        ReshapeModel<tensor::ExpandShapeOp>>(*ctx);
+    tensor::CollapseShapeOp::attachInterface<
+        ReshapeModel<tensor::CollapseShapeOp>>(*ctx);
+  });
+}

@@ -1,0 +1,30 @@
+// shard-partition checks what MLIR 22's pass assumes (it aborts where the
+// assumption fails) and reports it instead.
+// RUN: fp4-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --pass-pipeline="builtin.module(func.func(shard-partition))"
+
+shard.grid @grid(shape = 2x2)
+
+// One resharding step moves, adds or removes one grid axis; [[0]] to [[1]]
+// is two.
+func.func @two_step_reshard(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %s0 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %s1 = shard.sharding @grid split_axes = [[1]] : !shard.sharding
+  %x0 = shard.shard %x to %s0 : tensor<16x64xf32>
+  // expected-error @below {{reshards @grid [[0], []] into @grid [[1], []], which shard-partition does not implement in one step}}
+  %x1 = shard.shard %x0 to %s1 annotate_for_users : tensor<16x64xf32>
+  return %x1 : tensor<16x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// Without sharding-propagation an argument lacks its annotation.
+// expected-error @below {{has argument 1 without exactly one use, a shard.shard: shard-partition needs every tensor annotated (run sharding-propagation first)}}
+func.func @unannotated(%x: tensor<16x64xf32>, %acc: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
+  %r = linalg.add ins(%acc, %acc : tensor<16x16xf32>, tensor<16x16xf32>) outs(%acc : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %r : tensor<16x16xf32>
+}
