@@ -69,8 +69,7 @@ getLogicalSplit(Value value) {
   if (auto transpose = dyn_cast_or_null<TransposeOp>(producer)) {
     auto split = getLogicalSplit(transpose.getInput());
     if (split && split->second.size() >= 2)
-      std::swap(split->second[split->second.size() - 2],
-                split->second.back());
+      std::swap(split->second[split->second.size() - 2], split->second.back());
     return split;
   }
   return std::nullopt;
@@ -78,10 +77,9 @@ getLogicalSplit(Value value) {
 
 /// The sharding option of an op whose loops are the dimensions of one
 /// logical tensor, from the first of `candidates` that is known.
-static ShardingOption
-getOptionFromLogicalSplit(ArrayRef<std::optional<std::pair<
-                              FlatSymbolRefAttr, ShardingArray>>>
-                              candidates) {
+static ShardingOption getOptionFromLogicalSplit(
+    ArrayRef<std::optional<std::pair<FlatSymbolRefAttr, ShardingArray>>>
+        candidates) {
   for (const auto &candidate : candidates)
     if (candidate && candidate->first)
       return ShardingOption(candidate->second, candidate->first);
@@ -221,11 +219,9 @@ struct LogicalTensorModel
 /// tensor of the op agrees with it (a block-scaled value cannot be
 /// resharded on the way).
 template <typename Model>
-static FailureOr<std::pair<GridOp, ShardingArray>>
-getPartitionSplit(const Model &model, Operation *op,
-                  ArrayRef<Sharding> operandShardings,
-                  ArrayRef<Sharding> resultShardings,
-                  SymbolTableCollection &symbols) {
+static FailureOr<std::pair<GridOp, ShardingArray>> getPartitionSplit(
+    const Model &model, Operation *op, ArrayRef<Sharding> operandShardings,
+    ArrayRef<Sharding> resultShardings, SymbolTableCollection &symbols) {
   FailureOr<ShardingOption> option =
       model.getShardingOption(op, operandShardings, resultShardings);
   if (failed(option))
@@ -244,7 +240,8 @@ getPartitionSplit(const Model &model, Operation *op,
       return success();
     if (failed(checkPlainSharding(op, sharding, what)))
       return failure();
-    if (getSplitAxes(sharding, rank) != axes || sharding.getGridAttr() != option->grid)
+    if (getSplitAxes(sharding, rank) != axes ||
+        sharding.getGridAttr() != option->grid)
       return op->emitOpError("has its ")
              << what << " sharded as " << describeSplit(sharding, rank)
              << " but the block-scaled tensor it belongs to as "
@@ -299,10 +296,11 @@ static Value buildGlobalAmax(ImplicitLocOpBuilder &b, Value shard, GridOp grid,
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
   Value zero = arith::ConstantIntOp::create(b, i32, 0);
-  Value init = linalg::FillOp::create(
-                   b, zero, tensor::EmptyOp::create(b, ArrayRef<int64_t>{}, i32)
-                                .getResult())
-                   .getResult(0);
+  Value init =
+      linalg::FillOp::create(
+          b, zero,
+          tensor::EmptyOp::create(b, ArrayRef<int64_t>{}, i32).getResult())
+          .getResult(0);
   Value local =
       linalg::GenericOp::create(
           b, init.getType(), shard, init,
@@ -325,8 +323,8 @@ static Value buildGlobalAmax(ImplicitLocOpBuilder &b, Value shard, GridOp grid,
   auto vectorType = RankedTensorType::get({1}, i32);
   Value vector = tensor::ExpandShapeOp::create(
       b, vectorType, local, ArrayRef<ReassociationIndices>{});
-  Value reduced = shard::AllReduceOp::create(b, vector, grid.getSymName(),
-                                             axes, shard::ReductionKind::Max);
+  Value reduced = shard::AllReduceOp::create(b, vector, grid.getSymName(), axes,
+                                             shard::ReductionKind::Max);
   Value bits = tensor::ExtractOp::create(
       b, reduced, ValueRange{arith::ConstantIndexOp::create(b, 0)});
   return arith::BitcastOp::create(b, b.getF32Type(), bits);
@@ -335,15 +333,14 @@ static Value buildGlobalAmax(ImplicitLocOpBuilder &b, Value shard, GridOp grid,
 struct QuantizeModel : public LogicalTensorModel<QuantizeModel, QuantizeOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
     auto quantize = cast<QuantizeOp>(op);
     if (quantize.isPart())
       return op->emitOpError("already quantizes a part of a sharded tensor "
                              "and cannot be partitioned again");
-    auto split =
-        getPartitionSplit(*this, op, operandShardings, resultShardings, symbols);
+    auto split = getPartitionSplit(*this, op, operandShardings, resultShardings,
+                                   symbols);
     if (failed(split))
       return failure();
     auto [grid, axes] = *split;
@@ -400,9 +397,8 @@ struct DequantizeModel
     : public LogicalTensorModel<DequantizeModel, DequantizeOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
     if (failed(getPartitionSplit(*this, op, operandShardings, resultShardings,
                                  symbols)))
       return failure();
@@ -416,12 +412,11 @@ struct DequantizeModel
 struct HadamardModel : public LogicalTensorModel<HadamardModel, HadamardOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
     auto hadamard = cast<HadamardOp>(op);
-    auto split =
-        getPartitionSplit(*this, op, operandShardings, resultShardings, symbols);
+    auto split = getPartitionSplit(*this, op, operandShardings, resultShardings,
+                                   symbols);
     if (failed(split))
       return failure();
     auto [grid, axes] = *split;
@@ -443,8 +438,7 @@ struct HadamardModel : public LogicalTensorModel<HadamardModel, HadamardOp> {
   }
 };
 
-struct TransposeModel
-    : public LogicalTensorModel<TransposeModel, TransposeOp> {
+struct TransposeModel : public LogicalTensorModel<TransposeModel, TransposeOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding>, ArrayRef<Sharding>,
                           IRMapping &map, SymbolTableCollection &,
@@ -463,11 +457,10 @@ struct TransposeModel
 struct PackModel : public LogicalTensorModel<PackModel, PackOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
-    auto split =
-        getPartitionSplit(*this, op, operandShardings, resultShardings, symbols);
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
+    auto split = getPartitionSplit(*this, op, operandShardings, resultShardings,
+                                   symbols);
     if (failed(split))
       return failure();
     auto [grid, axes] = *split;
@@ -488,9 +481,8 @@ struct PackModel : public LogicalTensorModel<PackModel, PackOp> {
 struct UnpackModel : public LogicalTensorModel<UnpackModel, UnpackOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
     if (failed(getPartitionSplit(*this, op, operandShardings, resultShardings,
                                  symbols)))
       return failure();
@@ -598,8 +590,8 @@ struct ScaledMatmulModel
           return failure();
     int64_t rank = matmul.getAcc().getType().getRank();
     if (Sharding acc = operandShardings[2])
-      if (failed(fill(acc.getGridAttr(), getSplitAxes(acc, rank),
-                      dimToLoop[2])))
+      if (failed(
+              fill(acc.getGridAttr(), getSplitAxes(acc, rank), dimToLoop[2])))
         return failure();
     if (Sharding result = resultShardings[0])
       if (failed(fill(result.getGridAttr(), getSplitAxes(result, rank),
@@ -638,9 +630,8 @@ struct ScaledMatmulModel
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &map, SymbolTableCollection &symbols,
-                          OpBuilder &b) const {
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
     auto matmul = cast<ScaledMatmulOp>(op);
     FailureOr<ShardingOption> option =
         getShardingOption(op, operandShardings, resultShardings);
@@ -672,11 +663,11 @@ struct ScaledMatmulModel
     auto lhsLocal = cast<ScaledTensorType>(lhs.getType());
     auto rhsLocal = cast<ScaledTensorType>(rhs.getType());
     if (lhsLocal.getShape() !=
-            ArrayRef(expected(matmul.getLhs().getType().getShape(),
-                              dimToLoop[0])) ||
+            ArrayRef(
+                expected(matmul.getLhs().getType().getShape(), dimToLoop[0])) ||
         rhsLocal.getShape() !=
-            ArrayRef(expected(matmul.getRhs().getType().getShape(),
-                              dimToLoop[1])))
+            ArrayRef(
+                expected(matmul.getRhs().getType().getShape(), dimToLoop[1])))
       return op->emitOpError("has block-scaled operands whose shards (")
              << lhsLocal << ", " << rhsLocal
              << ") are not the tiles its sharding needs "
@@ -699,8 +690,8 @@ struct ScaledMatmulModel
                                    .getResult())
             .getResult(0);
     Value partial = ScaledMatmulOp::create(ib, lhs, rhs, zeros);
-    Value sum = shard::AllReduceOp::create(ib, partial, grid.getSymName(), kAxes,
-                                           shard::ReductionKind::Sum);
+    Value sum = shard::AllReduceOp::create(ib, partial, grid.getSymName(),
+                                           kAxes, shard::ReductionKind::Sum);
     Value result =
         linalg::AddOp::create(
             ib, ValueRange{acc, sum},

@@ -12,6 +12,8 @@
 
 #include "ShardingUtils.h"
 
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
+
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
@@ -19,11 +21,14 @@
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Shard/Transforms/Transforms.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::fp4train {
 #define GEN_PASS_DEF_CHECKEDPARTITION
+#define GEN_PASS_DEF_FP4TRAINSHARDSTEP
 #define GEN_PASS_DEF_FP4TRAINPARTITION
 #define GEN_PASS_DEF_FP4TRAINSHARDTOMPI
 #define GEN_PASS_DEF_FP4TRAINMPITOLLVM
@@ -55,9 +60,7 @@ static std::optional<ShardingArray> getReshardStep(ShardingArray from,
   size_t rank = std::max(from.size(), to.size());
   from.resize(rank);
   to.resize(rank);
-  auto prefix = [](ArrayRef<shard::GridAxis> axes) {
-    return axes.drop_back();
-  };
+  auto prefix = [](ArrayRef<shard::GridAxis> axes) { return axes.drop_back(); };
   for (size_t source = 0; source < rank; ++source)
     for (size_t target = 0; target < rank; ++target) {
       if (source == target || from[source].empty() || to[target].empty() ||
@@ -104,7 +107,8 @@ static LogicalResult checkReshard(shard::ShardOp source,
     // Only a change of static halo sizes is implemented.
     if (fromAxes == toAxes && from.getStaticShardedDimsOffsets().empty() &&
         to.getStaticShardedDimsOffsets().empty() &&
-        from.getDynamicHaloSizes().empty() && to.getDynamicHaloSizes().empty() &&
+        from.getDynamicHaloSizes().empty() &&
+        to.getDynamicHaloSizes().empty() &&
         from.getDynamicShardedDimsOffsets().empty() &&
         to.getDynamicShardedDimsOffsets().empty() &&
         source.getType().hasStaticShape())
@@ -177,9 +181,33 @@ static Operation *findUnpartitionedUse(FunctionOpInterface function) {
   return broken;
 }
 
-/// Runs upstream's partition on a copy of `function` (with the module's
-/// grids) and moves the result into `function` once it is whole.
-static LogicalResult partitionInSandbox(FunctionOpInterface function) {
+/// Removes the annotations upstream's propagation puts on scalars: its
+/// linalg models annotate a scalar operand (the value of a linalg.fill)
+/// with a sharding that names no grid, which does not verify.
+static void dropScalarAnnotations(FunctionOpInterface function) {
+  SmallVector<shard::ShardOp> scalars;
+  // The op's accessors assume the ranked tensor its definition requires.
+  function.walk([&](shard::ShardOp annotation) {
+    if (!isa<RankedTensorType>(annotation->getOperand(0).getType()))
+      scalars.push_back(annotation);
+  });
+  for (shard::ShardOp annotation : scalars) {
+    Operation *sharding = annotation->getOperand(1).getDefiningOp();
+    annotation->getResult(0).replaceAllUsesWith(annotation->getOperand(0));
+    annotation.erase();
+    if (sharding && sharding->use_empty())
+      sharding->erase();
+  }
+}
+
+/// Runs upstream's passes on a copy of `function` (with the module's
+/// grids), unverified in between, and moves the result into `function`
+/// once it is whole: `propagate` first runs sharding-propagation (forward,
+/// then backward, so that what only the users of a value decide, such as
+/// the zeros a contraction accumulates into, is annotated too) and checks
+/// what shard-partition assumes; then shard-partition.
+static LogicalResult partitionInSandbox(FunctionOpInterface function,
+                                        bool propagate) {
   MLIRContext *ctx = function.getContext();
   OwningOpRef<ModuleOp> sandbox = ModuleOp::create(function.getLoc());
   OpBuilder b = OpBuilder::atBlockEnd(sandbox->getBody());
@@ -187,19 +215,38 @@ static LogicalResult partitionInSandbox(FunctionOpInterface function) {
     for (auto grid : module.getOps<shard::GridOp>())
       b.clone(*grid);
   auto copy = cast<FunctionOpInterface>(b.clone(*function));
+  auto run = [&](std::unique_ptr<Pass> pass) {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    pm.enableVerifier(false);
+    pm.nest(copy->getName()).addPass(std::move(pass));
+    return pm.run(*sandbox);
+  };
 
-  // Unverified: the copy is checked below without printing it.
-  PassManager pm(ctx, ModuleOp::getOperationName());
-  pm.enableVerifier(false);
-  pm.nest(copy->getName()).addPass(shard::createPartition());
-  if (failed(pm.run(*sandbox)))
+  if (propagate) {
+    shard::ShardingPropagationOptions options;
+    options.traversal = shard::TraversalOrder::ForwardBackward;
+    if (failed(run(shard::createShardingPropagation(options))))
+      return failure();
+    dropScalarAnnotations(copy);
+    if (failed(mlir::verify(copy)))
+      return failure();
+    for (Block &block : copy.getFunctionBody())
+      if (llvm::any_of(block, llvm::IsaPred<shard::ShardOp>) &&
+          failed(checkBlock(block, copy)))
+        return failure();
+  }
+
+  if (failed(run(shard::createPartition())))
     return failure();
+  // Checked before the verifier, which would print the broken function.
   if (Operation *broken = findUnpartitionedUse(copy))
     return function.emitOpError("cannot be partitioned: shard-partition "
                                 "leaves '")
            << broken->getName()
            << "' reading a value it did not partition (an op whose "
               "sharding model MLIR 22 lacks or gets wrong)";
+  if (failed(mlir::verify(copy)))
+    return failure();
   function.getFunctionBody().takeBody(copy.getFunctionBody());
   function.setType(copy.getFunctionType());
   return success();
@@ -220,7 +267,7 @@ struct CheckedPartitionPass
       if (failed(checkBlock(block, function)))
         return signalPassFailure();
     }
-    if (failed(partitionInSandbox(function)))
+    if (failed(partitionInSandbox(function, /*propagate=*/false)))
       signalPassFailure();
   }
 };
@@ -235,6 +282,104 @@ static bool usesMPI(ModuleOp module) {
       .wasInterrupted();
 }
 
+/// The MPI lowering asks the module which MPI's ABI to call; this project
+/// runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
+static void setDefaultMPIImplementation(ModuleOp module) {
+  constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
+  if (module->hasAttr(kMapAttrName))
+    return;
+  MLIRContext *ctx = module.getContext();
+  DataLayoutEntryInterface entry =
+      DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                               StringAttr::get(ctx, "MPICH"));
+  module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
+}
+
+/// Makes the bodies of the linalg.generic ops of `function` read only their
+/// own operands. MLIR 22's linalg partition clones an op with a mapping of
+/// its operands alone, so a body that reads a value defined outside it (a
+/// constant, the learning rate) would keep reading the unpartitioned
+/// function. Constants are cloned into the body; other scalars become
+/// rank-0 tensor inputs, filled by `linalg.fill` (upstream's models give a
+/// scalar input of linalg.generic, and the operand of tensor.splat, a
+/// sharding without a grid). Nothing computed changes.
+static void isolateGenericBodies(func::FuncOp function) {
+  MLIRContext *ctx = function.getContext();
+  IRRewriter rewriter(ctx);
+  SmallVector<linalg::GenericOp> generics;
+  function.walk(
+      [&](linalg::GenericOp generic) { generics.push_back(generic); });
+  for (linalg::GenericOp generic : generics) {
+    Region &region = generic.getRegion();
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(region, captured);
+    Block &body = region.front();
+    SmallVector<Value> scalars;
+    for (Value value : captured) {
+      Operation *producer = value.getDefiningOp();
+      if (producer && producer->hasTrait<OpTrait::ConstantLike>()) {
+        rewriter.setInsertionPointToStart(&body);
+        Value copy = rewriter.clone(*producer)->getResult(0);
+        replaceAllUsesInRegionWith(value, copy, region);
+      } else if (value.getType().isIntOrIndexOrFloat()) {
+        scalars.push_back(value);
+      }
+    }
+    if (scalars.empty())
+      continue;
+    unsigned numInputs = generic.getNumDpsInputs();
+    SmallVector<Value> inputs(generic.getDpsInputs());
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    AffineMap scalarMap = AffineMap::get(generic.getNumLoops(), 0, {}, ctx);
+    for (auto [index, scalar] : llvm::enumerate(scalars)) {
+      BlockArgument argument = body.insertArgument(
+          numInputs + index, scalar.getType(), scalar.getLoc());
+      replaceAllUsesInRegionWith(scalar, argument, region);
+      inputs.push_back(scalar);
+      maps.insert(maps.begin() + numInputs + index, scalarMap);
+    }
+    rewriter.setInsertionPoint(generic);
+    auto isolated = linalg::GenericOp::create(
+        rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
+        generic.getDpsInits(), maps, generic.getIteratorTypesArray(),
+        /*bodyBuild=*/nullptr);
+    isolated.getRegion().takeBody(region);
+    isolated->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+    rewriter.replaceOp(generic, isolated->getResults());
+  }
+}
+
+/// Gives every use of a tensor.empty or a constant linalg.fill of `function`
+/// its own copy. Steps written by hand share one zero tensor between
+/// contractions of different layouts (activations split by the batch,
+/// weight gradients replicated), which propagation would split one way and
+/// then reshard (gather) for the others; a copy per use takes each user's
+/// sharding. Nothing computed changes.
+static void privatizeInits(func::FuncOp function) {
+  SmallVector<Operation *> shared;
+  function.walk([&](Operation *op) {
+    if (isa<tensor::EmptyOp, linalg::FillOp>(op) && op->getNumResults() == 1 &&
+        !op->getResult(0).hasOneUse() && !op->getResult(0).use_empty())
+      shared.push_back(op);
+  });
+  OpBuilder b(function.getContext());
+  for (Operation *op : shared) {
+    SmallVector<OpOperand *> uses =
+        llvm::map_to_vector(llvm::drop_begin(op->getResult(0).getUses()),
+                            [](OpOperand &use) { return &use; });
+    for (OpOperand *use : uses) {
+      b.setInsertionPoint(op);
+      IRMapping map;
+      // A fill of a shared tensor.empty gets its own empty as well.
+      if (auto fill = dyn_cast<linalg::FillOp>(op))
+        if (Operation *init = fill.getOutputs()[0].getDefiningOp();
+            init && isa<tensor::EmptyOp>(init))
+          map.map(init->getResult(0), b.clone(*init)->getResult(0));
+      use->set(b.clone(*op, map)->getResult(0));
+    }
+  }
+}
+
 /// Gives every tensor argument of `function` that is not annotated on its
 /// own (one use, a shard.shard) a replicated annotation on `grid` that all
 /// its uses read: an argument nothing splits is whole on every process.
@@ -242,8 +387,8 @@ static LogicalResult annotateArguments(func::FuncOp function) {
   SmallVector<shard::GridOp> grids;
   SymbolTableCollection symbols;
   function.walk([&](shard::ShardingOp sharding) {
-    shard::GridOp grid = shard::getGrid(sharding, sharding.getGridAttr(),
-                                        symbols);
+    shard::GridOp grid =
+        shard::getGrid(sharding, sharding.getGridAttr(), symbols);
     if (grid && !llvm::is_contained(grids, grid))
       grids.push_back(grid);
   });
@@ -263,14 +408,78 @@ static LogicalResult annotateArguments(func::FuncOp function) {
     if (!replicated)
       replicated = shard::ShardingOp::create(
           b, function.getLoc(),
-          shard::Sharding::get(FlatSymbolRefAttr::get(grids.front()),
-                               ArrayRef<shard::GridAxesAttr>{}));
+          shard::Sharding::get(
+              FlatSymbolRefAttr::get(function.getContext(),
+                                     grids.front().getSymName()),
+              {shard::GridAxesAttr::get(function.getContext(), {})}));
     auto annotation =
         shard::ShardOp::create(b, argument.getLoc(), argument, replicated);
     argument.replaceAllUsesExcept(annotation.getResult(), annotation);
   }
   return success();
 }
+
+struct ShardStepPass
+    : public mlir::fp4train::impl::FP4TrainShardStepBase<ShardStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t parts = dp;
+    if (parts < 1) {
+      module.emitError("fp4train-shard-step: dp must be at least 1, got ")
+          << parts;
+      return signalPassFailure();
+    }
+    if (parts == 1)
+      return;
+    if (SymbolTable::lookupSymbolIn(module, "dp")) {
+      module.emitError("fp4train-shard-step: the module already has a "
+                       "symbol named 'dp'");
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto grid =
+        shard::GridOp::create(b, module.getLoc(), "dp", ArrayRef<int64_t>{dp});
+    auto split = shard::Sharding::get(
+        FlatSymbolRefAttr::get(ctx, grid.getSymName()),
+        {shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{0})});
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      bool isStep =
+          llvm::any_of(llvm::seq(function.getNumArguments()), [&](unsigned i) {
+            return function.getArgAttr(i, FP4TrainDialect::kParamAttrName);
+          });
+      if (!isStep)
+        continue;
+      Block &entry = function.getBody().front();
+      OpBuilder body = OpBuilder::atBlockBegin(&entry);
+      Value sharding;
+      for (BlockArgument argument : entry.getArguments()) {
+        auto type = dyn_cast<RankedTensorType>(argument.getType());
+        if (!type || type.getRank() == 0 ||
+            function.getArgAttr(argument.getArgNumber(),
+                                FP4TrainDialect::kParamAttrName))
+          continue;
+        if (type.isDynamicDim(0) || type.getDimSize(0) % parts != 0) {
+          function.emitOpError("cannot split argument ")
+              << argument.getArgNumber() << " (" << type
+              << ") along its first dimension into " << parts
+              << " equal parts (fp4train-shard-step dp=" << parts << ")";
+          return signalPassFailure();
+        }
+        if (!sharding)
+          sharding = shard::ShardingOp::create(body, function.getLoc(), split);
+        auto annotation =
+            shard::ShardOp::create(body, argument.getLoc(), argument, sharding,
+                                   /*annotate_for_users=*/true);
+        argument.replaceAllUsesExcept(annotation.getResult(), annotation);
+      }
+    }
+  }
+};
 
 struct PartitionPass
     : public mlir::fp4train::impl::FP4TrainPartitionBase<PartitionPass> {
@@ -279,22 +488,16 @@ struct PartitionPass
   void runOnOperation() override {
     SmallVector<func::FuncOp> annotated;
     for (auto function : getOperation().getOps<func::FuncOp>())
-      if (function
-              .walk([](shard::ShardOp) { return WalkResult::interrupt(); })
+      if (function.walk([](shard::ShardOp) { return WalkResult::interrupt(); })
               .wasInterrupted())
         annotated.push_back(function);
-    // Forward first, from the annotated inputs through the step, then
-    // backward, so that what only the users of a value decide (the zeros a
-    // contraction accumulates into) is annotated too.
-    shard::ShardingPropagationOptions propagation;
-    propagation.traversal = shard::TraversalOrder::ForwardBackward;
-    OpPassManager pipeline(func::FuncOp::getOperationName());
-    pipeline.addPass(shard::createShardingPropagation(propagation));
-    pipeline.addPass(createCheckedPartition());
-    for (func::FuncOp function : annotated)
+    for (func::FuncOp function : annotated) {
+      isolateGenericBodies(function);
+      privatizeInits(function);
       if (failed(annotateArguments(function)) ||
-          failed(runPipeline(pipeline, function)))
+          failed(partitionInSandbox(function, /*propagate=*/true)))
         return signalPassFailure();
+    }
   }
 };
 
@@ -326,6 +529,30 @@ struct ShardToMPIPass
     if (unsupported.wasInterrupted())
       return signalPassFailure();
 
+    // MLIR 22's MPI lowering takes no rank-0 buffer: reduce a scalar (the
+    // loss) as a one-element vector.
+    SmallVector<shard::AllReduceOp> scalarReductions;
+    module.walk([&](shard::AllReduceOp reduce) {
+      auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+      if (type && type.getRank() == 0)
+        scalarReductions.push_back(reduce);
+    });
+    for (shard::AllReduceOp reduce : scalarReductions) {
+      OpBuilder b(reduce);
+      Location loc = reduce.getLoc();
+      auto type = cast<RankedTensorType>(reduce.getInput().getType());
+      Value vector = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get({1}, type.getElementType()),
+          reduce.getInput(), ArrayRef<ReassociationIndices>{});
+      Value reduced = shard::AllReduceOp::create(
+          b, loc, vector, reduce.getGrid(), reduce.getGridAxes(),
+          reduce.getReduction());
+      reduce.getResult().replaceAllUsesWith(tensor::CollapseShapeOp::create(
+          b, loc, reduce.getResult().getType(), reduced,
+          ArrayRef<ReassociationIndices>{}));
+      reduce.erase();
+    }
+
     // A slice needs no communication: each process takes its part (upstream
     // patterns, which convert-shard-to-mpi does not run).
     SymbolTableCollection symbols;
@@ -345,18 +572,9 @@ struct ShardToMPIPass
       if (SymbolTable::symbolKnownUseEmpty(grid, module))
         grid.erase();
 
-    // The MPI lowering asks the module which MPI's ABI to call; this project
-    // runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
-    if (usesMPI(module) && !module->hasAttr(kMapAttrName)) {
-      MLIRContext *ctx = module.getContext();
-      DataLayoutEntryInterface entry =
-          DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
-                                   StringAttr::get(ctx, "MPICH"));
-      module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
-    }
+    if (usesMPI(module))
+      setDefaultMPIImplementation(module);
   }
-
-  static constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
 };
 
 struct MPIToLLVMPass
@@ -367,12 +585,23 @@ struct MPIToLLVMPass
     ModuleOp module = getOperation();
     if (!usesMPI(module))
       return;
+    setDefaultMPIImplementation(module);
     ConvertToLLVMPassOptions options;
     options.filterDialects = {mpi::MPIDialect::getDialectNamespace().str()};
     OpPassManager pipeline(ModuleOp::getOperationName());
     pipeline.addPass(createConvertToLLVMPass(options));
     if (failed(runPipeline(pipeline, module)))
+      return signalPassFailure();
+    // The conversion is partial: an op it has no pattern for stays, and
+    // the casts to its types would be left unreconciled.
+    module.walk([&](Operation *op) {
+      if (!isa<mpi::MPIDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitOpError("has no LLVM lowering in MLIR 22 (a rank-0 buffer or "
+                      "an op the MPI lowering lacks, such as mpi.comm_size)");
       signalPassFailure();
+      return WalkResult::interrupt();
+    });
   }
 };
 
@@ -381,6 +610,7 @@ struct MPIToLLVMPass
 void mlir::fp4train::registerShardingPasses() {
   shard::registerShardingPropagation();
   registerCheckedPartition();
+  registerFP4TrainShardStep();
   registerFP4TrainPartition();
   registerFP4TrainShardToMPI();
   registerFP4TrainMPIToLLVM();

@@ -44,9 +44,9 @@ std::string sharding::describeSplit(FlatSymbolRefAttr grid,
   std::string text = grid ? "@" + grid.getValue().str() + " [" : "[";
   for (auto [dim, split] : llvm::enumerate(axes)) {
     text += dim ? ", [" : "[";
-    text += llvm::join(llvm::map_range(
-                           split, [](GridAxis a) { return std::to_string(a); }),
-                       ", ");
+    text += llvm::join(
+        llvm::map_range(split, [](GridAxis a) { return std::to_string(a); }),
+        ", ");
     text += "]";
   }
   return text + "]";
@@ -96,8 +96,8 @@ sharding::getShardShape(Operation *op, ArrayRef<int64_t> shape,
     if (local[dim] % blockShape[dim] != 0)
       return op->emitOpError("cannot split dimension ")
              << dim << " (size " << shape[dim] << ") into " << shards
-             << " shards of " << local[dim] << " along grid axes "
-             << axesText() << " of @" << grid.getSymName() << ": a shard must hold whole "
+             << " shards of " << local[dim] << " along grid axes " << axesText()
+             << " of @" << grid.getSymName() << ": a shard must hold whole "
              << blockName << "s of " << blockShape[dim] << " [SH1]";
   }
   return local;

@@ -33,8 +33,7 @@ std::string describeSplit(const shard::Sharding &sharding, int64_t rank);
 
 /// Rejects shardings with halos or explicit shard offsets: the models split
 /// tensors evenly.
-LogicalResult checkPlainSharding(Operation *op,
-                                 const shard::Sharding &sharding,
+LogicalResult checkPlainSharding(Operation *op, const shard::Sharding &sharding,
                                  StringRef what);
 
 /// The shape of one shard of a `shape` tensor split along `axes` on
@@ -49,8 +48,7 @@ getShardShape(Operation *op, ArrayRef<int64_t> shape,
 /// [SH3] Where this process's shard starts in the whole tensor: for each
 /// dimension, the process's linear index along the grid axes that split it
 /// times the shard size (`shardShape`), 0 for whole dimensions.
-SmallVector<Value> buildShardOrigin(ImplicitLocOpBuilder &b,
-                                    shard::GridOp grid,
+SmallVector<Value> buildShardOrigin(ImplicitLocOpBuilder &b, shard::GridOp grid,
                                     const shard::ShardingArray &axes,
                                     ArrayRef<int64_t> shardShape);
 

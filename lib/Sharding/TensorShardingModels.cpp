@@ -101,7 +101,8 @@ struct ReshapeModel
     SmallVector<AffineExpr> majors;
     for (int64_t dim : getMajorDims(reshape))
       majors.push_back(getAffineDimExpr(dim, op->getContext()));
-    AffineMap expanded = AffineMap::getMultiDimIdentityMap(loops, op->getContext());
+    AffineMap expanded =
+        AffineMap::getMultiDimIdentityMap(loops, op->getContext());
     AffineMap collapsed = AffineMap::get(loops, 0, majors, op->getContext());
     return kExpands ? SmallVector<AffineMap>{collapsed, expanded}
                     : SmallVector<AffineMap>{expanded, collapsed};
@@ -118,8 +119,8 @@ struct ReshapeModel
     const Sharding &collapsedSharding =
         kExpands ? operandShardings[0] : resultShardings[0];
     // The operand's sharding wins; the result's is used when it is alone.
-    const Sharding &first = operandShardings[0] ? operandShardings[0]
-                                                : resultShardings[0];
+    const Sharding &first =
+        operandShardings[0] ? operandShardings[0] : resultShardings[0];
     if (!first)
       return ShardingOption::makeEmpty();
     if (&first == &expandedSharding)
@@ -207,7 +208,8 @@ struct ReshapeModel
     if (failed(expandedShape))
       return failure();
     SmallVector<int64_t> collapsedShape;
-    for (const ReassociationIndices &group : reshape.getReassociationIndices()) {
+    for (const ReassociationIndices &group :
+         reshape.getReassociationIndices()) {
       int64_t size = 1;
       for (int64_t member : group)
         size *= (*expandedShape)[member];
@@ -220,9 +222,9 @@ struct ReshapeModel
     Value source = partitioned[0];
     Value result;
     if constexpr (kExpands)
-      result = tensor::ExpandShapeOp::create(b, op->getLoc(), localExpanded,
-                                             source,
-                                             reshape.getReassociationIndices());
+      result =
+          tensor::ExpandShapeOp::create(b, op->getLoc(), localExpanded, source,
+                                        reshape.getReassociationIndices());
     else
       result = tensor::CollapseShapeOp::create(
           b, op->getLoc(), localCollapsed, source,
@@ -237,8 +239,8 @@ struct ReshapeModel
 void mlir::fp4train::sharding::registerTensorShardingModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
-    tensor::ExpandShapeOp::attachInterface<
-        ReshapeModel<tensor::ExpandShapeOp>>(*ctx);
+    tensor::ExpandShapeOp::attachInterface<ReshapeModel<tensor::ExpandShapeOp>>(
+        *ctx);
     tensor::CollapseShapeOp::attachInterface<
         ReshapeModel<tensor::CollapseShapeOp>>(*ctx);
   });

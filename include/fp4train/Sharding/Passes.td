@@ -40,6 +40,39 @@ def CheckedPartition
   let dependentDialects = ["shard::ShardDialect", "tensor::TensorDialect"];
 }
 
+def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
+  let summary = "Annotate training steps for data-parallel execution";
+  let description = [{
+    Splits every training step (a function with `{fp4train.param}`
+    arguments) data-parallel over a grid of `dp` processes: it adds
+    `shard.grid @dp(shape = dp)` and splits each tensor argument that is not
+    a parameter (the batch: inputs, targets, token ids) along its first
+    dimension. Parameters stay unannotated, which `fp4train-partition`
+    replicates; propagation then splits the activations, and the weight
+    gradients (Wgrad contracts the split tokens, [SH5]) and the loss come
+    out all-reduced. A first dimension `dp` does not divide, or a module
+    that already has a grid named `dp`, is an error. `dp=1` changes nothing.
+
+    Example:
+
+    ```mlir
+    // Before
+    func.func @train_step(%x: tensor<64x32xf32>, %w: tensor<16x32xf32> {fp4train.param}, ...)
+    // After (dp=2)
+    shard.grid @dp(shape = 2)
+    func.func @train_step(%x: tensor<64x32xf32>, %w: tensor<16x32xf32> {fp4train.param}, ...) {
+      %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+      %x0 = shard.shard %x to %s annotate_for_users : tensor<64x32xf32>
+      ...
+    ```
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", "1",
+           "processes the batch is split across">
+  ];
+  let dependentDialects = ["shard::ShardDialect"];
+}
+
 def FP4TrainPartition : Pass<"fp4train-partition", "ModuleOp"> {
   let summary = "Partition every function that holds shard annotations";
   let description = [{
@@ -120,7 +153,7 @@ def FP4TrainMPIToLLVM : Pass<"fp4train-mpi-to-llvm", "ModuleOp"> {
     %r = llvm.call @MPI_Comm_rank(%c, %p) : (i32, !llvm.ptr) -> i32
     ```
   }];
-  let dependentDialects = ["LLVM::LLVMDialect"];
+  let dependentDialects = ["DLTIDialect", "LLVM::LLVMDialect"];
 }
 
 #endif // FP4TRAIN_SHARDING_PASSES_TD
