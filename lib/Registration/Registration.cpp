@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -93,8 +94,9 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
       func::FuncDialect, arith::ArithDialect, math::MathDialect,
       linalg::LinalgDialect, tensor::TensorDialect, scf::SCFDialect,
       affine::AffineDialect, index::IndexDialect, ub::UBDialect,
-      // Sharded steps: grids and shardings, and the MPI calls they become.
-      shard::ShardDialect, mpi::MPIDialect,
+      // Sharded steps: grids and shardings, the MPI calls they become and
+      // the module's MPI implementation (a DLTI entry).
+      shard::ShardDialect, mpi::MPIDialect, DLTIDialect,
       // Bufferized and vectorized forms.
       bufferization::BufferizationDialect, memref::MemRefDialect,
       vector::VectorDialect, cf::ControlFlowDialect,

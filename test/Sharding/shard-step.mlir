@@ -1,10 +1,9 @@
 // fp4train-shard-step splits the batch arguments of a training step over a
-// data-parallel grid; its errors, and fp4train-mpi-to-llvm's.
+// data-parallel grid; its errors.
 // RUN: fp4-opt %s --split-input-file --fp4train-shard-step=dp=2 | FileCheck %s
 // RUN: fp4-opt %s --split-input-file --fp4train-shard-step=dp=1 | FileCheck %s --check-prefix=ONE
 // RUN: not fp4-opt %s --split-input-file --fp4train-shard-step=dp=3 2>&1 | FileCheck %s --check-prefix=THREE
 // RUN: not fp4-opt %s --split-input-file --fp4train-shard-step=dp=0 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: fp4-opt %S/Inputs/comm-size.mlir --verify-diagnostics --fp4train-mpi-to-llvm
 
 // CHECK: shard.grid @dp(shape = 2)
 // CHECK-LABEL: func.func @step(
