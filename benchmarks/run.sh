@@ -14,7 +14,9 @@
 #    (benchmarks/sm120a_report.sh: from its PTX and ptxas -v), on sm_120a
 #    and on sm_90a, and the 4096^3 MXFP4 one on sm_90a;
 #  - the static sm_100a report of the tcgen05 NVFP4 GEMM kernels, 4096^3
-#    and 8192 x 8192 x 4096 (benchmarks/sm100a_report.sh).
+#    and 8192 x 8192 x 4096 (benchmarks/sm100a_report.sh);
+#  - the collectives of the data-parallel GPT step and its step time on 1
+#    and 2 processes (benchmarks/sharded_report.sh).
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
@@ -161,3 +163,4 @@ bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a mxfp4
 bash "$(dirname "${BASH_SOURCE[0]}")/sm100a_report.sh" "$build"
+bash "$(dirname "${BASH_SOURCE[0]}")/sharded_report.sh" "$build"

@@ -154,6 +154,37 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
   if (llvm::Error error = withDiagnostics(context, "compiling @" + name.str(),
                                           [&] { return pm.run(module); }))
     return std::move(error);
+  // A partitioned step (docs/sharding.md) is called with one process's
+  // shards: the partition recorded their types.
+  if (Operation *lowered = module.lookupSymbol(name))
+    if (auto process = lowered->getAttrOfType<TypeAttr>(
+            FP4TrainDialect::kProcessTypeAttrName)) {
+      auto type = cast<FunctionType>(process.getValue());
+      if (type.getNumInputs() != result->arguments.size() ||
+          type.getNumResults() != result->results.size())
+        return llvm::createStringError(
+            "compiling @" + name.str() +
+            ": its partition changed the number of arguments or results");
+      auto shard = [](JitValue &value, Type shardType) {
+        std::optional<JitValue> local = getJitValue(shardType);
+        if (!local || local->kind != value.kind)
+          return false;
+        value.shape = local->shape;
+        return true;
+      };
+      for (auto [value, shardType] :
+           llvm::zip_equal(result->arguments, type.getInputs()))
+        if (!shard(value, shardType))
+          return llvm::createStringError("compiling @" + name.str() +
+                                         ": its partition changed the kind "
+                                         "of an argument");
+      for (auto [value, shardType] :
+           llvm::zip_equal(result->results, type.getResults()))
+        if (!shard(value, shardType))
+          return llvm::createStringError("compiling @" + name.str() +
+                                         ": its partition changed the kind "
+                                         "of a result");
+    }
   // call() passes results as out-parameters; a function that still returns
   // values would read garbage (or crash), so reject it here.
   if (!result->results.empty()) {

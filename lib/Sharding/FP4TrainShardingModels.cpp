@@ -572,10 +572,10 @@ struct ScaledMatmulModel
           continue;
         if (!option[loop].empty() && option[loop] != axes[dim])
           return failure();
-        for (auto [other, used] : llvm::enumerate(option))
+        for (size_t other = 0; other < option.size(); ++other)
           if (int64_t(other) != loop &&
               llvm::any_of(axes[dim], [&](GridAxis axis) {
-                return llvm::is_contained(used, axis);
+                return llvm::is_contained(option[other], axis);
               }))
             return failure();
         option[loop] = axes[dim];
@@ -718,4 +718,5 @@ void mlir::fp4train::registerShardingInterfaceModels(
     ScaledMatmulOp::attachInterface<ScaledMatmulModel>(*ctx);
   });
   registerTensorShardingModels(registry);
+  registerElementwiseShardingModels(registry);
 }

@@ -10,10 +10,14 @@
 
 #include "fp4train/Sharding/Passes.h"
 
+#include "fp4train/Sharding/Layout.h"
+
 #include "ShardingUtils.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
+#include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
@@ -131,6 +135,45 @@ static LogicalResult checkReshard(shard::ShardOp source,
   return success();
 }
 
+/// What MLIR 22's partition of a linalg op with a split reduction loop
+/// assumes without checking (it asserts, or without assertions throws from
+/// an empty std::optional): one init, and a body that combines into it with
+/// one op that has a neutral element (the init of the processes that do not
+/// add the original one) of the result's element type.
+static LogicalResult checkSplitReduction(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> splitLoop;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto annotation = operand.get().getDefiningOp<shard::ShardOp>();
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!annotation || !type)
+      continue;
+    ShardingArray axes = getSplitAxes(annotation.getSharding(), type.getRank());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+      auto loop = dyn_cast<AffineDimExpr>(expr);
+      if (loop && dim < axes.size() && !axes[dim].empty() &&
+          iterators[loop.getPosition()] == utils::IteratorType::reduction)
+        splitLoop = loop.getPosition();
+    }
+  }
+  if (!splitLoop)
+    return success();
+  SmallVector<Operation *> combiners;
+  if (op.getNumDpsInits() == 1)
+    matchReduction(op.getRegionOutputArgs(), 0, combiners);
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  if (combiners.size() == 1 && arith::getNeutralElement(combiners.front()) &&
+      combiners.front()->getResult(0).getType() == element)
+    return success();
+  return op->emitOpError("splits its reduction loop ")
+         << *splitLoop
+         << " across processes, which MLIR 22's partition implements only "
+            "for one init combined by one op with a neutral element (add, "
+            "mul, max, min, and, or, xor); split another dimension or "
+            "rewrite the reduction";
+}
+
 static LogicalResult checkBlock(Block &block, Operation *function) {
   for (BlockArgument argument : block.getArguments()) {
     if (!needsAnnotation(argument))
@@ -152,6 +195,9 @@ static LogicalResult checkBlock(Block &block, Operation *function) {
     }
     if (isa<shard::ShardingOp, shard::GetShardingOp>(op))
       continue;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      if (failed(checkSplitReduction(linalgOp)))
+        return failure();
     for (OpOperand &operand : op.getOpOperands())
       if (needsAnnotation(operand.get()) &&
           !operand.get().getDefiningOp<shard::ShardOp>())
@@ -199,101 +245,6 @@ static void dropScalarAnnotations(FunctionOpInterface function) {
     if (sharding && sharding->use_empty())
       sharding->erase();
   }
-}
-
-/// Runs upstream's passes on a copy of `function` (with the module's
-/// grids), unverified in between, and moves the result into `function`
-/// once it is whole: `propagate` first runs sharding-propagation (forward,
-/// then backward, so that what only the users of a value decide, such as
-/// the zeros a contraction accumulates into, is annotated too) and checks
-/// what shard-partition assumes; then shard-partition.
-static LogicalResult partitionInSandbox(FunctionOpInterface function,
-                                        bool propagate) {
-  MLIRContext *ctx = function.getContext();
-  OwningOpRef<ModuleOp> sandbox = ModuleOp::create(function.getLoc());
-  OpBuilder b = OpBuilder::atBlockEnd(sandbox->getBody());
-  if (auto module = function->getParentOfType<ModuleOp>())
-    for (auto grid : module.getOps<shard::GridOp>())
-      b.clone(*grid);
-  auto copy = cast<FunctionOpInterface>(b.clone(*function));
-  auto run = [&](std::unique_ptr<Pass> pass) {
-    PassManager pm(ctx, ModuleOp::getOperationName());
-    pm.enableVerifier(false);
-    pm.nest(copy->getName()).addPass(std::move(pass));
-    return pm.run(*sandbox);
-  };
-
-  if (propagate) {
-    shard::ShardingPropagationOptions options;
-    options.traversal = shard::TraversalOrder::ForwardBackward;
-    if (failed(run(shard::createShardingPropagation(options))))
-      return failure();
-    dropScalarAnnotations(copy);
-    if (failed(mlir::verify(copy)))
-      return failure();
-    for (Block &block : copy.getFunctionBody())
-      if (llvm::any_of(block, llvm::IsaPred<shard::ShardOp>) &&
-          failed(checkBlock(block, copy)))
-        return failure();
-  }
-
-  if (failed(run(shard::createPartition())))
-    return failure();
-  // Checked before the verifier, which would print the broken function.
-  if (Operation *broken = findUnpartitionedUse(copy))
-    return function.emitOpError("cannot be partitioned: shard-partition "
-                                "leaves '")
-           << broken->getName()
-           << "' reading a value it did not partition (an op whose "
-              "sharding model MLIR 22 lacks or gets wrong)";
-  if (failed(mlir::verify(copy)))
-    return failure();
-  function.getFunctionBody().takeBody(copy.getFunctionBody());
-  function.setType(copy.getFunctionType());
-  return success();
-}
-
-namespace {
-
-struct CheckedPartitionPass
-    : public mlir::fp4train::impl::CheckedPartitionBase<CheckedPartitionPass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    FunctionOpInterface function = getOperation();
-    for (Block &block : function.getFunctionBody()) {
-      // Upstream partitions the blocks that hold annotations.
-      if (llvm::none_of(block, llvm::IsaPred<shard::ShardOp>))
-        continue;
-      if (failed(checkBlock(block, function)))
-        return signalPassFailure();
-    }
-    if (failed(partitionInSandbox(function, /*propagate=*/false)))
-      signalPassFailure();
-  }
-};
-
-/// Whether `module` holds an op of the mpi dialect.
-static bool usesMPI(ModuleOp module) {
-  return module
-      .walk([](Operation *op) {
-        return isa<mpi::MPIDialect>(op->getDialect()) ? WalkResult::interrupt()
-                                                      : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-/// The MPI lowering asks the module which MPI's ABI to call; this project
-/// runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
-static void setDefaultMPIImplementation(ModuleOp module) {
-  constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
-  if (module->hasAttr(kMapAttrName))
-    return;
-  MLIRContext *ctx = module.getContext();
-  DataLayoutEntryInterface entry =
-      DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
-                               StringAttr::get(ctx, "MPICH"));
-  module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
 }
 
 /// Makes the bodies of the linalg.generic ops of `function` read only their
@@ -348,6 +299,50 @@ static void isolateGenericBodies(func::FuncOp function) {
     isolated->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
     rewriter.replaceOp(generic, isolated->getResults());
   }
+}
+
+/// Rewrites the masked accumulation `select(c, out + x, out)` of a linalg
+/// body (a scatter-add: an embedding's gradient) into
+/// `out + select(c, x, -0.0)`. -0.0 is the exact identity of addf, so every
+/// result keeps its bits, and the body combines with one op, the form
+/// MLIR 22's partition of a split reduction needs (checkSplitReduction).
+static void normalizeMaskedSums(func::FuncOp function) {
+  function.walk([](linalg::GenericOp generic) {
+    if (generic.getNumDpsInits() != 1)
+      return;
+    BlockArgument out = generic.getRegionOutputArgs().front();
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    auto select = yield.getOperand(0).getDefiningOp<arith::SelectOp>();
+    if (!select || !select->hasOneUse())
+      return;
+    bool keepsIfFalse = select.getFalseValue() == out;
+    if (keepsIfFalse == (select.getTrueValue() == out))
+      return;
+    Value combined =
+        keepsIfFalse ? select.getTrueValue() : select.getFalseValue();
+    auto add = combined.getDefiningOp<arith::AddFOp>();
+    if (!add || !add->hasOneUse() ||
+        (add.getLhs() == out) == (add.getRhs() == out))
+      return;
+    bool outFirst = add.getLhs() == out;
+    Value x = outFirst ? add.getRhs() : add.getLhs();
+    auto type = cast<FloatType>(x.getType());
+    OpBuilder b(select);
+    Location loc = select.getLoc();
+    Value identity = arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(type, APFloat::getZero(type.getFloatSemantics(),
+                                              /*Negative=*/true)));
+    Value masked = arith::SelectOp::create(b, loc, select.getCondition(),
+                                           keepsIfFalse ? x : identity,
+                                           keepsIfFalse ? identity : x);
+    Value sum =
+        arith::AddFOp::create(b, loc, outFirst ? out : masked,
+                              outFirst ? masked : out, add.getFastmath());
+    yield->setOperand(0, sum);
+    select.erase();
+    add.erase();
+  });
 }
 
 /// Gives every use of a tensor.empty or a constant linalg.fill of `function`
@@ -418,6 +413,170 @@ static LogicalResult annotateArguments(func::FuncOp function) {
     argument.replaceAllUsesExcept(annotation.getResult(), annotation);
   }
   return success();
+}
+
+namespace {
+
+/// A copy of a function, with its module's grids, in a module of its own:
+/// upstream's passes run on it unverified in between, and the function is
+/// replaced (or read) only once the copy is whole.
+struct Sandbox {
+  explicit Sandbox(FunctionOpInterface function)
+      : module(ModuleOp::create(function.getLoc())) {
+    OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+    if (auto parent = function->getParentOfType<ModuleOp>())
+      for (auto grid : parent.getOps<shard::GridOp>())
+        b.clone(*grid);
+    copy = cast<FunctionOpInterface>(b.clone(*function));
+  }
+
+  LogicalResult run(std::unique_ptr<Pass> pass) {
+    PassManager pm(module->getContext(), ModuleOp::getOperationName());
+    pm.enableVerifier(false);
+    pm.nest(copy->getName()).addPass(std::move(pass));
+    return pm.run(*module);
+  }
+
+  OwningOpRef<ModuleOp> module;
+  FunctionOpInterface copy;
+};
+
+} // namespace
+
+/// fp4train-partition's preparation of the sandbox's function (see each
+/// step), then sharding-propagation (forward, then backward, so that what
+/// only the users of a value decide, such as the zeros a contraction
+/// accumulates into, is annotated too) and the checks shard-partition
+/// relies on.
+static LogicalResult prepareAndPropagate(Sandbox &sandbox) {
+  auto function = cast<func::FuncOp>(sandbox.copy);
+  isolateGenericBodies(function);
+  normalizeMaskedSums(function);
+  privatizeInits(function);
+  if (failed(annotateArguments(function)))
+    return failure();
+  shard::ShardingPropagationOptions options;
+  options.traversal = shard::TraversalOrder::ForwardBackward;
+  if (failed(sandbox.run(shard::createShardingPropagation(options))))
+    return failure();
+  dropScalarAnnotations(function);
+  if (failed(mlir::verify(function)))
+    return failure();
+  for (Block &block : function.getBody())
+    if (llvm::any_of(block, llvm::IsaPred<shard::ShardOp>) &&
+        failed(checkBlock(block, function)))
+      return failure();
+  return success();
+}
+
+/// Runs upstream's shard-partition on a copy of `function` and moves the
+/// result into `function` once it is whole; `prepare` first prepares and
+/// propagates (prepareAndPropagate), otherwise the annotations must be
+/// complete and checked.
+static LogicalResult partitionInSandbox(FunctionOpInterface function,
+                                        bool prepare) {
+  Sandbox sandbox(function);
+  FunctionOpInterface copy = sandbox.copy;
+  if (prepare && failed(prepareAndPropagate(sandbox)))
+    return failure();
+  if (failed(sandbox.run(shard::createPartition())))
+    return failure();
+  // Checked before the verifier, which would print the broken function.
+  if (Operation *broken = findUnpartitionedUse(copy))
+    return function.emitOpError("cannot be partitioned: shard-partition "
+                                "leaves '")
+           << broken->getName()
+           << "' reading a value it did not partition (an op whose "
+              "sharding model MLIR 22 lacks or gets wrong)";
+  if (failed(mlir::verify(copy)))
+    return failure();
+  function.getFunctionBody().takeBody(copy.getFunctionBody());
+  function.setType(copy.getFunctionType());
+  // The boundary the host passes: kept through bufferization and the LLVM
+  // lowering, which erase the tensor types.
+  function->setAttr(FP4TrainDialect::kProcessTypeAttrName,
+                    TypeAttr::get(copy.getFunctionType()));
+  return success();
+}
+
+/// Appends one object per collective of the partitioned `function` to
+/// `report` (the fp4train-partition report, Passes.td).
+static void describeCollectives(func::FuncOp function,
+                                llvm::json::Array &report) {
+  SymbolTableCollection symbols;
+  function.walk([&](Operation *op) {
+    if (!isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllSliceOp,
+             shard::AllToAllOp, shard::ReduceScatterOp, shard::BroadcastOp,
+             shard::GatherOp, shard::ScatterOp, shard::ReduceOp, shard::ShiftOp,
+             shard::SendOp, shard::RecvOp>(op))
+      return;
+    auto type = dyn_cast<ShapedType>(op->getOperand(0).getType());
+    auto gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+    auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+    if (!type || !type.hasStaticShape() || !gridName || !axes)
+      return;
+    shard::GridOp grid = shard::getGrid(op, gridName, symbols);
+    int64_t processes = 1;
+    for (int16_t axis : axes.asArrayRef())
+      processes *= grid ? grid.getShape()[axis] : 1;
+    std::string element;
+    llvm::raw_string_ostream(element) << type.getElementType();
+    int64_t bits = type.getElementTypeBitWidth();
+    report.push_back(llvm::json::Object{
+        {"function", function.getName().str()},
+        {"loc", formatLocation(op->getLoc())},
+        {"collective", op->getName().stripDialect().str()},
+        {"grid", gridName.getValue().str()},
+        {"grid_axes", llvm::json::Array(axes.asArrayRef())},
+        {"processes", processes},
+        {"shape", llvm::json::Array(type.getShape())},
+        {"element", element},
+        {"bytes", (type.getNumElements() * bits + 7) / 8},
+    });
+  });
+}
+
+namespace {
+
+struct CheckedPartitionPass
+    : public mlir::fp4train::impl::CheckedPartitionBase<CheckedPartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FunctionOpInterface function = getOperation();
+    for (Block &block : function.getFunctionBody()) {
+      // Upstream partitions the blocks that hold annotations.
+      if (llvm::none_of(block, llvm::IsaPred<shard::ShardOp>))
+        continue;
+      if (failed(checkBlock(block, function)))
+        return signalPassFailure();
+    }
+    if (failed(partitionInSandbox(function, /*prepare=*/false)))
+      signalPassFailure();
+  }
+};
+
+/// Whether `module` holds an op of the mpi dialect.
+static bool usesMPI(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return isa<mpi::MPIDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The MPI lowering asks the module which MPI's ABI to call; this project
+/// runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
+static void setDefaultMPIImplementation(ModuleOp module) {
+  constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
+  if (module->hasAttr(kMapAttrName))
+    return;
+  MLIRContext *ctx = module.getContext();
+  DataLayoutEntryInterface entry =
+      DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                               StringAttr::get(ctx, "MPICH"));
+  module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
 }
 
 struct ShardStepPass
@@ -492,11 +651,14 @@ struct PartitionPass
       if (function.walk([](shard::ShardOp) { return WalkResult::interrupt(); })
               .wasInterrupted())
         annotated.push_back(function);
-    for (func::FuncOp function : annotated) {
-      isolateGenericBodies(function);
-      privatizeInits(function);
-      if (failed(annotateArguments(function)) ||
-          failed(partitionInSandbox(function, /*propagate=*/true)))
+    for (func::FuncOp function : annotated)
+      if (failed(partitionInSandbox(function, /*prepare=*/true)))
+        return signalPassFailure();
+    if (!report.empty()) {
+      llvm::json::Array collectives;
+      for (func::FuncOp function : annotated)
+        describeCollectives(function, collectives);
+      if (failed(writeReport(getOperation(), report, std::move(collectives))))
         return signalPassFailure();
     }
   }
@@ -697,6 +859,69 @@ struct MPIToLLVMPass
 };
 
 } // namespace
+
+/// The layout of one boundary value: its shape and, when it is a tensor of
+/// rank > 0, the split axes of its annotation `sharding`.
+static BoundaryLayout getBoundaryLayout(Type type, Value sharding) {
+  BoundaryLayout layout;
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return layout;
+  layout.globalShape.assign(ranked.getShape().begin(), ranked.getShape().end());
+  layout.splitAxes.resize(ranked.getRank());
+  if (!sharding)
+    return layout;
+  for (auto [dim, axes] : llvm::enumerate(
+           getSplitAxes(shard::Sharding(sharding), ranked.getRank())))
+    layout.splitAxes[dim].assign(axes.begin(), axes.end());
+  return layout;
+}
+
+FailureOr<std::optional<StepLayout>>
+mlir::fp4train::getStepLayout(func::FuncOp function) {
+  auto module = function->getParentOfType<ModuleOp>();
+  SmallVector<shard::GridOp> grids;
+  if (module)
+    grids = llvm::to_vector(module.getOps<shard::GridOp>());
+  if (grids.empty())
+    return std::optional<StepLayout>();
+  if (grids.size() != 1)
+    return function.emitOpError("runs on ")
+           << grids.size() << " grids; a host runs a step on one";
+  shard::GridOp grid = grids.front();
+  if (grid.getRank() == 0 || llvm::any_of(grid.getShape(), [](int64_t n) {
+        return ShapedType::isDynamic(n);
+      }))
+    return function.emitOpError("runs on grid @")
+           << grid.getSymName() << " of no static shape";
+
+  Sandbox sandbox(function);
+  if (failed(prepareAndPropagate(sandbox)))
+    return failure();
+  auto copy = cast<func::FuncOp>(sandbox.copy);
+  StepLayout layout;
+  layout.grid = grid.getSymName().str();
+  layout.gridShape.assign(grid.getShape().begin(), grid.getShape().end());
+  for (BlockArgument argument : copy.getArguments()) {
+    Value sharding;
+    if (needsAnnotation(argument))
+      sharding =
+          cast<shard::ShardOp>(*argument.getUsers().begin()).getSharding();
+    layout.arguments.push_back(getBoundaryLayout(argument.getType(), sharding));
+  }
+  // Every tensor a return takes comes from a shard.shard (checkBlock): the
+  // split the partitioned function returns it with.
+  copy.walk([&](func::ReturnOp ret) {
+    for (Value operand : ret.getOperands()) {
+      Value sharding;
+      if (auto annotation = operand.getDefiningOp<shard::ShardOp>())
+        sharding = annotation.getSharding();
+      layout.results.push_back(getBoundaryLayout(operand.getType(), sharding));
+    }
+    return WalkResult::interrupt();
+  });
+  return std::optional<StepLayout>(std::move(layout));
+}
 
 void mlir::fp4train::registerShardingPasses() {
   shard::registerShardingPropagation();

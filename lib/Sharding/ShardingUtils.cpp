@@ -86,7 +86,9 @@ sharding::getShardShape(Operation *op, ArrayRef<int64_t> shape,
                << grid.getSymName()
                << ", which is not a static axis of that grid";
     int64_t shards = shard::collectiveProcessGroupSize(split, grid);
-    auto axesText = [&] { return describeSplit({}, ShardingArray{split}); };
+    auto axesText = [&, split = split] {
+      return describeSplit({}, ShardingArray{split});
+    };
     if (ShapedType::isDynamic(shape[dim]) || shape[dim] % shards != 0)
       return op->emitOpError("cannot split dimension ")
              << dim << " (size " << shape[dim] << ") into " << shards

@@ -55,6 +55,10 @@ SmallVector<Value> buildShardOrigin(ImplicitLocOpBuilder &b, shard::GridOp grid,
 /// Attaches the models of tensor.expand_shape and tensor.collapse_shape.
 void registerTensorShardingModels(DialectRegistry &registry);
 
+/// Attaches upstream's elementwise model to the arith and math ops a step
+/// applies to scalars or whole tensors (ElementwiseShardingModels.cpp).
+void registerElementwiseShardingModels(DialectRegistry &registry);
+
 } // namespace fp4train::sharding
 } // namespace mlir
 

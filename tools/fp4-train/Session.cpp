@@ -128,7 +128,7 @@ Run train(Session &session, const Task &task, const std::string &recipeName,
   auto start = std::chrono::steady_clock::now();
   TrainOptions options = session.options;
   options.seed = seed;
-  Trainer trainer(*jit, signature, options);
+  Trainer trainer(*jit, signature, options, *session.processes);
   // Written with the run's other outputs, once all runs have succeeded.
   if (!session.dumpDirectory.empty() && recipeName == session.dumpRecipe &&
       seed == session.dumpSeed)

@@ -9,6 +9,7 @@
 #ifndef FP4TRAIN_TOOLS_FP4TRAIN_SESSION_H
 #define FP4TRAIN_TOOLS_FP4TRAIN_SESSION_H
 
+#include "Processes.h"
 #include "Report.h"
 #include "Tasks.h"
 #include "Trainer.h"
@@ -99,6 +100,8 @@ struct Session {
   std::function<std::unique_ptr<mlir::fp4train::JitFunction>(llvm::StringRef)>
       compile;
   TrainOptions options;
+  /// This process and the others of a sharded step (one, unsharded).
+  const Processes *processes = nullptr;
   int64_t horizon = 0, limit = 0, window = 0, evalEvery = 0;
   int64_t tokensPerStep = 0;
   bool labelsWithSeed = false;

@@ -2,6 +2,8 @@
 
 #include "Trainer.h"
 
+#include "Processes.h"
+
 #include "fp4train/Numerics/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -18,9 +20,21 @@ using namespace fp4train::train;
 using mlir::fp4train::JitFunction;
 using mlir::fp4train::JitValue;
 
+namespace {
+std::string failurePrefix;
+void (*endOnFailure)() = nullptr;
+} // namespace
+
+void fp4train::train::setFailureHandler(std::string prefix, void (*end)()) {
+  failurePrefix = std::move(prefix);
+  endOnFailure = end;
+}
+
 void fp4train::train::fail(const llvm::Twine &message) {
-  llvm::errs() << "fp4-train: error: " << message << "\n";
+  llvm::errs() << "fp4-train: error: " << failurePrefix << message << "\n";
   std::fflush(nullptr);
+  if (endOnFailure)
+    endOnFailure();
   std::_Exit(1);
 }
 
@@ -40,21 +54,34 @@ double fp4train::train::getLearningRate(const TrainOptions &options,
 }
 
 Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
-                 const TrainOptions &options)
-    : jit(jit), signature(signature), options(options) {
+                 const TrainOptions &options, const Processes &processes)
+    : jit(jit), signature(signature), options(options), processes(processes) {
+  const mlir::fp4train::StepLayout *layout = processes.getLayout();
   std::mt19937_64 rng(options.seed);
   for (auto [i, index] : llvm::enumerate(signature.params)) {
     const JitValue &value = jit.getArguments()[index];
-    std::vector<float> &p = params.emplace_back(value.getNumElements());
-    if (value.shape.size() >= 2) {
+    // Drawn whole, in the order one process draws them, then sharded.
+    std::vector<int64_t> shape =
+        layout ? layout->arguments[index].globalShape : value.shape;
+    int64_t elements = 1;
+    for (int64_t extent : shape)
+      elements *= extent;
+    std::vector<float> whole(elements);
+    if (shape.size() >= 2) {
       // Glorot: the same for [out, in] and [in, out] layouts.
-      float fanSum = float(value.shape[0] + value.shape[1]);
+      float fanSum = float(shape[0] + shape[1]);
       std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / fanSum));
-      for (float &x : p)
+      for (float &x : whole)
         x = normal(rng);
     } else {
-      std::fill(p.begin(), p.end(), signature.vectorInit[i]);
+      std::fill(whole.begin(), whole.end(), signature.vectorInit[i]);
     }
+    std::vector<float> &p = params.emplace_back(value.getNumElements());
+    if (layout)
+      processes.takeShard(layout->arguments[index], whole.data(), p.data(),
+                          sizeof(float));
+    else
+      p = std::move(whole);
     outs.emplace_back(value.getNumElements());
     if (options.adam) {
       first.emplace_back(p.size(), 0.0f);
@@ -71,6 +98,31 @@ Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
     floatInput.resize(inputs);
     floatTarget.resize(targets);
   }
+  if (layout) {
+    auto wholeBytes = [&](size_t index) {
+      int64_t elements = 1;
+      for (int64_t extent : layout->arguments[index].globalShape)
+        elements *= extent;
+      return size_t(elements) * 4;
+    };
+    wholeInput.resize(wholeBytes(signature.input));
+    wholeTarget.resize(wholeBytes(signature.target));
+  }
+}
+
+template <typename Draw> void Trainer::load(Draw draw) {
+  const mlir::fp4train::StepLayout *layout = processes.getLayout();
+  if (!layout) {
+    draw(inputData(), targetData());
+    return;
+  }
+  // Every process draws the whole batch, so N processes see the batches of
+  // one; f32 values and i32 token ids are 4 bytes.
+  draw(wholeInput.data(), wholeTarget.data());
+  processes.takeShard(layout->arguments[signature.input], wholeInput.data(),
+                      inputData(), 4);
+  processes.takeShard(layout->arguments[signature.target], wholeTarget.data(),
+                      targetData(), 4);
 }
 
 float Trainer::call(int64_t step, float rate) {
@@ -95,7 +147,7 @@ float Trainer::call(int64_t step, float rate) {
 }
 
 double Trainer::step(const Task &task, int64_t step) {
-  task.getBatch(step, inputData(), targetData());
+  load([&](void *input, void *target) { task.getBatch(step, input, target); });
   double rate = getLearningRate(options, step);
   float loss = call(step, float(rate));
   if (signature.updatesInGraph) {
@@ -106,11 +158,20 @@ double Trainer::step(const Task &task, int64_t step) {
   // exceeds the threshold.
   float gradScale = 1.0f;
   if (options.clip > 0) {
+    // The norm of the whole gradient: each process sums its shards, each
+    // counted once over the processes that hold a copy of it.
+    const mlir::fp4train::StepLayout *layout = processes.getLayout();
     double sumSquares = 0;
-    for (const std::vector<float> &g : outs)
+    for (auto [i, g] : llvm::enumerate(outs)) {
+      double shard = 0;
       for (float x : g)
-        sumSquares += double(x) * x;
-    double norm = std::sqrt(sumSquares);
+        shard += double(x) * x;
+      sumSquares += layout
+                        ? shard / double(layout->results[i + 1].getReplication(
+                                      layout->gridShape))
+                        : shard;
+    }
+    double norm = std::sqrt(processes.sum(sumSquares));
     if (norm > options.clip)
       gradScale = float(options.clip / norm);
   }
@@ -123,7 +184,9 @@ double Trainer::validate(const Task &task, int64_t step) {
   int64_t batches = task.getNumValidationBatches();
   double sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    task.getValidationBatch(b, inputData(), targetData());
+    load([&](void *input, void *target) {
+      task.getValidationBatch(b, input, target);
+    });
     // In-graph SGD with a zero rate leaves `outs` equal to the parameters;
     // either way they are overwritten by the next step.
     sum += call(step, 0.0f);
@@ -133,15 +196,17 @@ double Trainer::validate(const Task &task, int64_t step) {
 
 std::vector<::fp4train::numerics::OutputFile>
 Trainer::dump(const Task &task, int64_t step, const std::string &directory) {
-  task.getBatch(step, inputData(), targetData());
+  load([&](void *input, void *target) { task.getBatch(step, input, target); });
   call(step, float(getLearningRate(options, step)));
   // What the call read and wrote, still in place.
   llvm::ArrayRef<const void *> args = callArgs;
   llvm::ArrayRef<void *> results = callResults;
   namespace numerics = ::fp4train::numerics;
   std::vector<numerics::OutputFile> files;
+  const mlir::fp4train::StepLayout *layout = processes.getLayout();
   auto add = [&](const std::string &name, const JitValue &value,
-                 const void *data) {
+                 const void *data,
+                 const mlir::fp4train::BoundaryLayout *whole) {
     float scalar = 0;
     if (value.kind == JitValue::Kind::F32)
       scalar = *static_cast<const float *>(data);
@@ -149,17 +214,29 @@ Trainer::dump(const Task &task, int64_t step, const std::string &directory) {
       scalar = float(*static_cast<const int64_t *>(data));
     if (value.kind != JitValue::Kind::Tensor)
       data = &scalar;
+    // A sharded run writes the whole tensor, gathered on the root.
+    std::vector<uint8_t> gathered;
+    std::vector<int64_t> shape = value.shape;
+    if (whole && value.kind == JitValue::Kind::Tensor) {
+      gathered = processes.gather(*whole, data, value.elementBytes);
+      data = gathered.data();
+      shape = whole->globalShape;
+    }
+    if (!processes.isRoot())
+      return;
     numerics::NpyDType type = value.elementBytes == 1
                                   ? numerics::NpyDType::UInt8
                               : value.isInt32 ? numerics::NpyDType::Int32
                                               : numerics::NpyDType::Float32;
     files.push_back({directory + "/" + name + ".npy",
-                     numerics::serializeNpy(type, value.shape, data)});
+                     numerics::serializeNpy(type, shape, data)});
   };
   for (auto [i, value] : llvm::enumerate(jit.getArguments()))
-    add("arg" + std::to_string(i), value, args[i]);
+    add("arg" + std::to_string(i), value, args[i],
+        layout ? &layout->arguments[i] : nullptr);
   for (auto [j, value] : llvm::enumerate(jit.getResults()))
-    add("result" + std::to_string(j), value, results[j]);
+    add("result" + std::to_string(j), value, results[j],
+        layout ? &layout->results[j] : nullptr);
   return files;
 }
 

@@ -25,6 +25,13 @@ namespace fp4train::train {
 /// train on several threads: no static destructors under the others' feet).
 [[noreturn]] void fail(const llvm::Twine &message);
 
+/// Makes fail() put `prefix` before its message and call `end` (which ends
+/// every process of a sharded run, not only the failing one) before it
+/// exits.
+void setFailureHandler(std::string prefix, void (*end)());
+
+class Processes;
+
 /// How the step function is called, read from its signature.
 struct StepSignature {
   std::vector<size_t> params;
@@ -66,8 +73,11 @@ double getLearningRate(const TrainOptions &options, int64_t step);
 
 class Trainer {
 public:
+  /// `processes` says which shards of the parameters and the batches this
+  /// process holds: the trainer draws them whole, as one process would,
+  /// and keeps its shards.
   Trainer(mlir::fp4train::JitFunction &jit, const StepSignature &signature,
-          const TrainOptions &options);
+          const TrainOptions &options, const Processes &processes);
 
   /// Runs step `step` on the task's batch, updates the parameters and
   /// returns the loss.
@@ -80,6 +90,8 @@ public:
   /// Calls the step once on `step`'s batch and returns its arguments
   /// (`directory`/argN.npy) and results (`directory`/resultN.npy) as files
   /// for the caller to write with the run's other outputs, all or none.
+  /// Collective in a sharded run: the root gets the files, whole tensors
+  /// in the unsharded layout; the other processes none.
   std::vector<::fp4train::numerics::OutputFile>
   dump(const Task &task, int64_t step, const std::string &directory);
 
@@ -88,6 +100,9 @@ private:
   /// loss, and the parameter results are in `outs`. The pointers it passed
   /// stay in callArgs / callResults (the scalars are members).
   float call(int64_t step, float rate);
+  /// Fills the input and target with this process's shards of what `draw`
+  /// writes (a whole batch, in the task's layout).
+  template <typename Draw> void load(Draw draw);
   void update(size_t i, int64_t t, double rate, float gradScale);
   void *inputData() {
     return signature.tokens ? (void *)tokenInput.data() : floatInput.data();
@@ -99,9 +114,12 @@ private:
   mlir::fp4train::JitFunction &jit;
   const StepSignature &signature;
   TrainOptions options;
+  const Processes &processes;
   std::vector<std::vector<float>> params, outs, first, second;
   std::vector<float> floatInput, floatTarget;
   std::vector<int32_t> tokenInput, tokenTarget;
+  /// A whole batch (sharded runs), before each process takes its shard.
+  std::vector<uint8_t> wholeInput, wholeTarget;
   float callRate = 0, callLoss = 0;
   int64_t callStep = 0;
   std::vector<const void *> callArgs;

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Processes.h"
 #include "Report.h"
 #include "Session.h"
 #include "Tasks.h"
@@ -34,6 +35,7 @@
 #include "fp4train/ParseModule.h"
 #include "fp4train/Pipelines/Pipelines.h"
 #include "fp4train/Runtime/JitFunction.h"
+#include "fp4train/Sharding/Layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -53,6 +55,9 @@
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -351,6 +356,52 @@ void runAll(Session &session,
     thread.join();
 }
 
+/// How the step is split over a grid of processes, or nothing for an
+/// unsharded step; fails where the step cannot be partitioned.
+std::optional<StepLayout> readLayout(MLIRContext &context,
+                                     func::FuncOp function) {
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    if (message.empty())
+      message = diagnostic.str();
+    return success();
+  });
+  FailureOr<std::optional<StepLayout>> layout = getStepLayout(function);
+  if (failed(layout))
+    fail("@" + functionName + " cannot be partitioned: " + message);
+  return *layout;
+}
+
+/// Fails unless the compiled step takes and returns the shards `layout`
+/// describes: the trainer hands out and gathers shards by it.
+void checkShards(const StepLayout &layout, const JitFunction &jit) {
+  auto check = [&](llvm::ArrayRef<BoundaryLayout> expected,
+                   llvm::ArrayRef<JitValue> actual, const char *what) {
+    for (auto [index, pair] : llvm::enumerate(llvm::zip(expected, actual))) {
+      auto &[value, compiled] = pair;
+      if (compiled.kind == JitValue::Kind::Tensor &&
+          value.getShardShape(layout.gridShape) != compiled.shape)
+        fail("@" + functionName + " " + what + " " + llvm::Twine(index) +
+             ": the partitioned step's shard differs from its layout on "
+             "grid @" +
+             layout.grid);
+    }
+  };
+  check(layout.arguments, jit.getArguments(), "argument");
+  check(layout.results, jit.getResults(), "result");
+}
+
+/// Points standard output at /dev/null: the processes of a sharded run but
+/// the root print nothing (their errors still reach standard error).
+void silenceStandardOutput() {
+  std::fflush(stdout);
+  int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
+}
+
 } // namespace
 
 /// Fails unless `value` of option `name` lies in [lo, hi].
@@ -428,6 +479,16 @@ int main(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module = parseInput(context);
   auto function = module->lookupSymbol<func::FuncOp>(functionName);
+  // A step with a shard.grid runs as one process of mpiexec
+  // (docs/sharding.md); MPI starts before the step is compiled.
+  std::unique_ptr<Processes> processes = std::make_unique<Processes>();
+  if (std::optional<StepLayout> layout = readLayout(context, function)) {
+    processes = Processes::startMPI(*layout);
+    // The root reports for all.
+    if (!processes->isRoot())
+      silenceStandardOutput();
+  }
+  const StepLayout *layout = processes->getLayout();
 
   int resolvedStepArg = stepArg;
   for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
@@ -439,10 +500,15 @@ int main(int argc, char **argv) {
   std::shared_ptr<JitFunction> first =
       compileFor(*module, recipes.front(), resolvedStepArg, path);
   StepSignature signature = readSignature(function, *first);
+  if (layout)
+    checkShards(*layout, *first);
+  // The tasks draw whole batches: each process then takes its shard.
   std::vector<int64_t> inputShape =
-      first->getArguments()[signature.input].shape;
+      layout ? layout->arguments[signature.input].globalShape
+             : first->getArguments()[signature.input].shape;
   std::vector<int64_t> targetShape =
-      first->getArguments()[signature.target].shape;
+      layout ? layout->arguments[signature.target].globalShape
+             : first->getArguments()[signature.target].shape;
 
   bool adam =
       optimizer == "adam" || (optimizer == "auto" && !signature.updatesInGraph);
@@ -506,6 +572,7 @@ int main(int argc, char **argv) {
   session.compiled[recipes.front()] = std::move(first);
   session.module = *module;
   session.functionName = functionName;
+  session.processes = processes.get();
   session.compile = [&](llvm::StringRef recipe) {
     return compileFor(*module, recipe, resolvedStepArg, path);
   };
@@ -570,9 +637,12 @@ int main(int argc, char **argv) {
       run.recipe = name;
       run.seed = s;
     }
+  // The processes of a sharded step run their collectives in one order:
+  // their runs train one after another.
   unsigned threadCount =
-      jobs ? unsigned(jobs)
-           : std::max(1u, std::thread::hardware_concurrency() / threads);
+      layout ? 1u
+      : jobs ? unsigned(jobs)
+             : std::max(1u, std::thread::hardware_concurrency() / threads);
   session.limit = session.horizon;
   if (lm) {
     // Language models are compared on their held-out curves within the
@@ -634,6 +704,9 @@ int main(int argc, char **argv) {
                               inputFile + " @" + functionName + ": " +
                                   tasks.begin()->second->describe()))});
   }
+  // The root writes the outputs of a sharded run (its dump is gathered).
+  if (!processes->isRoot())
+    return 0;
   for (const std::string &directory : {dumpStep.getValue(), outDir.getValue()})
     if (!directory.empty())
       if (std::error_code error = llvm::sys::fs::create_directories(directory))

@@ -88,6 +88,12 @@ def FP4TrainPartition : Pass<"fp4train-partition", "ModuleOp"> {
     unchanged. The fp4train ops and the reshapes partition by the rules of
     docs/sharding.md ([SH1]-[SH5]).
 
+    `report=FILE` (`-` for stdout) writes a JSON array with one object per
+    collective the partitioned functions perform, in program order:
+    `{"function", "loc", "collective", "grid", "grid_axes", "processes",
+    "shape", "element", "bytes"}`, where `shape` and `bytes` are those of
+    the buffer each process hands the collective (its shard).
+
     Example:
 
     ```mlir
@@ -98,6 +104,10 @@ def FP4TrainPartition : Pass<"fp4train-partition", "ModuleOp"> {
     func.func @step(%x: tensor<8x64xf32>, ...)
     ```
   }];
+  let options = [
+    Option<"report", "report", "std::string", "\"\"",
+           "write the collectives report to this file ('-' for stdout)">
+  ];
   let dependentDialects = [
     "arith::ArithDialect", "linalg::LinalgDialect", "shard::ShardDialect",
     "tensor::TensorDialect"

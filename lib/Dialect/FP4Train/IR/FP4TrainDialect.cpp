@@ -74,6 +74,14 @@ LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
                              << "' must be an array of strings on a module";
     return success();
   }
+  if (name == kProcessTypeAttrName) {
+    auto type = dyn_cast<TypeAttr>(attr.getValue());
+    if (!type || !isa<FunctionType>(type.getValue()))
+      return op->emitError()
+             << "'" << kProcessTypeAttrName << "' must be a function type, got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown fp4train attribute '" << name << "'";
 }
 

@@ -575,7 +575,7 @@ ContractionRole mlir::fp4train::readRoleAnnotation(linalg::LinalgOp op) {
 //===----------------------------------------------------------------------===//
 
 /// `file:line:col` of the first file location in `loc`, else its text.
-static std::string formatLocation(Location loc) {
+std::string mlir::fp4train::formatLocation(Location loc) {
   if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
     return llvm::formatv("{0}:{1}:{2}", fileLoc.getFilename().getValue(),
                          fileLoc.getLine(), fileLoc.getColumn());

@@ -44,6 +44,11 @@ def FP4Train_Dialect : Dialect {
     /// the accesses it guards ([IDX1]): an array of strings, by site number.
     static constexpr ::llvm::StringLiteral kIndexChecksAttrName =
         "fp4train.index_checks";
+    /// Name of the function attribute in which fp4train-partition records
+    /// the type of one process's program (its shards' types): the host
+    /// calls the lowered function with buffers of those shapes.
+    static constexpr ::llvm::StringLiteral kProcessTypeAttrName =
+        "fp4train.process_type";
 
   private:
     void registerAttributes();

@@ -86,6 +86,10 @@ llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
 /// dynamic.
 llvm::json::Object describeRole(const ContractionRole &info);
 
+/// `file:line:col` of `loc` (its first file location), for reports; the
+/// printed location when it has none.
+std::string formatLocation(Location loc);
+
 /// How the passes write their role (and quantization) report.
 enum class ReportFormat {
   /// An indented JSON array, one object per contraction.

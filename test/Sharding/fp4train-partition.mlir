@@ -1,0 +1,93 @@
+// fp4train-partition on what training steps hold besides the fp4train ops:
+// scalars computed outside the linalg ops, a scatter-add split along its
+// reduction, the process's types recorded for the host, and the reduction
+// MLIR 22's partition cannot split (docs/sharding.md).
+// RUN: fp4-opt %s --split-input-file --verify-diagnostics --fp4train-partition | FileCheck %s
+
+shard.grid @dp(shape = 2)
+
+// The seed of a stochastic quantize derived from the step: scalar arith ops
+// are replicated; the quantize indexes [SR1] at the process's rows [SH3].
+// CHECK-LABEL: func.func @seed_from_step(
+// CHECK-SAME: %[[X:.*]]: tensor<16x32xf32>, %[[STEP:.*]]: i64) -> tensor<16x32xf32>
+// CHECK-SAME: fp4train.process_type = (tensor<16x32xf32>, i64) -> tensor<16x32xf32>
+// CHECK: %[[SHIFTED:.*]] = arith.shli %[[STEP]]
+// CHECK: %[[SEED:.*]] = arith.addi %[[SHIFTED]]
+// CHECK: fp4train.quantize %[[X]] rounding = stochastic seed(%[[SEED]]) at({{.*}}) of [32, 32]
+func.func @seed_from_step(%x: tensor<32x32xf32>, %step: i64) -> tensor<32x32xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<32x32xf32>
+  %c32 = arith.constant 32 : i64
+  %c6 = arith.constant 6 : i64
+  %shifted = arith.shli %step, %c32 : i64
+  %seed = arith.addi %shifted, %c6 : i64
+  %q = fp4train.quantize %x0 rounding = stochastic seed(%seed) : tensor<32x32xf32>
+      -> !fp4train.scaled<32x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+  %d = fp4train.dequantize %q : !fp4train.scaled<32x32xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU> -> tensor<32x32xf32>
+  %r = shard.shard %d to %s : tensor<32x32xf32>
+  return %r : tensor<32x32xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// An embedding's gradient with the tokens split: each process scatter-adds
+// its tokens, masked by -0.0 (the exact identity of addf: the bits of the
+// unsplit sum of each token's rows), then the partial tables are summed.
+// CHECK-LABEL: func.func @embedding_gradient(
+// CHECK-SAME: %[[TOKENS:.*]]: tensor<4xi32>, %[[DY:.*]]: tensor<4x8xf32>
+// CHECK: %[[PARTIAL:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[TOKENS]], %[[DY]] : tensor<4xi32>, tensor<4x8xf32>)
+// CHECK: ^bb0(%[[TOKEN:.*]]: i32, %[[G:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK: %[[HIT:.*]] = arith.cmpi eq
+// CHECK: %[[MASKED:.*]] = arith.select %[[HIT]], %[[G]], %{{.*}} : f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[OUT]], %[[MASKED]] : f32
+// CHECK: linalg.yield %[[SUM]] : f32
+// CHECK: shard.all_reduce %[[PARTIAL]] on @dp grid_axes = [0] : tensor<16x8xf32> -> tensor<16x8xf32>
+func.func @embedding_gradient(%tokens: tensor<8xi32>, %dy: tensor<8x8xf32>) -> tensor<16x8xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %t0 = shard.shard %tokens to %s annotate_for_users : tensor<8xi32>
+  %dy0 = shard.shard %dy to %s annotate_for_users : tensor<8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %g = linalg.generic {
+      indexing_maps = [affine_map<(v, d, t) -> (t)>, affine_map<(v, d, t) -> (t, d)>,
+                       affine_map<(v, d, t) -> (v, d)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%t0, %dy0 : tensor<8xi32>, tensor<8x8xf32>) outs(%z : tensor<16x8xf32>) {
+  ^bb0(%token: i32, %grad: f32, %out: f32):
+    %v = linalg.index 0 : index
+    %id = arith.index_cast %token : i32 to index
+    %hit = arith.cmpi eq, %id, %v : index
+    %sum = arith.addf %out, %grad : f32
+    %r = arith.select %hit, %sum, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  return %g : tensor<16x8xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// A running difference has no neutral element: its reduction cannot be
+// split (MLIR 22 would read an empty optional and abort).
+func.func @unsplittable_reduction(%x: tensor<8x4xf32>) -> tensor<4xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{splits its reduction loop 1 across processes, which MLIR 22's partition implements only for one init combined by one op with a neutral element}}
+  %d = linalg.generic {
+      indexing_maps = [affine_map<(i, r) -> (r, i)>, affine_map<(i, r) -> (i)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x0 : tensor<8x4xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.subf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}

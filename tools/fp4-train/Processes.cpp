@@ -1,0 +1,180 @@
+//===- Processes.cpp - The processes a sharded step trains on -------------===//
+
+#include "Processes.h"
+
+#include "Trainer.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/DynamicLibrary.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace fp4train::train;
+using mlir::fp4train::BoundaryLayout;
+using mlir::fp4train::StepLayout;
+
+/// The MPI functions fp4-train calls, resolved in the loaded library. The
+/// constants (MPI_COMM_WORLD, MPI_DOUBLE, ...) are MPICH's from its mpi.h:
+/// the ABI the step's own MPI calls were lowered for (docs/sharding.md).
+struct Processes::MPI {
+  decltype(&::MPI_Init_thread) initThread = nullptr;
+  decltype(&::MPI_Finalize) finalize = nullptr;
+  decltype(&::MPI_Comm_rank) commRank = nullptr;
+  decltype(&::MPI_Comm_size) commSize = nullptr;
+  decltype(&::MPI_Allreduce) allreduce = nullptr;
+  decltype(&::MPI_Gather) gather = nullptr;
+};
+
+/// What fail() calls to end every process, not only the failing one.
+static decltype(&::MPI_Abort) abortWorld = nullptr;
+
+Processes::Processes() = default;
+
+Processes::~Processes() {
+  if (mpi)
+    mpi->finalize();
+}
+
+std::unique_ptr<Processes> Processes::startMPI(const StepLayout &layout) {
+  const char *override = std::getenv("FP4TRAIN_MPI_LIBRARY");
+  std::string library = override && *override ? override : "libmpich.so.12";
+  std::string processes =
+      std::to_string(layout.getNumProcesses()) + " processes";
+  std::string error;
+  if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(library.c_str(),
+                                                        &error))
+    fail("the step is sharded over grid @" + layout.grid + " (" + processes +
+         ") and needs MPI, which cannot be loaded: " + error +
+         " (install MPICH, scripts/setup.sh, or name an MPI library with "
+         "MPICH's ABI in FP4TRAIN_MPI_LIBRARY)");
+  auto resolve = [&](auto &function, const char *name) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(name));
+    if (!function)
+      fail("the MPI library '" + library + "' has no " + name);
+  };
+  auto result = std::unique_ptr<Processes>(new Processes());
+  result->mpi = std::make_unique<MPI>();
+  MPI &mpi = *result->mpi;
+  resolve(mpi.initThread, "MPI_Init_thread");
+  resolve(mpi.finalize, "MPI_Finalize");
+  resolve(mpi.commRank, "MPI_Comm_rank");
+  resolve(mpi.commSize, "MPI_Comm_size");
+  resolve(mpi.allreduce, "MPI_Allreduce");
+  resolve(mpi.gather, "MPI_Gather");
+  resolve(abortWorld, "MPI_Abort");
+
+  // Only the thread that trains calls MPI (the runs of a sharded step
+  // train one after another; the numerics library's threads never do).
+  int provided = 0;
+  if (mpi.initThread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
+      MPI_SUCCESS)
+    fail("MPI_Init_thread failed");
+  int rank = 0, size = 0;
+  mpi.commRank(MPI_COMM_WORLD, &rank);
+  mpi.commSize(MPI_COMM_WORLD, &size);
+  result->rank = rank;
+  result->size = size;
+  result->layout = std::make_unique<StepLayout>(layout);
+  // Checked before any collective, so every process reports it and none
+  // waits for the others.
+  if (size != layout.getNumProcesses())
+    fail("the step is sharded over grid @" + layout.grid + " (" + processes +
+         "): run it with mpiexec -n " +
+         llvm::Twine(layout.getNumProcesses()) + ", not " +
+         llvm::Twine(size) + " process" + (size == 1 ? "" : "es"));
+  setFailureHandler("process " + std::to_string(rank) + " of " +
+                        std::to_string(size) + ": ",
+                    [] { abortWorld(MPI_COMM_WORLD, 1); });
+  return result;
+}
+
+/// Copies the box of `shardShape` elements at `origin` of the row-major
+/// `wholeShape` tensor from `whole` into the row-major `shard`, or back
+/// (`intoWhole`).
+static void copyBox(const std::vector<int64_t> &wholeShape,
+                    const std::vector<int64_t> &shardShape,
+                    const std::vector<int64_t> &origin, uint8_t *whole,
+                    uint8_t *shard, size_t elementBytes, bool intoWhole) {
+  size_t rank = wholeShape.size();
+  if (rank == 0) {
+    std::memcpy(intoWhole ? whole : shard, intoWhole ? shard : whole,
+                elementBytes);
+    return;
+  }
+  // The whole tensor's strides, in elements; the shard is copied one row
+  // (of its last dimension) at a time.
+  std::vector<int64_t> wholeStride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;)
+    wholeStride[d] = wholeStride[d + 1] * wholeShape[d + 1];
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    rows *= shardShape[d];
+  size_t rowBytes = size_t(shardShape[rank - 1]) * elementBytes;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t wholeOffset = origin[rank - 1], rest = row;
+    for (size_t d = rank - 1; d-- > 0;) {
+      wholeOffset += (rest % shardShape[d] + origin[d]) * wholeStride[d];
+      rest /= shardShape[d];
+    }
+    uint8_t *w = whole + size_t(wholeOffset) * elementBytes;
+    uint8_t *s = shard + size_t(row) * rowBytes;
+    std::memcpy(intoWhole ? w : s, intoWhole ? s : w, rowBytes);
+  }
+}
+
+void Processes::takeShard(const BoundaryLayout &value, const void *whole,
+                          void *shard, size_t elementBytes) const {
+  std::vector<int64_t> shape =
+      layout ? value.getShardShape(layout->gridShape) : value.globalShape;
+  std::vector<int64_t> origin =
+      layout ? value.getShardOrigin(layout->gridShape,
+                                    layout->getCoordinates(rank))
+             : std::vector<int64_t>(value.globalShape.size(), 0);
+  copyBox(value.globalShape, shape, origin,
+          static_cast<uint8_t *>(const_cast<void *>(whole)),
+          static_cast<uint8_t *>(shard), elementBytes, /*intoWhole=*/false);
+}
+
+std::vector<uint8_t> Processes::gather(const BoundaryLayout &value,
+                                       const void *shard,
+                                       size_t elementBytes) const {
+  int64_t elements = 1;
+  for (int64_t extent : value.globalShape)
+    elements *= extent;
+  size_t wholeBytes = size_t(elements) * elementBytes;
+  if (!layout) {
+    auto *bytes = static_cast<const uint8_t *>(shard);
+    return std::vector<uint8_t>(bytes, bytes + wholeBytes);
+  }
+  std::vector<int64_t> shape = value.getShardShape(layout->gridShape);
+  int64_t shardElements = 1;
+  for (int64_t extent : shape)
+    shardElements *= extent;
+  size_t shardBytes = size_t(shardElements) * elementBytes;
+  std::vector<uint8_t> all(isRoot() ? shardBytes * size : 0);
+  mpi->gather(shard, int(shardBytes), MPI_BYTE, all.data(), int(shardBytes),
+              MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (!isRoot())
+    return {};
+  std::vector<uint8_t> whole(wholeBytes);
+  for (int64_t process = 0; process < size; ++process)
+    copyBox(value.globalShape, shape,
+            value.getShardOrigin(layout->gridShape,
+                                 layout->getCoordinates(process)),
+            whole.data(), all.data() + size_t(process) * shardBytes,
+            elementBytes, /*intoWhole=*/true);
+  return whole;
+}
+
+double Processes::sum(double value) const {
+  if (!mpi)
+    return value;
+  double total = 0;
+  mpi->allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
