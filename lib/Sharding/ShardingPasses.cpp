@@ -585,55 +585,111 @@ struct ShardStepPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    int64_t parts = dp;
-    if (parts < 1) {
-      module.emitError("fp4train-shard-step: dp must be at least 1, got ")
-          << parts;
-      return signalPassFailure();
+    int64_t data = dp, tensor = tp;
+    auto fail = [&](const Twine &message) {
+      module.emitError("fp4train-shard-step: ") << message;
+      signalPassFailure();
+    };
+    if (data < 1 || tensor < 1)
+      return fail("dp and tp must be at least 1, got dp=" + Twine(data) +
+                  " tp=" + Twine(tensor));
+    // ARG:DIM of each parameter split across the tp processes.
+    llvm::SmallDenseMap<unsigned, int64_t> tensorSplits;
+    for (const std::string &entry : tpSplit) {
+      auto [arg, dim] = StringRef(entry).split(':');
+      unsigned argNumber;
+      int64_t dimension;
+      if (arg.getAsInteger(10, argNumber) || dim.getAsInteger(10, dimension) ||
+          dimension < 0 || !tensorSplits.try_emplace(argNumber, dimension).second)
+        return fail("tp-split entry '" + entry +
+                    "' is not ARG:DIM (argument and dimension numbers, each "
+                    "argument once)");
     }
-    if (parts == 1)
+    if (tensor > 1 && tensorSplits.empty())
+      return fail("tp=" + Twine(tensor) +
+                  " needs tp-split, the parameters to split (ARG:DIM)");
+    if (tensor == 1 && !tensorSplits.empty())
+      return fail("tp-split needs tp greater than 1");
+    if (data == 1 && tensor == 1)
       return;
-    if (SymbolTable::lookupSymbolIn(module, "dp")) {
-      module.emitError("fp4train-shard-step: the module already has a "
-                       "symbol named 'dp'");
-      return signalPassFailure();
+
+    StringRef gridName = tensor == 1 ? "dp" : data == 1 ? "tp" : "dp_tp";
+    if (SymbolTable::lookupSymbolIn(module, gridName))
+      return fail("the module already has a symbol named '" + gridName + "'");
+    SmallVector<int64_t> shape;
+    std::optional<shard::GridAxis> dataAxis, tensorAxis;
+    if (data > 1) {
+      dataAxis = shape.size();
+      shape.push_back(data);
+    }
+    if (tensor > 1) {
+      tensorAxis = shape.size();
+      shape.push_back(tensor);
     }
     MLIRContext *ctx = module.getContext();
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto grid =
-        shard::GridOp::create(b, module.getLoc(), "dp", ArrayRef<int64_t>{dp});
-    auto split = shard::Sharding::get(
-        FlatSymbolRefAttr::get(ctx, grid.getSymName()),
-        {shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{0})});
+    auto grid = shard::GridOp::create(b, module.getLoc(), gridName, shape);
+    auto gridRef = FlatSymbolRefAttr::get(ctx, grid.getSymName());
+    // The sharding that splits dimension `dim` of a rank-`rank` tensor
+    // along `axis`.
+    auto splitAlong = [&](int64_t rank, int64_t dim, shard::GridAxis axis) {
+      shard::ShardingArray axes(rank);
+      axes[dim].push_back(axis);
+      return makeSharding(gridRef, axes, ctx);
+    };
+
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
-      bool isStep =
-          llvm::any_of(llvm::seq(function.getNumArguments()), [&](unsigned i) {
-            return function.getArgAttr(i, FP4TrainDialect::kParamAttrName);
-          });
-      if (!isStep)
+      auto isParam = [&](unsigned i) {
+        return bool(function.getArgAttr(i, FP4TrainDialect::kParamAttrName));
+      };
+      if (llvm::none_of(llvm::seq(function.getNumArguments()), isParam))
         continue;
+      for (auto [argNumber, dim] : tensorSplits) {
+        auto type = argNumber < function.getNumArguments()
+                        ? dyn_cast<RankedTensorType>(
+                              function.getArgumentTypes()[argNumber])
+                        : RankedTensorType();
+        if (!type || !isParam(argNumber) || dim >= type.getRank())
+          return fail("tp-split " + Twine(argNumber) + ":" + Twine(dim) +
+                      " does not name a dimension of a parameter tensor of @" +
+                      function.getName());
+      }
       Block &entry = function.getBody().front();
       OpBuilder body = OpBuilder::atBlockBegin(&entry);
-      Value sharding;
       for (BlockArgument argument : entry.getArguments()) {
         auto type = dyn_cast<RankedTensorType>(argument.getType());
-        if (!type || type.getRank() == 0 ||
-            function.getArgAttr(argument.getArgNumber(),
-                                FP4TrainDialect::kParamAttrName))
+        unsigned number = argument.getArgNumber();
+        if (!type || type.getRank() == 0)
           continue;
-        if (type.isDynamicDim(0) || type.getDimSize(0) % parts != 0) {
-          function.emitOpError("cannot split argument ")
-              << argument.getArgNumber() << " (" << type
-              << ") along its first dimension into " << parts
-              << " equal parts (fp4train-shard-step dp=" << parts << ")";
-          return signalPassFailure();
+        std::optional<shard::Sharding> sharding;
+        int64_t dim = 0, parts = 1;
+        StringRef option;
+        if (!isParam(number) && dataAxis) {
+          sharding = splitAlong(type.getRank(), 0, *dataAxis);
+          parts = data;
+          option = "dp";
+        } else if (auto it = tensorSplits.find(number);
+                   it != tensorSplits.end()) {
+          dim = it->second;
+          sharding = splitAlong(type.getRank(), dim, *tensorAxis);
+          parts = tensor;
+          option = "tp";
         }
         if (!sharding)
-          sharding = shard::ShardingOp::create(body, function.getLoc(), split);
+          continue;
+        if (type.isDynamicDim(dim) || type.getDimSize(dim) % parts != 0) {
+          function.emitOpError("cannot split argument ")
+              << number << " (" << type << ") along dimension " << dim
+              << " into " << parts << " equal parts (fp4train-shard-step "
+              << option << "=" << parts << ")";
+          return signalPassFailure();
+        }
+        Value value =
+            shard::ShardingOp::create(body, function.getLoc(), *sharding);
         auto annotation =
-            shard::ShardOp::create(body, argument.getLoc(), argument, sharding,
+            shard::ShardOp::create(body, argument.getLoc(), argument, value,
                                    /*annotate_for_users=*/true);
         argument.replaceAllUsesExcept(annotation.getResult(), annotation);
       }

@@ -1,22 +1,56 @@
 // fp4train-shard-step splits the batch arguments of a training step over a
-// data-parallel grid; its errors.
-// RUN: fp4-opt %s --split-input-file --fp4train-shard-step=dp=2 | FileCheck %s
-// RUN: fp4-opt %s --split-input-file --fp4train-shard-step=dp=1 | FileCheck %s --check-prefix=ONE
-// RUN: not fp4-opt %s --split-input-file --fp4train-shard-step=dp=3 2>&1 | FileCheck %s --check-prefix=THREE
-// RUN: not fp4-opt %s --split-input-file --fp4train-shard-step=dp=0 2>&1 | FileCheck %s --check-prefix=ZERO
+// data-parallel grid axis and the parameters tp-split names over a
+// tensor-parallel one; its errors.
+// RUN: fp4-opt %s --fp4train-shard-step=dp=2 | FileCheck %s
+// RUN: fp4-opt %s --fp4train-shard-step=dp=1 | FileCheck %s --check-prefix=ONE
+// RUN: fp4-opt %s --fp4train-shard-step="tp=2 tp-split=1:0" | FileCheck %s --check-prefix=TP
+// RUN: fp4-opt %s --fp4train-shard-step="dp=2 tp=2 tp-split=1:1" | FileCheck %s --check-prefix=DPTP
+// RUN: not fp4-opt %s --fp4train-shard-step=dp=3 2>&1 | FileCheck %s --check-prefix=THREE
+// RUN: not fp4-opt %s --fp4train-shard-step=dp=0 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not fp4-opt %s --fp4train-shard-step=tp=2 2>&1 | FileCheck %s --check-prefix=NOSPLIT
+// RUN: not fp4-opt %s --fp4train-shard-step=tp-split=1:0 2>&1 | FileCheck %s --check-prefix=NOTP
+// RUN: not fp4-opt %s --fp4train-shard-step="tp=2 tp-split=1" 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// RUN: not fp4-opt %s --fp4train-shard-step="tp=2 tp-split=0:0" 2>&1 | FileCheck %s --check-prefix=NOTPARAM
+// RUN: not fp4-opt %s --fp4train-shard-step="tp=2 tp-split=1:2" 2>&1 | FileCheck %s --check-prefix=NODIM
+// RUN: not fp4-opt %s --fp4train-shard-step="tp=3 tp-split=1:0" 2>&1 | FileCheck %s --check-prefix=TPDIVIDE
 
 // CHECK: shard.grid @dp(shape = 2)
 // CHECK-LABEL: func.func @step(
 // CHECK-NEXT: %[[S:.*]] = shard.sharding @dp split_axes = {{\[\[}}0]] : !shard.sharding
 // CHECK-NEXT: %[[X:.*]] = shard.shard %arg0 to %[[S]] annotate_for_users : tensor<64x32xf32>
-// CHECK-NEXT: %[[T:.*]] = shard.shard %arg2 to %[[S]] annotate_for_users : tensor<64x16xf32>
+// CHECK-NEXT: %[[S2:.*]] = shard.sharding @dp split_axes = {{\[\[}}0]] : !shard.sharding
+// CHECK-NEXT: %[[T:.*]] = shard.shard %arg2 to %[[S2]] annotate_for_users : tensor<64x16xf32>
 // CHECK-NOT: shard.shard
 // CHECK: linalg.matmul {{.*}}ins(%[[X]], %arg1 :
-// ONE-NOT: shard.
 // The parameter (and the scalar) stay unannotated: fp4train-partition
 // replicates them.
-// THREE: cannot split argument 0 ('tensor<64x32xf32>') along its first dimension into 3 equal parts (fp4train-shard-step dp=3)
-// ZERO: dp must be at least 1, got 0
+// ONE-NOT: shard.
+
+// Tensor parallel: the weight's rows (its output features) split, the
+// batch whole.
+// TP: shard.grid @tp(shape = 2)
+// TP-LABEL: func.func @step(
+// TP-NEXT: %[[S:.*]] = shard.sharding @tp split_axes = {{\[\[}}0]] : !shard.sharding
+// TP-NEXT: shard.shard %arg1 to %[[S]] annotate_for_users : tensor<16x32xf32>
+// TP-NOT: shard.shard
+
+// Both: axis 0 splits the batch, axis 1 the weight's columns.
+// DPTP: shard.grid @dp_tp(shape = 2x2)
+// DPTP: shard.sharding @dp_tp split_axes = {{\[\[}}0]]
+// DPTP-NEXT: shard.shard %arg0
+// DPTP-NEXT: shard.sharding @dp_tp split_axes = {{\[\[}}], [1]]
+// DPTP-NEXT: shard.shard %arg1
+// DPTP-NEXT: shard.sharding @dp_tp split_axes = {{\[\[}}0]]
+// DPTP-NEXT: shard.shard %arg2
+
+// THREE: cannot split argument 0 ('tensor<64x32xf32>') along dimension 0 into 3 equal parts (fp4train-shard-step dp=3)
+// ZERO: fp4train-shard-step: dp and tp must be at least 1, got dp=0 tp=1
+// NOSPLIT: fp4train-shard-step: tp=2 needs tp-split, the parameters to split (ARG:DIM)
+// NOTP: fp4train-shard-step: tp-split needs tp greater than 1
+// SYNTAX: fp4train-shard-step: tp-split entry '1' is not ARG:DIM
+// NOTPARAM: fp4train-shard-step: tp-split 0:0 does not name a dimension of a parameter tensor of @step
+// NODIM: fp4train-shard-step: tp-split 1:2 does not name a dimension of a parameter tensor of @step
+// TPDIVIDE: cannot split argument 1 ('tensor<16x32xf32>') along dimension 0 into 3 equal parts (fp4train-shard-step tp=3)
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>

@@ -41,17 +41,32 @@ def CheckedPartition
 }
 
 def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
-  let summary = "Annotate training steps for data-parallel execution";
+  let summary = "Annotate training steps for data- and tensor-parallel execution";
   let description = [{
     Splits every training step (a function with `{fp4train.param}`
-    arguments) data-parallel over a grid of `dp` processes: it adds
-    `shard.grid @dp(shape = dp)` and splits each tensor argument that is not
-    a parameter (the batch: inputs, targets, token ids) along its first
-    dimension. Parameters stay unannotated, which `fp4train-partition`
-    replicates; propagation then splits the activations, and the weight
+    arguments) over a grid of processes and adds the grid: `@dp` of shape
+    `dp` (data parallel), `@tp` of shape `tp` (tensor parallel), or `@dp_tp`
+    of shape `dp x tp` (axis 0 data, axis 1 tensor).
+
+    Data parallel (`dp` > 1): each tensor argument that is not a parameter
+    (the batch: inputs, targets, token ids) is split along its first
+    dimension. Propagation then splits the activations, and the weight
     gradients (Wgrad contracts the split tokens, [SH5]) and the loss come
-    out all-reduced. A first dimension `dp` does not divide, or a module
-    that already has a grid named `dp`, is an error. `dp=1` changes nothing.
+    out all-reduced.
+
+    Tensor parallel (`tp` > 1): the parameters `tp-split` names, as
+    `ARG:DIM` (argument number and dimension), are split along that
+    dimension. Megatron's layout splits a column-parallel layer's weight
+    along its output features (and its bias with it) and the next,
+    row-parallel, layer's weight along its input features: the activations
+    between stay split, and the row-parallel product is all-reduced.
+
+    Parameters `tp-split` does not name stay unannotated, which
+    `fp4train-partition` replicates. Errors: `dp` or `tp` below 1, a
+    dimension the processes do not divide, a `tp-split` entry that is not
+    `ARG:DIM` of a parameter tensor, `tp-split` without `tp` > 1 or `tp` > 1
+    without `tp-split`, and a module that already has the grid's name.
+    `dp=1 tp=1` changes nothing.
 
     Example:
 
@@ -68,7 +83,11 @@ def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
   }];
   let options = [
     Option<"dp", "dp", "int64_t", "1",
-           "processes the batch is split across">
+           "processes the batch is split across">,
+    Option<"tp", "tp", "int64_t", "1",
+           "processes the tp-split parameters are split across">,
+    ListOption<"tpSplit", "tp-split", "std::string",
+               "parameters split across the tp processes, as ARG:DIM">
   ];
   let dependentDialects = ["shard::ShardDialect"];
 }
