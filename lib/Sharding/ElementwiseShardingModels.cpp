@@ -26,8 +26,7 @@ namespace {
 
 template <typename Op>
 struct ElementwiseModel
-    : public shard::ShardingInterface::ExternalModel<ElementwiseModel<Op>,
-                                                     Op> {
+    : public shard::ShardingInterface::ExternalModel<ElementwiseModel<Op>, Op> {
   static int64_t getRank(Operation *op) {
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     return type ? type.getRank() : 0;
@@ -98,10 +97,9 @@ void mlir::fp4train::sharding::registerElementwiseShardingModels(
         arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp, arith::MinUIOp,
         arith::MulFOp, arith::MulIOp, arith::NegFOp, arith::OrIOp,
         arith::RemFOp, arith::RemSIOp, arith::RemUIOp, arith::SelectOp,
-        arith::ShLIOp,
-        arith::ShRSIOp, arith::ShRUIOp, arith::SIToFPOp, arith::SubFOp,
-        arith::SubIOp, arith::TruncFOp, arith::TruncIOp, arith::UIToFPOp,
-        arith::XOrIOp>(*ctx);
+        arith::ShLIOp, arith::ShRSIOp, arith::ShRUIOp, arith::SIToFPOp,
+        arith::SubFOp, arith::SubIOp, arith::TruncFOp, arith::TruncIOp,
+        arith::UIToFPOp, arith::XOrIOp>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
     attachElementwise<math::AbsFOp, math::CeilOp, math::CosOp, math::ErfOp,

@@ -600,7 +600,8 @@ struct ShardStepPass
       unsigned argNumber;
       int64_t dimension;
       if (arg.getAsInteger(10, argNumber) || dim.getAsInteger(10, dimension) ||
-          dimension < 0 || !tensorSplits.try_emplace(argNumber, dimension).second)
+          dimension < 0 ||
+          !tensorSplits.try_emplace(argNumber, dimension).second)
         return fail("tp-split entry '" + entry +
                     "' is not ARG:DIM (argument and dimension numbers, each "
                     "argument once)");

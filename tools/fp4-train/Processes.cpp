@@ -84,9 +84,8 @@ std::unique_ptr<Processes> Processes::startMPI(const StepLayout &layout) {
   // waits for the others.
   if (size != layout.getNumProcesses())
     fail("the step is sharded over grid @" + layout.grid + " (" + processes +
-         "): run it with mpiexec -n " +
-         llvm::Twine(layout.getNumProcesses()) + ", not " +
-         llvm::Twine(size) + " process" + (size == 1 ? "" : "es"));
+         "): run it with mpiexec -n " + llvm::Twine(layout.getNumProcesses()) +
+         ", not " + llvm::Twine(size) + " process" + (size == 1 ? "" : "es"));
   setFailureHandler("process " + std::to_string(rank) + " of " +
                         std::to_string(size) + ": ",
                     [] { abortWorld(MPI_COMM_WORLD, 1); });

@@ -1,4 +1,4 @@
-//===- Layout.h - How a sharded step's boundary is split ---------*- C++ -*-===//
+//===- Layout.h - How a sharded step's boundary is split -------*- C++ -*-===//
 //
 // The hosts of a partitioned step (fp4-train under mpiexec) hand each
 // process its shards of the arguments and put the results back together:
