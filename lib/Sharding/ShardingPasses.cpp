@@ -940,7 +940,11 @@ mlir::fp4train::getStepLayout(func::FuncOp function) {
   SmallVector<shard::GridOp> grids;
   if (module)
     grids = llvm::to_vector(module.getOps<shard::GridOp>());
-  if (grids.empty())
+  // fp4train-partition leaves a function without annotations alone.
+  bool annotated =
+      function.walk([](shard::ShardOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (grids.empty() || !annotated)
     return std::optional<StepLayout>();
   if (grids.size() != 1)
     return function.emitOpError("runs on ")

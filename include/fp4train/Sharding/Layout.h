@@ -54,7 +54,8 @@ struct StepLayout {
 };
 
 /// The layout of `function`'s boundary over its module's grid, or
-/// std::nullopt when the module has no shard.grid (an unsharded step).
+/// std::nullopt when the module has no shard.grid or `function` no
+/// annotation (an unsharded step, which fp4train-partition leaves alone).
 /// Fails, with an error on `function`, where fp4train-partition would, and
 /// where the module has more than one grid or a result stays partial.
 FailureOr<std::optional<StepLayout>> getStepLayout(func::FuncOp function);
