@@ -84,6 +84,21 @@ static llvm::Error withDiagnostics(MLIRContext *context, llvm::StringRef what,
                                  (message.empty() ? "failed" : message));
 }
 
+/// Gives `values` the shapes of `shardTypes`, the types of one process's
+/// shards of them; false where the numbers or a value's kind differ.
+static bool takeShardShapes(llvm::MutableArrayRef<JitValue> values,
+                            TypeRange shardTypes) {
+  if (values.size() != shardTypes.size())
+    return false;
+  for (auto [value, shardType] : llvm::zip_equal(values, shardTypes)) {
+    std::optional<JitValue> local = getJitValue(shardType);
+    if (!local || local->kind != value.kind)
+      return false;
+    value.shape = local->shape;
+  }
+  return true;
+}
+
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, llvm::StringRef name,
                      llvm::function_ref<void(OpPassManager &)> buildPipeline,
@@ -160,30 +175,12 @@ JitFunction::compile(ModuleOp module, llvm::StringRef name,
     if (auto process = lowered->getAttrOfType<TypeAttr>(
             FP4TrainDialect::kProcessTypeAttrName)) {
       auto type = cast<FunctionType>(process.getValue());
-      if (type.getNumInputs() != result->arguments.size() ||
-          type.getNumResults() != result->results.size())
+      if (!takeShardShapes(result->arguments, type.getInputs()) ||
+          !takeShardShapes(result->results, type.getResults()))
         return llvm::createStringError(
             "compiling @" + name.str() +
-            ": its partition changed the number of arguments or results");
-      auto shard = [](JitValue &value, Type shardType) {
-        std::optional<JitValue> local = getJitValue(shardType);
-        if (!local || local->kind != value.kind)
-          return false;
-        value.shape = local->shape;
-        return true;
-      };
-      for (auto [value, shardType] :
-           llvm::zip_equal(result->arguments, type.getInputs()))
-        if (!shard(value, shardType))
-          return llvm::createStringError("compiling @" + name.str() +
-                                         ": its partition changed the kind "
-                                         "of an argument");
-      for (auto [value, shardType] :
-           llvm::zip_equal(result->results, type.getResults()))
-        if (!shard(value, shardType))
-          return llvm::createStringError("compiling @" + name.str() +
-                                         ": its partition changed the kind "
-                                         "of a result");
+            ": its partition changed the kind or number of its arguments or "
+            "results");
     }
   // call() passes results as out-parameters; a function that still returns
   // values would read garbage (or crash), so reject it here.
