@@ -56,18 +56,22 @@ std::string sharding::describeSplit(const Sharding &sharding, int64_t rank) {
   return describeSplit(sharding.getGridAttr(), getSplitAxes(sharding, rank));
 }
 
+bool sharding::isPlainSharding(const Sharding &sharding) {
+  return sharding.getStaticHaloSizes().empty() &&
+         sharding.getDynamicHaloSizes().empty() &&
+         sharding.getStaticShardedDimsOffsets().empty() &&
+         sharding.getDynamicShardedDimsOffsets().empty();
+}
+
 LogicalResult sharding::checkPlainSharding(Operation *op,
                                            const Sharding &sharding,
                                            StringRef what) {
-  if (sharding.getStaticHaloSizes().empty() &&
-      sharding.getDynamicHaloSizes().empty() &&
-      sharding.getStaticShardedDimsOffsets().empty() &&
-      sharding.getDynamicShardedDimsOffsets().empty())
+  if (isPlainSharding(sharding))
     return success();
   return op->emitOpError("has its ")
          << what
-         << " sharded with halos or explicit shard offsets; block-scaled "
-            "tensors are split into equal shards only";
+         << " sharded with halos or explicit shard offsets; fp4train "
+            "partitions this op into equal shards only";
 }
 
 FailureOr<SmallVector<int64_t>>

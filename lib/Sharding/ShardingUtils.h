@@ -31,6 +31,9 @@ std::string describeSplit(FlatSymbolRefAttr grid,
                           const shard::ShardingArray &axes);
 std::string describeSplit(const shard::Sharding &sharding, int64_t rank);
 
+/// Whether `sharding` has neither halos nor explicit shard offsets.
+bool isPlainSharding(const shard::Sharding &sharding);
+
 /// Rejects shardings with halos or explicit shard offsets: the models split
 /// tensors evenly.
 LogicalResult checkPlainSharding(Operation *op, const shard::Sharding &sharding,

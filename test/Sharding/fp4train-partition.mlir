@@ -91,3 +91,18 @@ func.func @unsplittable_reduction(%x: tensor<8x4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// -----
+
+shard.grid @dp(shape = ?)
+
+// A grid of unknown shape: no static shard types, and MLIR 22's MPI
+// lowering cannot index its processes.
+func.func @dynamic_grid(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @below {{splits over grid @dp, whose shape is not static: fp4train partitions over grids of static shape}}
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.add ins(%x0, %x0 : tensor<8x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}

@@ -28,3 +28,30 @@ func.func @unannotated(%x: tensor<16x64xf32>, %acc: tensor<16x16xf32>) -> tensor
   %r = linalg.add ins(%acc, %acc : tensor<16x16xf32>, tensor<16x16xf32>) outs(%acc : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// Halos: MLIR 22 changes their sizes alone and then gives the users of the
+// shard sizes it never set; steps split into equal shards.
+func.func @halo_reshard(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %h = shard.sharding @grid split_axes = [[0]] halo_sizes = [1, 1] : !shard.sharding
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %h : tensor<16x64xf32>
+  // expected-error @below {{reshards with halos or explicit shard offsets, which fp4train's partition does not support}}
+  %x1 = shard.shard %x0 to %s annotate_for_users : tensor<16x64xf32>
+  return %x1 : tensor<16x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @halo_operand(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %h = shard.sharding @grid split_axes = [[0]] halo_sizes = [1, 1] : !shard.sharding
+  %x0 = shard.shard %x to %h annotate_for_users : tensor<16x64xf32>
+  // expected-error @below {{has tensor operand 0 sharded with halos or explicit shard offsets, which shard-partition supports for the shard ops only}}
+  %r = linalg.add ins(%x0, %x0 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%x0 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
