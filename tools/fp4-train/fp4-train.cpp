@@ -389,6 +389,21 @@ void checkShards(const StepLayout &layout, const JitFunction &jit) {
   };
   check(layout.arguments, jit.getArguments(), "argument");
   check(layout.results, jit.getResults(), "result");
+  // Result k + 1 updates (or is the gradient of) the k-th parameter: the
+  // trainer applies it to the parameter's shard.
+  size_t result = 1;
+  for (auto [index, value] : llvm::enumerate(jit.getArguments())) {
+    if (!value.isParam)
+      continue;
+    if (result < layout.results.size() &&
+        layout.results[result].splitAxes != layout.arguments[index].splitAxes)
+      fail("@" + functionName + " result " + llvm::Twine(result) +
+           " is split differently on grid @" + layout.grid +
+           " from the parameter it belongs to, argument " + llvm::Twine(index) +
+           ": split a layer's parameters alike "
+           "(a column-parallel layer's bias with its weight)");
+    ++result;
+  }
 }
 
 /// Points standard output at /dev/null: the processes of a sharded run but
@@ -499,9 +514,9 @@ int main(int argc, char **argv) {
   // The first recipe's step tells how to call it; the runs reuse it.
   std::shared_ptr<JitFunction> first =
       compileFor(*module, recipes.front(), resolvedStepArg, path);
-  StepSignature signature = readSignature(function, *first);
   if (layout)
     checkShards(*layout, *first);
+  StepSignature signature = readSignature(function, *first);
   // The tasks draw whole batches: each process then takes its shard.
   std::vector<int64_t> inputShape =
       layout ? layout->arguments[signature.input].globalShape
