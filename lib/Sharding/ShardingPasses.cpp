@@ -714,7 +714,50 @@ struct ShardStepPass
                                    /*annotate_for_users=*/true);
         argument.replaceAllUsesExcept(annotation.getResult(), annotation);
       }
+      annotateParameterResults(function, gridRef, tensorSplits, tensorAxis);
     }
+  }
+
+  /// A training step returns the loss and then one tensor per parameter,
+  /// in order (its update or gradient, of the parameter's type): each such
+  /// result gets its parameter's split, so that the partition gathers or
+  /// slices it into the layout of the parameter it belongs to (a bias
+  /// gradient summed over split features comes back whole for a whole
+  /// bias).
+  void annotateParameterResults(
+      func::FuncOp function, FlatSymbolRefAttr grid,
+      const llvm::SmallDenseMap<unsigned, int64_t> &tensorSplits,
+      std::optional<shard::GridAxis> tensorAxis) {
+    SmallVector<unsigned> params;
+    for (unsigned i : llvm::seq(function.getNumArguments()))
+      if (function.getArgAttr(i, FP4TrainDialect::kParamAttrName))
+        params.push_back(i);
+    if (function.getNumResults() != params.size() + 1)
+      return;
+    MLIRContext *ctx = function.getContext();
+    function.walk([&](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      for (auto [result, param] : llvm::enumerate(params)) {
+        OpOperand &operand = ret->getOpOperand(result + 1);
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type || type.getRank() == 0 ||
+            type != function.getArgumentTypes()[param])
+          continue;
+        // A whole parameter: replicated, written [[]] (an empty list does
+        // not parse back).
+        shard::Sharding split = shard::Sharding::get(
+            grid, {shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{})});
+        if (auto it = tensorSplits.find(param); it != tensorSplits.end()) {
+          shard::ShardingArray axes(type.getRank());
+          axes[it->second].push_back(*tensorAxis);
+          split = makeSharding(grid, axes, ctx);
+        }
+        Value sharding = shard::ShardingOp::create(b, ret.getLoc(), split);
+        operand.set(
+            shard::ShardOp::create(b, ret.getLoc(), operand.get(), sharding)
+                .getResult());
+      }
+    });
   }
 };
 
@@ -741,6 +784,64 @@ struct PartitionPass
   }
 };
 
+/// [SH7] Lowers each shard.all_gather to an all-reduce that MLIR 22 does
+/// lower: every process places its shard, as integers of the element's
+/// width, at its position in a tensor of zeros of the gathered shape, and a
+/// bitwise-or all-reduce over the gather's grid axes combines them. Each
+/// element has one process that holds it and zeros elsewhere, so the result
+/// is the gathered tensor bit for bit (negative zeros and NaN payloads
+/// included). It moves the whole tensor through the reduction instead of
+/// each shard once: MLIR 22's mpi dialect has no allgather.
+static LogicalResult lowerAllGathers(ModuleOp module) {
+  SmallVector<shard::AllGatherOp> gathers;
+  module.walk([&](shard::AllGatherOp gather) { gathers.push_back(gather); });
+  SymbolTableCollection symbols;
+  for (shard::AllGatherOp gather : gathers) {
+    auto shardType = cast<RankedTensorType>(gather.getInput().getType());
+    auto wholeType = cast<RankedTensorType>(gather.getResult().getType());
+    Type element = shardType.getElementType();
+    unsigned bits =
+        element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+    if (!llvm::is_contained({8u, 16u, 32u, 64u}, bits))
+      return gather.emitOpError("gathers elements of type ")
+             << element << ", which have no MPI integer type of their width";
+    if (!shardType.hasStaticShape() || !wholeType.hasStaticShape())
+      return gather.emitOpError("gathers a tensor of dynamic shape");
+    shard::GridOp grid = shard::getGrid(gather, gather.getGridAttr(), symbols);
+    if (!grid)
+      return failure();
+
+    ImplicitLocOpBuilder b(gather.getLoc(), gather);
+    Type integer = b.getIntegerType(bits);
+    auto shardBits = shardType.clone(integer);
+    auto wholeBits = wholeType.clone(integer);
+    Value shard = gather.getInput();
+    if (element != integer)
+      shard = arith::BitcastOp::create(b, shardBits, shard);
+    Value zeros = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(wholeBits, b.getIntegerAttr(integer, 0)));
+    ShardingArray axes(shardType.getRank());
+    int64_t gatherAxis = gather.getGatherAxis().getSExtValue();
+    axes[gatherAxis].assign(gather.getGridAxes().begin(),
+                            gather.getGridAxes().end());
+    SmallVector<OpFoldResult> offsets = getAsOpFoldResult(
+        buildShardOrigin(b, grid, axes, shardType.getShape()));
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(b.getContext(), shardType.getShape());
+    SmallVector<OpFoldResult> strides(shardType.getRank(), b.getIndexAttr(1));
+    Value placed =
+        tensor::InsertSliceOp::create(b, shard, zeros, offsets, sizes, strides);
+    Value combined = shard::AllReduceOp::create(
+        b, placed, gather.getGrid(), gather.getGridAxes(),
+        shard::ReductionKind::BitwiseOr);
+    if (element != integer)
+      combined = arith::BitcastOp::create(b, wholeType, combined);
+    gather.getResult().replaceAllUsesWith(combined);
+    gather.erase();
+  }
+  return success();
+}
+
 struct ShardToMPIPass
     : public mlir::fp4train::impl::FP4TrainShardToMPIBase<ShardToMPIPass> {
   using Base::Base;
@@ -754,19 +855,35 @@ struct ShardToMPIPass
           op->getDialect()->getNamespace() ==
               shard::ShardDialect::getDialectNamespace() &&
           !isa<shard::GridOp, shard::ShardingOp, shard::AllReduceOp,
-               shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp,
-               shard::GridShapeOp, shard::NeighborsLinearIndicesOp,
-               shard::UpdateHaloOp, shard::ShardShapeOp, shard::GetShardingOp,
-               shard::AllSliceOp>(op)) {
+               shard::AllGatherOp, shard::ProcessMultiIndexOp,
+               shard::ProcessLinearIndexOp, shard::GridShapeOp,
+               shard::NeighborsLinearIndicesOp, shard::UpdateHaloOp,
+               shard::ShardShapeOp, shard::GetShardingOp, shard::AllSliceOp>(
+              op)) {
         op->emitOpError("has no MPI lowering in MLIR 22 (it lowers "
                         "shard.all_reduce, shard.all_slice, the process "
-                        "indices, the grid shape and halo updates): a "
-                        "partitioned step must not need it");
+                        "indices, the grid shape and halo updates; fp4train "
+                        "shard.all_gather): a partitioned step must not "
+                        "need it");
         return WalkResult::interrupt();
+      }
+      // MLIR 22 maps the other kinds (generic, average) to no MPI
+      // operation and reaches llvm_unreachable.
+      if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+        shard::ReductionKind kind = reduce.getReduction();
+        if (kind == shard::ReductionKind::Generic ||
+            kind == shard::ReductionKind::Average) {
+          reduce.emitOpError("reduces by '")
+              << shard::stringifyReductionKind(kind)
+              << "', which MLIR 22's MPI lowering has no MPI operation for";
+          return WalkResult::interrupt();
+        }
       }
       return WalkResult::advance();
     });
     if (unsupported.wasInterrupted())
+      return signalPassFailure();
+    if (failed(lowerAllGathers(module)))
       return signalPassFailure();
 
     // MLIR 22's MPI lowering takes no rank-0 buffer: reduce a scalar (the

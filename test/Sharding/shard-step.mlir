@@ -33,6 +33,15 @@
 // TP-NEXT: %[[S:.*]] = shard.sharding @tp split_axes = {{\[\[}}0]] : !shard.sharding
 // TP-NEXT: shard.shard %arg1 to %[[S]] annotate_for_users : tensor<16x32xf32>
 // TP-NOT: shard.shard
+// A step that returns the loss and one tensor per parameter gets each such
+// result split like its parameter (@paramstep below).
+// TP-LABEL: func.func @paramstep(
+// TP: shard.shard %arg1 to {{.*}} annotate_for_users
+// TP: %[[R:.*]] = shard.sharding @tp split_axes = {{\[\[}}0]] : !shard.sharding
+// TP-NEXT: %[[W:.*]] = shard.shard %{{.*}} to %[[R]] : tensor<16x32xf32>
+// TP-NEXT: %[[WHOLE:.*]] = shard.sharding @tp split_axes = {{\[\[}}]] : !shard.sharding
+// TP-NEXT: %[[B:.*]] = shard.shard %{{.*}} to %[[WHOLE]] : tensor<16xf32>
+// TP-NEXT: return %{{.*}}, %[[W]], %[[B]]
 
 // Both: axis 0 splits the batch, axis 1 the weight's columns.
 // DPTP: shard.grid @dp_tp(shape = 2x2)
@@ -63,4 +72,16 @@ func.func @step(%x: tensor<64x32xf32>, %w: tensor<16x32xf32> {fp4train.param},
       ins(%x, %w : tensor<64x32xf32>, tensor<16x32xf32>) outs(%z : tensor<64x16xf32>) -> tensor<64x16xf32>
   %d = linalg.sub ins(%y, %t : tensor<64x16xf32>, tensor<64x16xf32>) outs(%e : tensor<64x16xf32>) -> tensor<64x16xf32>
   return %d : tensor<64x16xf32>
+}
+
+// The loss, then W's gradient and b's: both results are annotated.
+func.func @paramstep(%x: tensor<64x32xf32>, %w: tensor<16x32xf32> {fp4train.param},
+                     %b: tensor<16xf32> {fp4train.param})
+    -> (tensor<f32>, tensor<16x32xf32>, tensor<16xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %loss = linalg.fill ins(%c0 : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %eb = tensor.empty() : tensor<16xf32>
+  %db = linalg.fill ins(%c0 : f32) outs(%eb : tensor<16xf32>) -> tensor<16xf32>
+  return %loss, %w, %db : tensor<f32>, tensor<16x32xf32>, tensor<16xf32>
 }

@@ -137,15 +137,18 @@ def FP4TrainShardToMPI : Pass<"fp4train-shard-to-mpi", "ModuleOp"> {
   let summary = "Lower a partitioned module's shard ops to MPI";
   let description = [{
     Lowers `shard.all_slice` to each process's slice (upstream's patterns,
-    no communication), runs upstream's `convert-shard-to-mpi` and then
-    removes the
-    `shard.grid` ops nothing refers to any more, which have no LLVM
-    translation. A module that uses MPI and does not say which
-    implementation's ABI to call gets `dlti.map = #dlti.map<"MPI:Implementation"
-    = "MPICH">`, the MPI this project runs on. MLIR 22 lowers `shard.all_reduce`, the process indices, the
-    grid shape and halo updates; a shard op it cannot lower (for example
-    `shard.all_gather`) is an error naming the op instead of upstream's
-    "failed to legalize".
+    no communication), `shard.all_gather` to a bitwise-or all-reduce of each
+    process's shard placed in zeros (bit-exact, [SH7]) and a rank-0
+    `shard.all_reduce` to one of a one-element vector, runs upstream's
+    `convert-shard-to-mpi`, and removes the `shard.grid` ops nothing refers
+    to any more, which have no LLVM translation. A module that uses MPI and
+    does not say which implementation's ABI to call gets
+    `dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">`, the MPI this
+    project runs on. A shard op nothing here lowers (`shard.reduce_scatter`,
+    `shard.all_to_all`, ...), an all-reduce by a kind MPI has no operation
+    for, or a gather of elements MPI has no integer type for is an error
+    naming the op instead of upstream's "failed to legalize" (or its
+    `llvm_unreachable`).
 
     Example:
 
