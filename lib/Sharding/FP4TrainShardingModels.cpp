@@ -502,6 +502,48 @@ struct UnpackModel : public LogicalTensorModel<UnpackModel, UnpackOp> {
 // scaled_matmul
 //===----------------------------------------------------------------------===//
 
+/// The tiles of a whole block-scaled value that this process's shard along
+/// `dimAxes` covers, sliced locally (no communication): the codes and
+/// scales of whole blocks ([SH1]), which are the ones quantizing the shard
+/// gives, with the whole tensor's global scale ([SH2]) and its global
+/// stochastic-rounding positions ([SH3]).
+static FailureOr<Value> sliceWholeScaled(Operation *op, ImplicitLocOpBuilder &b,
+                                         Value whole, GridOp grid,
+                                         const ShardingArray &dimAxes) {
+  auto type = cast<ScaledTensorType>(whole.getType());
+  FailureOr<SmallVector<int64_t>> shape =
+      getScaledShardShape(op, type, grid, dimAxes);
+  if (failed(shape))
+    return failure();
+  ScaledTensorType local = withShape(type, *shape);
+  SmallVector<Value> origin = buildShardOrigin(b, grid, dimAxes, *shape);
+  SmallVector<Type> parts = {type.getValuesTensorType(),
+                             type.getScalesTensorType()};
+  if (type.getHasGlobalScale())
+    parts.push_back(b.getF32Type());
+  auto unpack = UnpackOp::create(b, parts, whole);
+  ArrayRef<int64_t> block = type.getBlockShape();
+  SmallVector<OpFoldResult> valueOffsets, scaleOffsets, valueSizes, scaleSizes;
+  for (auto [dim, extent] : llvm::enumerate(*shape)) {
+    valueOffsets.push_back(origin[dim]);
+    scaleOffsets.push_back(
+        arith::DivUIOp::create(b, origin[dim],
+                               arith::ConstantIndexOp::create(b, block[dim]))
+            .getResult());
+    valueSizes.push_back(b.getIndexAttr(extent));
+    scaleSizes.push_back(b.getIndexAttr(extent / block[dim]));
+  }
+  SmallVector<OpFoldResult> strides(shape->size(), b.getIndexAttr(1));
+  Value values = tensor::ExtractSliceOp::create(
+      b, local.getValuesTensorType(), unpack.getValues(), valueOffsets,
+      valueSizes, strides);
+  Value scales = tensor::ExtractSliceOp::create(
+      b, local.getScalesTensorType(), unpack.getScales(), scaleOffsets,
+      scaleSizes, strides);
+  return PackOp::create(b, local, values, scales, unpack.getGlobalScale())
+      .getResult();
+}
+
 namespace {
 
 /// Loops batch..., M, N, K; lhs is (batch, M, K), rhs (batch, N, K), the
@@ -660,28 +702,46 @@ struct ScaledMatmulModel
         local[dim] /= shard::collectiveProcessGroupSize(axes[loop], grid);
       return local;
     };
-    auto lhsLocal = cast<ScaledTensorType>(lhs.getType());
-    auto rhsLocal = cast<ScaledTensorType>(rhs.getType());
-    if (lhsLocal.getShape() !=
-            ArrayRef(
-                expected(matmul.getLhs().getType().getShape(), dimToLoop[0])) ||
-        rhsLocal.getShape() !=
-            ArrayRef(
-                expected(matmul.getRhs().getType().getShape(), dimToLoop[1])))
+    ImplicitLocOpBuilder ib(op->getLoc(), b);
+    // A whole operand (quantized before the split, e.g. the activation of
+    // a row-parallel layer gathered whole) is sliced into its tiles.
+    auto tiles = [&](Value operand, ScaledTensorType global,
+                     ArrayRef<int64_t> dims) -> FailureOr<Value> {
+      auto local = cast<ScaledTensorType>(operand.getType());
+      if (local.getShape() == ArrayRef(expected(global.getShape(), dims)))
+        return operand;
+      if (local.getShape() != global.getShape())
+        return failure();
+      ShardingArray dimAxes(global.getRank());
+      for (auto [dim, loop] : llvm::enumerate(dims))
+        dimAxes[dim] = axes[loop];
+      return sliceWholeScaled(op, ib, operand, grid, dimAxes);
+    };
+    FailureOr<Value> lhsTiles =
+        tiles(lhs, matmul.getLhs().getType(), dimToLoop[0]);
+    FailureOr<Value> rhsTiles =
+        tiles(rhs, matmul.getRhs().getType(), dimToLoop[1]);
+    if (failed(lhsTiles) || failed(rhsTiles))
       return op->emitOpError("has block-scaled operands whose shards (")
-             << lhsLocal << ", " << rhsLocal
+             << lhs.getType() << ", " << rhs.getType()
              << ") are not the tiles its sharding needs "
              << describeSplit(option->grid, axes)
              << " (shard the tensors before they are quantized)";
+    lhs = *lhsTiles;
+    rhs = *rhsTiles;
 
     ArrayRef<GridAxis> kAxes = axes[loops - 1];
     if (kAxes.empty()) {
-      cloneWithTypes(op, map, b, accType);
+      IRMapping local = map;
+      local.map(matmul.getLhs(), lhs);
+      local.map(matmul.getRhs(), rhs);
+      Operation *clone = b.clone(*op, local);
+      clone->getResult(0).setType(accType);
+      map.map(op->getResult(0), clone->getResult(0));
       return success();
     }
     // [SH5] Partial [GEMM1] products over each shard's K range, summed by
     // an all-reduce, then added to the accumulator.
-    ImplicitLocOpBuilder ib(op->getLoc(), b);
     Value zero = arith::ConstantOp::create(ib, ib.getF32FloatAttr(0.0f));
     Value zeros =
         linalg::FillOp::create(ib, zero,

@@ -90,6 +90,19 @@ struct ReshapeModel
     return collapsed;
   }
 
+  /// `expanded` without the splits of dimensions other than their group's
+  /// major one, which no split of the collapsed side describes: the
+  /// partition gathers the operand along them first (the heads of a
+  /// batch-major B*H flattening, split by a column-parallel projection).
+  static ShardingArray keepCollapsible(Op op, ShardingArray expanded) {
+    SmallVector<int64_t> majors = getMajorDims(op);
+    for (auto [dim, group] : llvm::enumerate(op.getReassociationIndices()))
+      for (int64_t member : group)
+        if (member != majors[dim] && member < int64_t(expanded.size()))
+          expanded[member].clear();
+    return expanded;
+  }
+
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
     return SmallVector<utils::IteratorType>(
         getExpandedType(cast<Op>(op)).getRank(), utils::IteratorType::parallel);
@@ -124,8 +137,10 @@ struct ReshapeModel
     if (!first)
       return ShardingOption::makeEmpty();
     if (&first == &expandedSharding)
-      return ShardingOption(getSplitAxes(expandedSharding, expandedRank),
-                            expandedSharding.getGridAttr());
+      return ShardingOption(
+          keepCollapsible(reshape,
+                          getSplitAxes(expandedSharding, expandedRank)),
+          expandedSharding.getGridAttr());
     return ShardingOption(
         toExpanded(reshape, getSplitAxes(collapsedSharding, collapsedRank)),
         collapsedSharding.getGridAttr());

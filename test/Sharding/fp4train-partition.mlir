@@ -106,3 +106,31 @@ func.func @dynamic_grid(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %r = linalg.add ins(%x0, %x0 : tensor<8x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %r : tensor<8x4xf32>
 }
+
+// -----
+
+shard.grid @tp(shape = 2)
+
+// A row-parallel layer whose activation is quantized whole (as after a
+// gather): its tiles along K are sliced locally, codes and block scales
+// (no communication), then the partial products are all-reduced [SH5].
+!x = !fp4train.scaled<16x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+!w = !fp4train.scaled<8x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+// CHECK-LABEL: func.func @whole_activation(
+// CHECK: %[[QX:.*]] = fp4train.quantize %{{.*}} : tensor<16x64xf32> -> !fp4train.scaled<16x64xf4E2M1FN
+// CHECK: %[[V:.*]], %[[S:.*]] = fp4train.unpack %[[QX]]
+// CHECK: %[[VS:.*]] = tensor.extract_slice %[[V]][0, %{{.*}}] [16, 32] [1, 1]
+// CHECK: %[[SS:.*]] = tensor.extract_slice %[[S]][0, %{{.*}}] [16, 1] [1, 1]
+// CHECK: %[[TILES:.*]] = fp4train.pack %[[VS]], %[[SS]] : tensor<16x32xf4E2M1FN>, tensor<16x1xf8E8M0FNU> -> !fp4train.scaled<16x32xf4E2M1FN
+// CHECK: fp4train.scaled_matmul %[[TILES]], %{{.*}}, %{{.*}} : !fp4train.scaled<16x32xf4E2M1FN
+// CHECK: shard.all_reduce
+func.func @whole_activation(%x: tensor<16x64xf32>, %w: tensor<8x64xf32>, %acc: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %r = shard.sharding @tp split_axes = [[]] : !shard.sharding
+  %k = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
+  %x0 = shard.shard %x to %r annotate_for_users : tensor<16x64xf32>
+  %w0 = shard.shard %w to %k annotate_for_users : tensor<8x64xf32>
+  %qx = fp4train.quantize %x0 : tensor<16x64xf32> -> !x
+  %qw = fp4train.quantize %w0 : tensor<8x64xf32> -> !w
+  %c = fp4train.scaled_matmul %qx, %qw, %acc : !x, !w, tensor<16x8xf32>
+  return %c : tensor<16x8xf32>
+}
