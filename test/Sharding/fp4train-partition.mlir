@@ -119,8 +119,8 @@ shard.grid @tp(shape = 2)
 // CHECK-LABEL: func.func @whole_activation(
 // CHECK: %[[QX:.*]] = fp4train.quantize %{{.*}} : tensor<16x64xf32> -> !fp4train.scaled<16x64xf4E2M1FN
 // CHECK: %[[V:.*]], %[[S:.*]] = fp4train.unpack %[[QX]]
-// CHECK: %[[VS:.*]] = tensor.extract_slice %[[V]][0, %{{.*}}] [16, 32] [1, 1]
-// CHECK: %[[SS:.*]] = tensor.extract_slice %[[S]][0, %{{.*}}] [16, 1] [1, 1]
+// CHECK: %[[VS:.*]] = tensor.extract_slice %[[V]][%{{.*}}, %{{.*}}] [16, 32] [1, 1]
+// CHECK: %[[SS:.*]] = tensor.extract_slice %[[S]][%{{.*}}, %{{.*}}] [16, 1] [1, 1]
 // CHECK: %[[TILES:.*]] = fp4train.pack %[[VS]], %[[SS]] : tensor<16x32xf4E2M1FN>, tensor<16x1xf8E8M0FNU> -> !fp4train.scaled<16x32xf4E2M1FN
 // CHECK: fp4train.scaled_matmul %[[TILES]], %{{.*}}, %{{.*}} : !fp4train.scaled<16x32xf4E2M1FN
 // CHECK: shard.all_reduce

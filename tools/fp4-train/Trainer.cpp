@@ -31,7 +31,8 @@ void fp4train::train::setFailureHandler(std::string prefix, void (*end)()) {
 }
 
 void fp4train::train::fail(const llvm::Twine &message) {
-  llvm::errs() << "fp4-train: error: " << failurePrefix << message << "\n";
+  // One write: the processes of a sharded run share standard error.
+  llvm::errs() << ("fp4-train: error: " + failurePrefix + message + "\n").str();
   std::fflush(nullptr);
   if (endOnFailure)
     endOnFailure();
