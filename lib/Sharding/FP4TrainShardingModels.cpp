@@ -330,6 +330,41 @@ static Value buildGlobalAmax(ImplicitLocOpBuilder &b, Value shard, GridOp grid,
   return arith::BitcastOp::create(b, b.getF32Type(), bits);
 }
 
+} // namespace
+
+FailureOr<QuantizeOp> mlir::fp4train::sharding::buildShardQuantize(
+    ImplicitLocOpBuilder &b, QuantizeOp quantize, Value shard, Value seed,
+    Value amax, GridOp grid, const ShardingArray &axes) {
+  ScaledTensorType type = quantize.getResult().getType();
+  SmallVector<int64_t> shape(type.getShape());
+  if (grid) {
+    FailureOr<SmallVector<int64_t>> local =
+        getScaledShardShape(quantize, type, grid, axes);
+    if (failed(local))
+      return failure();
+    shape = *local;
+  }
+  SmallVector<GridAxis> splitAxes = getAllAxes(axes);
+
+  // [SH2] One tensor, one scale.
+  if (type.getHasGlobalScale() && !amax && !splitAxes.empty())
+    amax = buildGlobalAmax(b, shard, grid, splitAxes);
+
+  // [SH3] Stochastic rounding by the position in the whole tensor.
+  SmallVector<Value> origin;
+  DenseI64ArrayAttr logicalShape;
+  if (quantize.getRounding() == RoundingMode::stochastic &&
+      !splitAxes.empty()) {
+    origin = buildShardOrigin(b, grid, axes, shape);
+    logicalShape = b.getDenseI64ArrayAttr(type.getShape());
+  }
+  return QuantizeOp::create(b, withShape(type, shape), shard, seed, amax,
+                            origin, logicalShape, quantize.getRounding(),
+                            quantize.getScaleMode());
+}
+
+namespace {
+
 struct QuantizeModel : public LogicalTensorModel<QuantizeModel, QuantizeOp> {
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
                           ArrayRef<Sharding> operandShardings,
@@ -344,38 +379,14 @@ struct QuantizeModel : public LogicalTensorModel<QuantizeModel, QuantizeOp> {
     if (failed(split))
       return failure();
     auto [grid, axes] = *split;
-    ScaledTensorType type = quantize.getResult().getType();
-    SmallVector<int64_t> shape(type.getShape());
-    if (grid) {
-      FailureOr<SmallVector<int64_t>> local =
-          getScaledShardShape(op, type, grid, axes);
-      if (failed(local))
-        return failure();
-      shape = *local;
-    }
     ImplicitLocOpBuilder ib(op->getLoc(), b);
-    Value input = partitioned[0];
     Value seed = quantize.getSeed() ? map.lookup(quantize.getSeed()) : Value();
     Value amax = quantize.getAmax() ? map.lookup(quantize.getAmax()) : Value();
-    SmallVector<GridAxis> splitAxes = getAllAxes(axes);
-
-    // [SH2] One tensor, one scale.
-    if (type.getHasGlobalScale() && !amax && !splitAxes.empty())
-      amax = buildGlobalAmax(ib, input, grid, splitAxes);
-
-    // [SH3] Stochastic rounding by the position in the whole tensor.
-    SmallVector<Value> origin;
-    DenseI64ArrayAttr logicalShape;
-    if (quantize.getRounding() == RoundingMode::stochastic &&
-        !splitAxes.empty()) {
-      origin = buildShardOrigin(ib, grid, axes, shape);
-      logicalShape = ib.getDenseI64ArrayAttr(type.getShape());
-    }
-
-    auto local = QuantizeOp::create(
-        ib, withShape(type, shape), input, seed, amax, origin, logicalShape,
-        quantize.getRounding(), quantize.getScaleMode());
-    map.map(quantize.getResult(), local.getResult());
+    FailureOr<QuantizeOp> local = buildShardQuantize(
+        ib, quantize, partitioned[0], seed, amax, grid, axes);
+    if (failed(local))
+      return failure();
+    map.map(quantize.getResult(), local->getResult());
     return success();
   }
 };

@@ -3,6 +3,8 @@
 #ifndef FP4TRAIN_LIB_SHARDING_SHARDINGUTILS_H
 #define FP4TRAIN_LIB_SHARDING_SHARDINGUTILS_H
 
+#include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -54,6 +56,17 @@ getShardShape(Operation *op, ArrayRef<int64_t> shape,
 SmallVector<Value> buildShardOrigin(ImplicitLocOpBuilder &b, shard::GridOp grid,
                                     const shard::ShardingArray &axes,
                                     ArrayRef<int64_t> shardShape);
+
+/// The quantize of this process's shard `shard` (split along `axes` on
+/// `grid`) that gives the tiles of `quantize` of the whole tensor: the
+/// shard's scaled type ([SH1], an error on `quantize` when a block would
+/// straddle shards), the whole tensor's computed amax ([SH2]) and its
+/// global stochastic-rounding positions ([SH3]). `seed` and `amax` are the
+/// process's values of the quantize's operands.
+FailureOr<fp4train::QuantizeOp>
+buildShardQuantize(ImplicitLocOpBuilder &b, fp4train::QuantizeOp quantize,
+                   Value shard, Value seed, Value amax, shard::GridOp grid,
+                   const shard::ShardingArray &axes);
 
 /// Attaches the models of tensor.expand_shape and tensor.collapse_shape.
 void registerTensorShardingModels(DialectRegistry &registry);

@@ -134,3 +134,35 @@ func.func @whole_activation(%x: tensor<16x64xf32>, %w: tensor<8x64xf32>, %acc: t
   %c = fp4train.scaled_matmul %qx, %qw, %acc : !x, !w, tensor<16x8xf32>
   return %c : tensor<16x8xf32>
 }
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// [SH4] A gathered tensor that only feeds a quantize: each process
+// quantizes its rows (the whole tensor's amax [SH2], its positions [SH3])
+// and the codes (a byte each) and block scales are gathered instead of the
+// f32 rows, then packed whole.
+!n = !fp4train.scaled<16x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+// CHECK-LABEL: func.func @quantized_gather(
+// CHECK-SAME: %[[X:.*]]: tensor<8x64xf32>
+// CHECK: shard.all_reduce {{.*}} reduction = {{ *}}max
+// CHECK: %[[Q:.*]] = fp4train.quantize %[[X]] rounding = stochastic seed(%{{.*}}) amax(%{{.*}}) at(%{{.*}}, %{{.*}}) of [16, 64] : tensor<8x64xf32> -> !fp4train.scaled<8x64xf4E2M1FN
+// CHECK: %[[V:.*]], %[[S:.*]], %[[G:.*]] = fp4train.unpack %[[Q]]
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[V]] : tensor<8x64xf4E2M1FN> to tensor<8x64xi4>
+// CHECK: %[[BYTES:.*]] = arith.extui %[[BITS]] : tensor<8x64xi4> to tensor<8x64xi8>
+// CHECK: %[[CODES:.*]] = shard.all_gather %[[BYTES]] on @dp grid_axes = [0] gather_axis = 0 : tensor<8x64xi8> -> tensor<16x64xi8>
+// CHECK: %[[NARROW:.*]] = arith.trunci %[[CODES]] : tensor<16x64xi8> to tensor<16x64xi4>
+// CHECK: %[[WHOLEV:.*]] = arith.bitcast %[[NARROW]] : tensor<16x64xi4> to tensor<16x64xf4E2M1FN>
+// CHECK: %[[WHOLES:.*]] = shard.all_gather %[[S]] on @dp grid_axes = [0] gather_axis = 0 : tensor<8x4xf8E4M3FN> -> tensor<16x4xf8E4M3FN>
+// CHECK: fp4train.pack %[[WHOLEV]], %[[WHOLES]], %[[G]] : tensor<16x64xf4E2M1FN>, tensor<16x4xf8E4M3FN> -> !fp4train.scaled<16x64xf4E2M1FN
+// CHECK-NOT: tensor<16x64xf32> -> tensor<16x64xf32>
+func.func @quantized_gather(%x: tensor<16x64xf32>, %seed: i64) -> tensor<16x64xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %r = shard.sharding @dp split_axes = [[]] : !shard.sharding
+  %x0 = shard.shard %x to %s : tensor<16x64xf32>
+  %x1 = shard.shard %x0 to %r annotate_for_users : tensor<16x64xf32>
+  %q = fp4train.quantize %x1 rounding = stochastic seed(%seed) : tensor<16x64xf32> -> !n
+  %d = fp4train.dequantize %q : !n -> tensor<16x64xf32>
+  return %d : tensor<16x64xf32>
+}

@@ -20,8 +20,8 @@
 
 // Each process prints how many of its results differ from the unsharded
 // step's and exits with 1 if any do.
-// CHECK: process 0: k_split 0 of 128 differ, m_split 0 of 128 differ
-// CHECK: process 1: k_split 0 of 128 differ, m_split 0 of 128 differ
+// CHECK: process 0: k_split 0 of 128 differ, m_split 0 of 128 differ, gathered 0 of 128 differ
+// CHECK: process 1: k_split 0 of 128 differ, m_split 0 of 128 differ, gathered 0 of 128 differ
 // WRONG: mpi-driver: needs 2 processes
 
 !a = !fp4train.scaled<16x64xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
@@ -75,4 +75,31 @@ func.func @m_reference(%a: tensor<32x64xf32>, %b: tensor<8x64xf32>,
   %qb = fp4train.quantize %b : tensor<8x64xf32> -> !nb
   %c = fp4train.scaled_matmul %qa, %qb, %acc : !na, !nb, tensor<32x8xf32>
   return %c : tensor<32x8xf32>
+}
+
+// A row split gathered whole before an NVFP4 stochastic quantize: [SH4]
+// quantizes each process's rows (the whole amax, the global positions) and
+// gathers codes and scales; the product is the unsharded one's bits.
+!ga = !fp4train.scaled<16x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+func.func @gathered(%a: tensor<16x64xf32>, %b: tensor<8x64xf32>,
+                    %acc: tensor<16x8xf32>, %seed: i64) -> tensor<16x8xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %a0 = shard.shard %a to %s : tensor<16x64xf32>
+  %a1 = shard.shard %a0 to %r annotate_for_users : tensor<16x64xf32>
+  %b0 = shard.shard %b to %r annotate_for_users : tensor<8x64xf32>
+  %acc0 = shard.shard %acc to %r annotate_for_users : tensor<16x8xf32>
+  %qa = fp4train.quantize %a1 rounding = stochastic seed(%seed) : tensor<16x64xf32> -> !ga
+  %qb = fp4train.quantize %b0 : tensor<8x64xf32> -> !nb
+  %c = fp4train.scaled_matmul %qa, %qb, %acc0 : !ga, !nb, tensor<16x8xf32>
+  %c0 = shard.shard %c to %r : tensor<16x8xf32>
+  return %c0 : tensor<16x8xf32>
+}
+
+func.func @gathered_reference(%a: tensor<16x64xf32>, %b: tensor<8x64xf32>,
+                              %acc: tensor<16x8xf32>, %seed: i64) -> tensor<16x8xf32> {
+  %qa = fp4train.quantize %a rounding = stochastic seed(%seed) : tensor<16x64xf32> -> !ga
+  %qb = fp4train.quantize %b : tensor<8x64xf32> -> !nb
+  %c = fp4train.scaled_matmul %qa, %qb, %acc : !ga, !nb, tensor<16x8xf32>
+  return %c : tensor<16x8xf32>
 }

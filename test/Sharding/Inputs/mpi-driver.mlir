@@ -7,6 +7,8 @@ func.func private @k_split(tensor<16x32xf32>, tensor<8x32xf32>, tensor<16x8xf32>
 func.func private @k_reference(tensor<16x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
 func.func private @m_split(tensor<16x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
 func.func private @m_reference(tensor<32x64xf32>, tensor<8x64xf32>, tensor<32x8xf32>, i64) -> tensor<32x8xf32>
+func.func private @gathered(tensor<8x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
+func.func private @gathered_reference(tensor<16x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
 
 // Deterministic data of a range of magnitudes: ((i * 131 + j * 71 + salt)
 // mod 97 - 48) * 2^((i + j) mod 7 - 3) / 7.
@@ -132,16 +134,29 @@ func.func @main() -> i32 {
   %mr_l = tensor.extract_slice %mr[%m0, 0] [16, 8] [1, 1] : tensor<32x8xf32> to tensor<16x8xf32>
   %md = call @differ(%mc, %mr_l) : (tensor<16x8xf32>, tensor<16x8xf32>) -> i64
 
+  // Gathered: process r holds rows [8 r, 8 r + 8) of A; the product is
+  // whole on both.
+  %ga = call @data(%c16, %c64, %c8) : (index, index, index) -> tensor<?x?xf32>
+  %ga_s = tensor.cast %ga : tensor<?x?xf32> to tensor<16x64xf32>
+  %g0 = arith.muli %rank, %c8 : index
+  %ga_l = tensor.extract_slice %ga_s[%g0, 0] [8, 64] [1, 1] : tensor<16x64xf32> to tensor<8x64xf32>
+  %gc = call @gathered(%ga_l, %kb_s, %kacc_s, %seed) : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
+  %gr = call @gathered_reference(%ga_s, %kb_s, %kacc_s, %seed) : (tensor<16x64xf32>, tensor<8x64xf32>, tensor<16x8xf32>, i64) -> tensor<16x8xf32>
+  %gd = call @differ(%gc, %gr) : (tensor<16x8xf32>, tensor<16x8xf32>) -> i64
+
   vector.print str "process "
   vector.print %rank32 : i32 punctuation <no_punctuation>
   vector.print str ": k_split "
   vector.print %kd : i64 punctuation <no_punctuation>
   vector.print str " of 128 differ, m_split "
   vector.print %md : i64 punctuation <no_punctuation>
+  vector.print str " of 128 differ, gathered "
+  vector.print %gd : i64 punctuation <no_punctuation>
   vector.print str " of 128 differ\n"
   mpi.finalize
   // The exit status: 1 if anything differs.
-  %sum = arith.addi %kd, %md : i64
+  %sum0 = arith.addi %kd, %md : i64
+  %sum = arith.addi %sum0, %gd : i64
   %zero = arith.constant 0 : i64
   %differs = arith.cmpi ne, %sum, %zero : i64
   %status = arith.extui %differs : i1 to i32
