@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 using namespace fp4train::train;
@@ -155,6 +156,10 @@ std::vector<uint8_t> Processes::gather(const BoundaryLayout &value,
   for (int64_t extent : shape)
     shardElements *= extent;
   size_t shardBytes = size_t(shardElements) * elementBytes;
+  // MPI counts are ints.
+  if (shardBytes > size_t(std::numeric_limits<int>::max()))
+    fail("a shard of " + llvm::Twine(uint64_t(shardBytes)) +
+         " bytes is too large for one MPI_Gather");
   std::vector<uint8_t> all(isRoot() ? shardBytes * size : 0);
   mpi->gather(shard, int(shardBytes), MPI_BYTE, all.data(), int(shardBytes),
               MPI_BYTE, 0, MPI_COMM_WORLD);
