@@ -7,6 +7,8 @@
 // RUN: fp4-opt %S/mpi-run.mlir --fp4train-cuda-pipeline="recipe=none chip=sm_120a format=isa" | FileCheck %s
 // RUN: fp4-opt %S/mpi-run.mlir --fp4train-cuda-pipeline="recipe=none chip=sm_100a format=isa" | FileCheck %s
 // RUN: fp4-opt %S/mpi-run.mlir --fp4train-cuda-pipeline="recipe=none chip=sm_90a format=isa" | FileCheck %s
+// RUN: fp4-opt %S/mpi-run.mlir --fp4train-cuda-pipeline="recipe=none chip=sm_103a format=isa" | FileCheck %s
+// RUN: fp4-opt %S/mpi-run.mlir --fp4train-cuda-pipeline="recipe=none chip=sm_89 format=isa" | FileCheck %s
 
 // CHECK-NOT: shard.
 // CHECK-DAG: llvm.func @MPI_Allreduce(
