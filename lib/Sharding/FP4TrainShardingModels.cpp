@@ -528,11 +528,7 @@ static FailureOr<Value> sliceWholeScaled(Operation *op, ImplicitLocOpBuilder &b,
     return failure();
   ScaledTensorType local = withShape(type, *shape);
   SmallVector<Value> origin = buildShardOrigin(b, grid, dimAxes, *shape);
-  SmallVector<Type> parts = {type.getValuesTensorType(),
-                             type.getScalesTensorType()};
-  if (type.getHasGlobalScale())
-    parts.push_back(b.getF32Type());
-  auto unpack = UnpackOp::create(b, parts, whole);
+  auto unpack = UnpackOp::create(b, whole);
   ArrayRef<int64_t> block = type.getBlockShape();
   SmallVector<OpFoldResult> valueOffsets, scaleOffsets, valueSizes, scaleSizes;
   for (auto [dim, extent] : llvm::enumerate(*shape)) {

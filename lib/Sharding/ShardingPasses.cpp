@@ -632,12 +632,7 @@ quantizeBeforeGathers(func::FuncOp function,
                            quantize.getAmax(), grid, axes);
     if (failed(shardQuantize))
       continue;
-    ScaledTensorType shardScaled = shardQuantize->getResult().getType();
-    SmallVector<Type> parts = {shardScaled.getValuesTensorType(),
-                               shardScaled.getScalesTensorType()};
-    if (shardScaled.getHasGlobalScale())
-      parts.push_back(b.getF32Type());
-    auto unpack = UnpackOp::create(b, parts, shardQuantize->getResult());
+    auto unpack = UnpackOp::create(b, shardQuantize->getResult());
     Value values = gatherWhole(b, unpack.getValues(),
                                wholeType.getValuesTensorType(), gather);
     Value scales = gatherWhole(b, unpack.getScales(),

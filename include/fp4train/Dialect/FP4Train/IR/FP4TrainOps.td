@@ -295,6 +295,17 @@ def FP4Train_UnpackOp : FP4Train_Op<"unpack",
     Optional<F32>:$global_scale
   );
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let builders = [
+    // The parts of `input`'s type: its values, its scales and, when it has
+    // one, its global scale.
+    OpBuilder<(ins "::mlir::Value":$input), [{
+      auto type = ::llvm::cast<ScaledTensorType>(input.getType());
+      $_state.addOperands(input);
+      $_state.addTypes({type.getValuesTensorType(), type.getScalesTensorType()});
+      if (type.getHasGlobalScale())
+        $_state.addTypes($_builder.getF32Type());
+    }]>
+  ];
   let hasFolder = 1;
 }
 
