@@ -262,10 +262,13 @@ static FailureOr<std::pair<GridOp, ShardingArray>> getPartitionSplit(
   return std::make_pair(grid, std::move(axes));
 }
 
-/// The shard shape of `type`'s logical tensor under `axes` ([SH1]).
+/// The shard shape of `type`'s logical tensor under `axes` ([SH1]); the
+/// whole shape without a grid.
 static FailureOr<SmallVector<int64_t>>
 getScaledShardShape(Operation *op, ScaledTensorType type, GridOp grid,
                     const ShardingArray &axes) {
+  if (!grid)
+    return SmallVector<int64_t>(type.getShape());
   return getShardShape(op, type.getShape(), type.getBlockShape(), grid, axes,
                        "block");
 }
@@ -336,14 +339,11 @@ FailureOr<QuantizeOp> mlir::fp4train::sharding::buildShardQuantize(
     ImplicitLocOpBuilder &b, QuantizeOp quantize, Value shard, Value seed,
     Value amax, GridOp grid, const ShardingArray &axes) {
   ScaledTensorType type = quantize.getResult().getType();
-  SmallVector<int64_t> shape(type.getShape());
-  if (grid) {
-    FailureOr<SmallVector<int64_t>> local =
-        getScaledShardShape(quantize, type, grid, axes);
-    if (failed(local))
-      return failure();
-    shape = *local;
-  }
+  FailureOr<SmallVector<int64_t>> local =
+      getScaledShardShape(quantize, type, grid, axes);
+  if (failed(local))
+    return failure();
+  SmallVector<int64_t> shape = std::move(*local);
   SmallVector<GridAxis> splitAxes = getAllAxes(axes);
 
   // [SH2] One tensor, one scale.
@@ -476,15 +476,11 @@ struct PackModel : public LogicalTensorModel<PackModel, PackOp> {
       return failure();
     auto [grid, axes] = *split;
     auto type = cast<ScaledTensorType>(op->getResult(0).getType());
-    SmallVector<int64_t> shape(type.getShape());
-    if (grid) {
-      FailureOr<SmallVector<int64_t>> local =
-          getScaledShardShape(op, type, grid, axes);
-      if (failed(local))
-        return failure();
-      shape = *local;
-    }
-    cloneWithTypes(op, map, b, withShape(type, shape));
+    FailureOr<SmallVector<int64_t>> shape =
+        getScaledShardShape(op, type, grid, axes);
+    if (failed(shape))
+      return failure();
+    cloneWithTypes(op, map, b, withShape(type, *shape));
     return success();
   }
 };

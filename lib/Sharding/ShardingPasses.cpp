@@ -519,6 +519,11 @@ static LogicalResult partitionInSandbox(FunctionOpInterface function,
   return success();
 }
 
+/// The number of bytes of `type`'s elements.
+static int64_t getNumBytes(ShapedType type) {
+  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
+}
+
 /// Appends one object per collective of the partitioned `function` to
 /// `report` (the fp4train-partition report, Passes.td).
 static void
@@ -542,7 +547,6 @@ describeCollectives(func::FuncOp function, llvm::json::Array &report,
       processes *= grid ? grid.getShape()[axis] : 1;
     std::string element;
     llvm::raw_string_ostream(element) << type.getElementType();
-    int64_t bits = type.getElementTypeBitWidth();
     report.push_back(llvm::json::Object{
         {"function", function.getName().str()},
         {"loc", formatLocation(op->getLoc())},
@@ -552,17 +556,12 @@ describeCollectives(func::FuncOp function, llvm::json::Array &report,
         {"processes", processes},
         {"shape", llvm::json::Array(type.getShape())},
         {"element", element},
-        {"bytes", (type.getNumElements() * bits + 7) / 8},
+        {"bytes", getNumBytes(type)},
     });
     // [SH4] What the gather of the unquantized tensor would have moved.
     if (auto it = replaced.find(op); it != replaced.end())
       report.back().getAsObject()->insert({"replaces_bytes", it->second});
   });
-}
-
-/// The number of bytes of `type`'s elements.
-static int64_t getNumBytes(ShapedType type) {
-  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
 }
 
 /// Gathers `value` along `axis` over `axes` of `grid` into `wholeType`.
