@@ -407,10 +407,9 @@ static LogicalResult annotateArguments(func::FuncOp function) {
     if (!replicated)
       replicated = shard::ShardingOp::create(
           b, function.getLoc(),
-          shard::Sharding::get(
-              FlatSymbolRefAttr::get(function.getContext(),
-                                     grids.front().getSymName()),
-              {shard::GridAxesAttr::get(function.getContext(), {})}));
+          makeSharding(FlatSymbolRefAttr::get(function.getContext(),
+                                              grids.front().getSymName()),
+                       {}, function.getContext()));
     auto annotation =
         shard::ShardOp::create(b, argument.getLoc(), argument, replicated);
     argument.replaceAllUsesExcept(annotation.getResult(), annotation);
@@ -849,16 +848,12 @@ struct ShardStepPass
         if (!type || type.getRank() == 0 ||
             type != function.getArgumentTypes()[param])
           continue;
-        // A whole parameter: replicated, written [[]] (an empty list does
-        // not parse back).
-        shard::Sharding split = shard::Sharding::get(
-            grid, {shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{})});
-        if (auto it = tensorSplits.find(param); it != tensorSplits.end()) {
-          shard::ShardingArray axes(type.getRank());
+        // A whole parameter is replicated.
+        shard::ShardingArray axes(type.getRank());
+        if (auto it = tensorSplits.find(param); it != tensorSplits.end())
           axes[it->second].push_back(*tensorAxis);
-          split = makeSharding(grid, axes, ctx);
-        }
-        Value sharding = shard::ShardingOp::create(b, ret.getLoc(), split);
+        Value sharding = shard::ShardingOp::create(
+            b, ret.getLoc(), makeSharding(grid, axes, ctx));
         operand.set(
             shard::ShardOp::create(b, ret.getLoc(), operand.get(), sharding)
                 .getResult());

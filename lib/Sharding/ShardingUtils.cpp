@@ -26,6 +26,9 @@ ShardingArray sharding::getSplitAxes(const Sharding &sharding, int64_t rank) {
 Sharding sharding::makeSharding(FlatSymbolRefAttr grid, ShardingArray axes,
                                 MLIRContext *context) {
   shard::removeTrailingEmptySubArray(axes);
+  // Replication is written [[]]: an empty list does not parse back.
+  if (axes.empty())
+    axes.emplace_back();
   SmallVector<shard::GridAxesAttr> attrs;
   for (const SmallVector<GridAxis> &split : axes)
     attrs.push_back(shard::GridAxesAttr::get(context, split));

@@ -21,7 +21,8 @@ namespace fp4train::sharding {
 shard::ShardingArray getSplitAxes(const shard::Sharding &sharding,
                                   int64_t rank);
 
-/// The sharding on `grid` that splits each dimension along `axes`.
+/// The sharding on `grid` that splits each dimension along `axes`
+/// (replicated, `[[]]`, when none is split).
 shard::Sharding makeSharding(FlatSymbolRefAttr grid, shard::ShardingArray axes,
                              MLIRContext *context);
 
