@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 #===- scripts/setup.sh - Install fp4train's build dependencies -----------===#
 #
-# Installs every Debian package the build and the tests need. Idempotent: it
-# asks dpkg what is already present and only touches apt when something is
-# missing, so a second run is a no-op that takes well under a second.
+# Installs every Debian package the build and the tests need, then the
+# PyTorch front end's virtual environment (.venv: pinned torch, torch-mlir,
+# torchao from PyPI, python/requirements-torch.txt). Idempotent: it asks dpkg
+# what is already present and only touches apt when something is missing, and
+# rebuilds .venv only when the pinned requirements changed, so a second run
+# is a no-op that takes well under a second.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -23,6 +26,8 @@ PACKAGES=(
   # The Python package (pybind11 extension over the C API) and its tests;
   # always run with /usr/bin/python3, whatever python3 comes first on PATH.
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # The front end's virtual environment is made by Debian's python3.
+  python3-venv
   # ASan/UBSan runtimes of clang-22 for `make test-sanitize`.
   libclang-rt-22-dev
   # The style check of `make test` (scripts/format.sh, .clang-format).
@@ -35,15 +40,28 @@ for pkg in "${PACKAGES[@]}"; do
   [[ "$status" == "installed" ]] || missing+=("$pkg")
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then
+    SUDO=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-SUDO=()
-if [[ $(id -u) -ne 0 ]]; then
-  SUDO=(sudo)
+# The front end's environment: made from /usr/bin/python3 (the interpreter
+# the fp4train extension is built for), filled with pip from the pinned
+# list; a copy of the list inside marks it complete.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${FP4TRAIN_VENV:-$ROOT/.venv}
+REQUIREMENTS=$ROOT/python/requirements-torch.txt
+if ! cmp -s "$REQUIREMENTS" "$VENV/requirements-torch.txt"; then
+  echo "setup: installing the PyTorch front end into $VENV (pip, pinned)"
+  rm -rf "$VENV"
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check \
+      --no-input -r "$REQUIREMENTS"
+  cp "$REQUIREMENTS" "$VENV/requirements-torch.txt"
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${SUDO[@]}" apt-get update -qq
-"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -113,5 +113,11 @@ if _has_cuda_device():
 if config.llvm_use_sanitizer:
     config.available_features.add("sanitized")
 
+# The PyTorch front end's environment (scripts/setup.sh makes .venv): tests
+# of fp4train.torch say `REQUIRES: torch-frontend` and run %torch_python.
+if config.torch_python and os.access(config.torch_python, os.X_OK):
+    config.available_features.add("torch-frontend")
+    config.substitutions.append(("%torch_python", config.torch_python))
+
 if config.enable_execution_engine:
     config.available_features.add("execution-engine")

@@ -270,6 +270,9 @@ llvm::Error JitFunction::call(llvm::ArrayRef<const void *> args,
       failed->site >= 0 && size_t(failed->site) < indexSites.size()
           ? indexSites[failed->site]
           : "an access";
+  if (failed->dim == -2)
+    return llvm::createStringError("@" + name + ": the check " + site +
+                                   " failed");
   return llvm::createStringError(
       "@" + name + ": index " + std::to_string(failed->index) +
       " is out of bounds of dimension " + std::to_string(failed->dim) +

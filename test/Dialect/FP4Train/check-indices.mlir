@@ -93,3 +93,25 @@ func.func @device(%m: memref<4xf32>, %i: index) {
   }
   return
 }
+
+// -----
+
+// A cf.assert (torch-mlir guards embedding lookups with them) reports its
+// failure through the callee with dimension -2 instead of aborting; its
+// site names the message and location.
+
+// CHECK: fp4train.index_checks = ["cf.assert \22index must be smaller than dim size\22 at {{.*}}check-indices.mlir:[[#@LINE+12]]:3"]
+// CHECK-LABEL: func.func @asserted
+// CHECK-NOT:     cf.assert
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[FAILED:.*]] = arith.xori %{{.*}}, %[[TRUE]] : i1
+// CHECK:         scf.if %[[FAILED]] {
+// CHECK:           %[[SITE:.*]] = arith.constant 0 : i64
+// CHECK:           %[[ASSERT:.*]] = arith.constant -2 : i64
+// CHECK:           func.call @fp4train_rt_index_error(%[[SITE]], %[[ASSERT]], %{{.*}}, %{{.*}})
+// CHECK:         }
+func.func @asserted(%i: index, %n: index) {
+  %ok = arith.cmpi ult, %i, %n : index
+  cf.assert %ok, "index must be smaller than dim size"
+  return
+}

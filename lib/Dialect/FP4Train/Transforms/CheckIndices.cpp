@@ -13,6 +13,7 @@
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -75,11 +76,15 @@ static bool isStaticallyInBounds(const Access &access) {
   return true;
 }
 
-/// "tensor.extract at FILE:LINE:COL", the text of a site.
+/// "tensor.extract at FILE:LINE:COL" (for an assertion "cf.assert "MSG"
+/// at ..."), the text of a site.
 static std::string describeSite(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << op->getName() << " at ";
+  os << op->getName() << " ";
+  if (auto assertOp = dyn_cast<cf::AssertOp>(op))
+    os << "\"" << assertOp.getMsg() << "\" ";
+  os << "at ";
   if (auto loc = op->getLoc()->findInstanceOf<FileLineColLoc>())
     os << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
        << loc.getColumn();
@@ -173,6 +178,29 @@ static void guard(const Access &access, int64_t site) {
                                                 thenBlock->getTerminator());
 }
 
+/// Replaces `assertOp` (site number `site`) by a report of its failure: the
+/// step runs on, its accesses guarded by `guard`, and the host raises the
+/// error, where upstream's lowering of cf.assert would abort the process.
+static void report(cf::AssertOp assertOp, int64_t site) {
+  Location loc = assertOp.getLoc();
+  OpBuilder b(assertOp);
+  Type i64 = b.getI64Type();
+  Value trueValue = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  Value failed =
+      arith::XOrIOp::create(b, loc, assertOp.getArg(), trueValue).getResult();
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(), failed,
+                                /*withElseRegion=*/false);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  auto constantI64 = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, value);
+  };
+  // Dimension -2 marks a failed assertion for the host ([IDX1]).
+  func::CallOp::create(b, loc, kCallee, TypeRange(),
+                       ValueRange{constantI64(site), constantI64(-2),
+                                  constantI64(0), constantI64(0)});
+  assertOp.erase();
+}
+
 namespace {
 
 struct CheckIndicesPass
@@ -184,10 +212,15 @@ struct CheckIndicesPass
     MLIRContext *context = module.getContext();
 
     SmallVector<Access> accesses;
+    SmallVector<cf::AssertOp> assertions;
     module.walk([&](func::FuncOp function) {
       function.walk([&](Operation *op) {
         if (op->getParentOfType<gpu::LaunchOp>())
           return;
+        if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
+          assertions.push_back(assertOp);
+          return;
+        }
         std::optional<Access> access = getAccess(op);
         if (access && !access->indices.empty() &&
             isa<RankedTensorType, MemRefType>(access->source.getType()) &&
@@ -195,7 +228,7 @@ struct CheckIndicesPass
           accesses.push_back(*access);
       });
     });
-    if (accesses.empty())
+    if (accesses.empty() && assertions.empty())
       return;
 
     // The callee: declared once, with the signature the host defines.
@@ -222,6 +255,10 @@ struct CheckIndicesPass
     for (const Access &access : accesses) {
       guard(access, int64_t(sites.size()));
       sites.push_back(StringAttr::get(context, describeSite(access.op)));
+    }
+    for (cf::AssertOp assertOp : assertions) {
+      sites.push_back(StringAttr::get(context, describeSite(assertOp)));
+      report(assertOp, int64_t(sites.size()) - 1);
     }
     module->setAttr(kSitesAttr, ArrayAttr::get(context, sites));
   }

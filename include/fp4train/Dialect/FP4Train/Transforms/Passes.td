@@ -195,6 +195,12 @@ def FP4TrainCheckIndices : Pass<"fp4train-check-indices", "ModuleOp"> {
       scf.yield %zero : f32
     }
     ```
+
+    A `cf.assert` in such a function (torch-mlir guards embedding lookups
+    with them) would abort the whole process when it fails; the pass
+    replaces it by an `scf.if` on the negated condition that calls the same
+    callee with dimension -2 and the assertion's site (its message and
+    location), and the host raises "the check ... failed".
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

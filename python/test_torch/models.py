@@ -1,0 +1,163 @@
+"""The models the front end's tests export: each a common building block of
+what users train, written as PyTorch users write them."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MLP(nn.Module):
+    """Two linear layers (one without bias) around GELU; mean squared error."""
+
+    def __init__(self, width=64, hidden=128):
+        super().__init__()
+        self.up = nn.Linear(width, hidden)
+        self.down = nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x)))
+
+
+def mse_loss(model, x, target):
+    return F.mse_loss(model(x), target)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = self.qkv(x).split(width, dim=2)
+        shape = (batch, length, self.heads, width // self.heads)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).contiguous().view(batch, length, width))
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, heads)
+        self.ln2 = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, 4 * width)
+        self.out = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class NanoGPT(nn.Module):
+    """Token and position embeddings, pre-norm blocks of causal attention and
+    a GELU MLP, a final LayerNorm and a head tied to the token embedding."""
+
+    def __init__(self, vocab=64, length=16, width=32, heads=2, blocks=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Embedding(length, width)
+        self.blocks = nn.ModuleList(GPTBlock(width, heads) for _ in range(blocks))
+        self.ln_f = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.wte.weight
+        for name, p in self.named_parameters():
+            if name.endswith("weight") and p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, tokens):
+        length = tokens.shape[1]
+        x = self.wte(tokens) + self.wpe(torch.arange(length))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def lm_loss(model, tokens, targets):
+    logits = model(tokens)
+    return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, width, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """RMSNorm, grouped-query attention with rotary position embeddings and a
+    SwiGLU MLP, no biases (Llama's decoder layer)."""
+
+    def __init__(self, width=64, heads=4, kv_heads=2, hidden=128, length=16):
+        super().__init__()
+        self.heads, self.kv_heads = heads, kv_heads
+        self.head_dim = width // heads
+        self.attn_norm = RMSNorm(width)
+        self.q_proj = nn.Linear(width, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, width, bias=False)
+        self.mlp_norm = RMSNorm(width)
+        self.gate_proj = nn.Linear(width, hidden, bias=False)
+        self.up_proj = nn.Linear(width, hidden, bias=False)
+        self.down_proj = nn.Linear(hidden, width, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2).float()
+                                    / self.head_dim))
+        angles = torch.outer(torch.arange(length).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x):
+        batch, length, _ = x.shape
+        h = self.attn_norm(x)
+        q = self.q_proj(h).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(h).view(batch, length, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(h).view(batch, length, self.kv_heads, self.head_dim).transpose(1, 2)
+        q = q * self.cos + rotate_half(q) * self.sin
+        k = k * self.cos + rotate_half(k) * self.sin
+        repeat = self.heads // self.kv_heads
+        k = k.repeat_interleave(repeat, dim=1)
+        v = v.repeat_interleave(repeat, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o_proj(y.transpose(1, 2).reshape(batch, length, -1))
+        h = self.mlp_norm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class TiedEmbeddings(nn.Module):
+    """An embedding whose transpose is the output layer, with a hidden
+    linear layer between: the tied weight is both a lookup and a GEMM."""
+
+    def __init__(self, vocab=64, width=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.hidden = nn.Linear(width, width)
+        self.unembed = nn.Linear(width, vocab, bias=False)
+        self.unembed.weight = self.embed.weight
+
+    def forward(self, tokens):
+        return self.unembed(F.silu(self.hidden(self.embed(tokens))))
+
+
+class AutocastMLP(MLP):
+    """The MLP with its matmuls under bf16 autocast (float32 master weights)."""
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = super().forward(x)
+        return y.float()

@@ -1,0 +1,151 @@
+"""Bad input to the front end: each a clear fp4train.Error, and wrong imports
+caught before they become a step."""
+
+import fp4train
+import fp4train.torch as ft
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import models
+
+
+class NoParameters(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def small():
+    torch.manual_seed(0)
+    return models.MLP(16, 32), torch.randn(8, 16), torch.randn(8, 16)
+
+
+def test_model_without_parameters():
+    with pytest.raises(fp4train.Error, match="no trainable parameters"):
+        ft.export_training_step(NoParameters(), lambda m, x: m(x).sum(),
+                                torch.randn(4))
+
+
+def test_loss_not_a_scalar():
+    model, x, y = small()
+    with pytest.raises(fp4train.Error, match=r"scalar \(0-d\) tensor.*\[8, 16\]"):
+        ft.export_training_step(model, lambda m, x, y: m(x) - y, x, y)
+
+
+def test_data_of_the_wrong_dtype():
+    model, x, y = small()
+    with pytest.raises(fp4train.Error, match="data argument 0 has dtype torch.float64"):
+        ft.export_training_step(model, models.mse_loss, x.double(), y)
+    step = ft.export_training_step(model, models.mse_loss, x, y)
+    with pytest.raises(fp4train.Error, match="data argument 1 has dtype torch.int64"):
+        step.run("f32", x, y.long())
+    with pytest.raises(fp4train.Error, match=r"shape \[4, 16\]"):
+        step.run("f32", x[:4], y[:4])
+    with pytest.raises(fp4train.Error, match="takes 2 data arguments, got 1"):
+        step.run("f32", x)
+
+
+def test_op_torch_mlir_cannot_lower():
+    # torch-mlir's message (the ATen op it has no lowering for) is passed on.
+    model, x, _ = small()
+    with pytest.raises(fp4train.Error,
+                       match=r"torch-mlir cannot lower(.|\n)*aten\._fft_r2c"):
+        ft.export_training_step(
+            model, lambda m, x: torch.fft.rfft(m(x)).abs().sum(), x)
+
+
+def test_op_outside_upstream_mlir():
+    # cumsum becomes torch-mlir's tm_tensor.scan: named, with the source line.
+    model, x, _ = small()
+    with pytest.raises(fp4train.Error,
+                       match=r"tm_tensor\.scan \(at loc\(.*\.py"):
+        ft.export_training_step(model, lambda m, x: m(x).cumsum(0).sum(), x)
+
+
+def test_unknown_recipe():
+    model, x, y = small()
+    step = ft.export_training_step(model, models.mse_loss, x, y)
+    with pytest.raises(fp4train.Error, match="nvfp5"):
+        step.run("nvfp5", x, y)
+    with pytest.raises(fp4train.Error, match="not a single value"):
+        step.run("nvfp4", x, y, roles="fprop}")
+
+
+def test_dropout_is_refused():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.5))
+    with pytest.raises(fp4train.Error, match="random numbers.*dropout"):
+        ft.export_training_step(model, lambda m, x: m(x).sum(),
+                                torch.randn(4, 16))
+
+
+# Three wrong imports, as a broken capture or importer would produce them:
+# each is caught before it becomes a step.
+
+def test_wrong_import_gradients_out_of_order(monkeypatch):
+    capture = ft._capture.capture
+
+    def swapped(*args):
+        graph = capture(*args)
+        output = next(n for n in graph.graph.nodes if n.op == "output")
+        loss, first, *rest = output.args[0]
+        output.args = ((loss, *rest, first),)
+        graph.recompile()
+        return graph
+
+    monkeypatch.setattr(ft, "capture", swapped)
+    model, x, y = small()
+    with pytest.raises(fp4train.Error, match="not the loss and one gradient"):
+        ft.export_training_step(model, models.mse_loss, x, y)
+
+
+def test_wrong_import_loss_not_reduced(monkeypatch):
+    capture = ft._capture.capture
+
+    def unreduced(*args):
+        graph = capture(*args)
+        output = next(n for n in graph.graph.nodes if n.op == "output")
+        _, *grads = output.args[0]
+        data = next(n for n in graph.graph.nodes if n.op == "placeholder")
+        output.args = ((data, *grads),)
+        graph.recompile()
+        return graph
+
+    monkeypatch.setattr(ft, "capture", unreduced)
+    model, x, y = small()
+    with pytest.raises(fp4train.Error, match=r"returns \(tensor<8x16xf32>"):
+        ft.export_training_step(model, models.mse_loss, x, y)
+
+
+def test_wrong_import_text_from_another_mlir(monkeypatch):
+    # Text the 22.1 parser cannot read (an op of a newer MLIR): an Error with
+    # the parser's diagnostic, never a half-read step.
+    def newer(*args):
+        return '"func.func"() <{function_type = () -> (), sym_name = "train_step"}> ({\n  "linalg.future_op"() : () -> ()\n  "func.return"() : () -> ()\n}) : () -> ()'
+
+    monkeypatch.setattr(ft, "import_step", newer)
+    model, x, y = small()
+    with pytest.raises(fp4train.Error,
+                       match="does not parse in fp4train's MLIR(.|\n)*linalg.future_op"):
+        ft.export_training_step(model, models.mse_loss, x, y)
+
+
+def test_token_id_out_of_range():
+    # torch-mlir guards the embedding lookup with cf.assert, which would abort
+    # the process; the JIT reports it as an Error naming the model's line.
+    torch.manual_seed(0)
+    model = models.TiedEmbeddings()
+    ids = torch.randint(0, 64, (4, 8))
+    step = ft.export_training_step(model, models.lm_loss, ids, ids)
+    bad = ids.clone()
+    bad[1, 2] = 64
+    with pytest.raises(fp4train.Error, match=r"index must be smaller than dim "
+                       r"size\" at .*models\.py:\d+:0 failed"):
+        step.run("f32", bad, ids)
+    bad[1, 2] = -1
+    with pytest.raises(fp4train.Error, match="failed"):
+        step.run("f32", bad, ids)
+    # The step is still usable.
+    loss, _ = step.run("f32", ids, ids)
+    assert loss > 0

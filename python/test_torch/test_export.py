@@ -1,0 +1,163 @@
+"""export_training_step on real models: roles by parameter name, the f32
+step against torch autograd, a quantized step against an emulation on the
+numerics library, and the errors users meet."""
+
+import fp4train
+import fp4train.torch as ft
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import models
+from conftest import autograd_step, relative_error
+
+LINEAR = ["fprop", "dgrad", "wgrad"]
+
+
+def tokens(*shape, vocab=64, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, vocab, shape, generator=generator)
+
+
+def normal(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def case(name):
+    """(model, loss_fn, data, expected roles by name, attention GEMMs)."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        # The first layer's input is data: no Dgrad to compute.
+        return (models.MLP(), models.mse_loss, (normal(32, 64), normal(32, 64, seed=1)),
+                {"up.weight": ["fprop", "wgrad"], "up.bias": [],
+                 "down.weight": LINEAR}, 0)
+    if name == "nanogpt":
+        roles = {"wte.weight": LINEAR, "wpe.weight": [], "ln_f.weight": [],
+                 "ln_f.bias": []}
+        for b in range(2):
+            for layer in ("attn.qkv", "attn.proj", "fc", "out"):
+                roles[f"blocks.{b}.{layer}.weight"] = LINEAR
+                roles[f"blocks.{b}.{layer}.bias"] = []
+            for norm in ("ln1", "ln2"):
+                roles[f"blocks.{b}.{norm}.weight"] = []
+                roles[f"blocks.{b}.{norm}.bias"] = []
+        # Per block: QK^T and PV forward, two GEMMs back for each.
+        return (models.NanoGPT(), models.lm_loss,
+                (tokens(2, 16), tokens(2, 16, seed=1)), roles, 12)
+    if name == "llama":
+        roles = {name: LINEAR for name in (
+            "q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight",
+            "gate_proj.weight", "up_proj.weight", "down_proj.weight")}
+        roles.update({"attn_norm.weight": [], "mlp_norm.weight": []})
+        return (models.LlamaBlock(), models.mse_loss,
+                (normal(2, 16, 64), normal(2, 16, 64, seed=1)), roles, 6)
+    if name == "tied":
+        # The tied weight is looked up (no GEMM) and is the output layer.
+        return (models.TiedEmbeddings(), models.lm_loss,
+                (tokens(4, 8), tokens(4, 8, seed=1)),
+                {"embed.weight": LINEAR, "hidden.weight": LINEAR,
+                 "hidden.bias": []}, 0)
+    if name == "autocast":
+        return (models.AutocastMLP(), models.mse_loss,
+                (normal(32, 64), normal(32, 64, seed=1)),
+                {"up.weight": ["fprop", "wgrad"], "up.bias": [],
+                 "down.weight": LINEAR}, 0)
+    raise KeyError(name)
+
+
+@pytest.fixture(scope="module")
+def exported():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model, loss_fn, data, roles, attention = case(name)
+            cache[name] = (ft.export_training_step(model, loss_fn, *data),
+                           model, loss_fn, data, roles, attention)
+        return cache[name]
+    return get
+
+
+ALL = ["mlp", "nanogpt", "llama", "tied", "autocast"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_roles_by_parameter_name(exported, name):
+    step, model, _, _, expected, attention = exported(name)
+    roles = step.roles()
+    assert step.param_names == [n for n, _ in model.named_parameters()]
+    for param, wanted in expected.items():
+        assert sorted(e["role"] for e in roles[param]) == sorted(wanted), param
+    assert set(roles) == set(expected) | {None}
+    assert [e["role"] for e in roles[None]] == ["other"] * attention
+
+
+@pytest.mark.parametrize("name", ["mlp", "nanogpt", "llama", "tied"])
+def test_f32_step_equals_autograd(exported, name):
+    step, model, loss_fn, data, _, _ = exported(name)
+    loss, grads = step.run("f32", *data)
+    expected_loss, expected = autograd_step(model, loss_fn, data)
+    assert relative_error(loss, expected_loss) <= 1e-5
+    assert list(grads) == list(expected)
+    for param, grad in grads.items():
+        assert grad.shape == expected[param].shape
+        assert relative_error(grad, expected[param]) <= 1e-5, param
+
+
+def test_autocast_step_is_within_bf16_of_autograd(exported):
+    # Under bf16 autocast torch-mlir computes each elementwise op's body in
+    # bf16 (every arith op rounds) where PyTorch's kernels compute in f32 and
+    # round once per op: the step is within a few bf16 ulps (2^-8) of
+    # autograd, not bit-equal ([FE3]).
+    step, model, loss_fn, data, _, _ = exported("autocast")
+    loss, grads = step.run("f32", *data)
+    expected_loss, expected = autograd_step(model, loss_fn, data)
+    assert relative_error(loss, expected_loss) <= 1e-3
+    for param, grad in grads.items():
+        assert relative_error(grad, expected[param]) <= 4 * 2.0**-8, param
+
+
+def _fake_quant(x, axis):
+    """MXFP4 round trip of ``x`` with blocks along ``axis`` (the numerics
+    library's quantize and dequantize)."""
+    array = np.ascontiguousarray(x.detach().numpy(), dtype=np.float32)
+    q = fp4train.quantize(array, "mxfp4", axis=axis)
+    return torch.from_numpy(q.dequantize())
+
+
+class _MXLinear(torch.autograd.Function):
+    """y = Q(x)·Q(W)^T: each GEMM of the mxfp4 recipe with both operands
+    quantized along its contraction (Fprop: K, Dgrad: N, Wgrad: M)."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return _fake_quant(x, -1) @ _fake_quant(weight, -1).T
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        dx = _fake_quant(dy, -1) @ _fake_quant(weight, 0)
+        dw = _fake_quant(dy, 0).T @ _fake_quant(x, 0)
+        return dx, dw
+
+
+def test_quantized_step_equals_emulation(exported):
+    step, model, loss_fn, data, _, _ = exported("mlp")
+    loss, grads = step.run("mxfp4", *data)
+    f32_loss, f32_grads = step.run("f32", *data)
+
+    def emulated(m, x, target):
+        h = F.gelu(_MXLinear.apply(x, m.up.weight) + m.up.bias)
+        return F.mse_loss(_MXLinear.apply(h, m.down.weight), target)
+
+    expected_loss, expected = autograd_step(model, emulated, data)
+    # Equal up to f32 summation order: far closer to the emulation than the
+    # unquantized step is.
+    assert abs(loss - expected_loss) <= 1e-3 * abs(f32_loss - expected_loss)
+    for param in grads:
+        near = relative_error(grads[param], expected[param])
+        far = relative_error(f32_grads[param], expected[param])
+        assert near <= 1e-5 and near <= 1e-3 * far, (param, near, far)
