@@ -1,11 +1,16 @@
 """The models the front end's tests export: each a common building block of
 what users train, written as PyTorch users write them."""
 
-import math
+import pathlib
+import sys
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]
+                       / "examples" / "torch"))
+import nanogpt  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -24,58 +29,11 @@ def mse_loss(model, x, target):
     return F.mse_loss(model(x), target)
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-
-    def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = self.qkv(x).split(width, dim=2)
-        shape = (batch, length, self.heads, width // self.heads)
-        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).contiguous().view(batch, length, width))
-
-
-class GPTBlock(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(width)
-        self.attn = CausalSelfAttention(width, heads)
-        self.ln2 = nn.LayerNorm(width)
-        self.fc = nn.Linear(width, 4 * width)
-        self.out = nn.Linear(4 * width, width)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
-
-
-class NanoGPT(nn.Module):
-    """Token and position embeddings, pre-norm blocks of causal attention and
-    a GELU MLP, a final LayerNorm and a head tied to the token embedding."""
-
-    def __init__(self, vocab=64, length=16, width=32, heads=2, blocks=2):
-        super().__init__()
-        self.wte = nn.Embedding(vocab, width)
-        self.wpe = nn.Embedding(length, width)
-        self.blocks = nn.ModuleList(GPTBlock(width, heads) for _ in range(blocks))
-        self.ln_f = nn.LayerNorm(width)
-        self.head = nn.Linear(width, vocab, bias=False)
-        self.head.weight = self.wte.weight
-        for name, p in self.named_parameters():
-            if name.endswith("weight") and p.dim() == 2:
-                nn.init.normal_(p, std=0.02)
-
-    def forward(self, tokens):
-        length = tokens.shape[1]
-        x = self.wte(tokens) + self.wpe(torch.arange(length))
-        for block in self.blocks:
-            x = block(x)
-        return self.head(self.ln_f(x))
+def NanoGPT(vocab=64, length=16, width=32, heads=2, blocks=2):
+    """examples/torch/nanogpt.py's model (token and position embeddings,
+    pre-norm blocks of causal attention and a GELU MLP, a head tied to the
+    token embedding), small."""
+    return nanogpt.NanoGPT(vocab, length, width, heads, blocks)
 
 
 def lm_loss(model, tokens, targets):

@@ -37,7 +37,7 @@ def case(name):
         roles = {"wte.weight": LINEAR, "wpe.weight": [], "ln_f.weight": [],
                  "ln_f.bias": []}
         for b in range(2):
-            for layer in ("attn.qkv", "attn.proj", "fc", "out"):
+            for layer in ("qkv", "proj", "fc", "out"):
                 roles[f"blocks.{b}.{layer}.weight"] = LINEAR
                 roles[f"blocks.{b}.{layer}.bias"] = []
             for norm in ("ln1", "ln2"):

@@ -181,15 +181,8 @@ static cl::opt<bool> checkIndices(
 
 namespace {
 
-/// The quantize recipe a command-line recipe name stands for.
-std::string pipelineRecipe(llvm::StringRef name) {
-  return name == "f32" ? "none" : name.str();
-}
-
-/// Fails unless `name` is f32 or a recipe the quantize pass takes.
+/// Fails unless `name` is a recipe the quantize pass takes (f32 is `none`).
 void checkRecipe(MLIRContext &context, llvm::StringRef name) {
-  if (name == "f32")
-    return;
   std::string message;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
     message = diagnostic.str();
@@ -208,7 +201,7 @@ std::unique_ptr<JitFunction> compileFor(ModuleOp module,
       *copy, functionName,
       [&](OpPassManager &pm) {
         CPUPipelineOptions options;
-        options.recipe = pipelineRecipe(recipeName);
+        options.recipe = recipeName.str();
         options.stepArg = resolvedStepArg;
         options.weightLayout = weightLayout;
         // The f32 reference quantizes nothing, whatever the overrides.

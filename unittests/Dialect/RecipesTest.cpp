@@ -82,6 +82,9 @@ TEST_F(RecipesTest, PresetsMatchTheDesignTable) {
     ASSERT_TRUE(expected) << c.name.str();
     EXPECT_EQ(getRecipePreset(&context, c.name), expected) << c.name.str();
   }
+  // f32 names the unquantized recipe too.
+  EXPECT_EQ(getRecipePreset(&context, "f32"),
+            getRecipePreset(&context, "none"));
 }
 
 // `roles` selects among the recipe's GEMMs; every role is the default and

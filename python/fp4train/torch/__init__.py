@@ -23,18 +23,13 @@ __all__ = ["TrainingStep", "export_training_step", "train"]
 
 FUNCTION = "train_step"
 
-# Recipe names the command-line tools take beside the presets: f32 is the
-# graph's own precision ([FE4]).
-_RECIPE_ALIASES = {"f32": "none"}
-
-
 def _pipeline_options(recipe, step_arg, overrides):
     """The option list of a quantizing pipeline: the recipe, the step and the
     recipe overrides given as keywords (``stochastic_rounding=False`` is
     ``stochastic-rounding=0``, ``roles=["fprop"]`` is ``roles=fprop``)."""
     if not isinstance(recipe, str):
         raise TypeError(f"recipe must be a str, got {type(recipe).__name__}")
-    options = [f"recipe={_RECIPE_ALIASES.get(recipe, recipe)}",
+    options = [f"recipe={recipe}",
                f"step-arg={step_arg}"]
     for key, value in overrides.items():
         if isinstance(value, bool):
@@ -125,7 +120,7 @@ class TrainingStep:
                         f"got {len(data)}")
         inputs = [spec.convert(i, value).numpy()
                   for i, (spec, value) in enumerate(zip(self._specs, data))]
-        weights = [p.detach().to(torch.float32).contiguous().numpy()
+        weights = [p.detach().contiguous().numpy()
                    for p in self._params]
         if step is None:
             step = self._steps

@@ -139,9 +139,8 @@ def _keep_user_frames(graph):
     and fp4train: torch-mlir turns it into the op's location, so reports
     point at the model's source line (backward ops have none)."""
     import os
-    internal = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep
-                     for m in (torch,))
-    package = os.path.dirname(os.path.dirname(__file__)) + os.sep
+    internal = (os.path.dirname(torch.__file__) + os.sep,
+                os.path.dirname(os.path.dirname(__file__)) + os.sep)
     for node in graph.graph.nodes:
         trace = node.meta.get("stack_trace")
         if not trace:
@@ -149,7 +148,7 @@ def _keep_user_frames(graph):
         frames = [line for line in trace.splitlines()
                   if line.lstrip().startswith('File "')]
         user = [f for f in frames
-                if not f.lstrip()[6:].startswith(internal + (package,))]
+                if not f.lstrip()[6:].startswith(internal)]
         if user:
             node.meta["stack_trace"] = user[-1] + "\n"
         else:

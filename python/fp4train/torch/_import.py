@@ -90,15 +90,14 @@ def _complete_signature(module, data, params):
     with module.context, ir.Location.unknown():
         func = next(op for op in module.body.operations
                     if op.operation.name == "func.func")
-        _check_signature(
-            ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value),
-            data, params)
-        entry = func.regions[0].blocks[0]
+        imported = ir.FunctionType(
+            ir.TypeAttr(func.attributes["function_type"]).value)
+        _check_signature(imported, data, params)
         step_type = ir.IntegerType.get_signless(64)
-        entry.add_argument(step_type, ir.Location.unknown())
-        old = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        func.regions[0].blocks[0].add_argument(step_type, ir.Location.unknown())
         func.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(list(old.inputs) + [step_type], old.results))
+            ir.FunctionType.get(list(imported.inputs) + [step_type],
+                                imported.results))
         marked = ir.DictAttr.get({"fp4train.param": ir.UnitAttr.get()})
         plain = ir.DictAttr.get({})
         attrs = [plain] * num_data + [marked] * num_params + [plain]

@@ -97,8 +97,10 @@ RecipeAttr mlir::fp4train::getRecipePreset(MLIRContext *context,
     return b.recipe(name, b.gemm(e4m3, e4m3), b.gemm(e5m2, e4m3),
                     b.gemm(e5m2, e4m3));
   }
-  if (name == "none")
-    return b.recipe(name, {}, {}, {});
+  // f32, the name the training tools and the PyTorch front end give the
+  // unquantized reference, is the same recipe.
+  if (name == "none" || name == "f32")
+    return b.recipe("none", {}, {}, {});
   return {};
 }
 
