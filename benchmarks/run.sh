@@ -16,7 +16,10 @@
 #  - the static sm_100a report of the tcgen05 NVFP4 GEMM kernels, 4096^3
 #    and 8192 x 8192 x 4096 (benchmarks/sm100a_report.sh);
 #  - the collectives of the data-parallel GPT step and its step time on 1
-#    and 2 processes (benchmarks/sharded_report.sh).
+#    and 2 processes (benchmarks/sharded_report.sh);
+#  - one training step of examples/torch/nanogpt.py under fp4train and
+#    under torchao's emulation in eager torch, same process
+#    (benchmarks/torch_step.py, in the front end's .venv).
 #
 #   benchmarks/run.sh BUILD_DIR [extra Google Benchmark flags]
 #
@@ -164,3 +167,6 @@ bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a
 bash "$(dirname "${BASH_SOURCE[0]}")/sm120a_report.sh" "$build" sm_90a mxfp4
 bash "$(dirname "${BASH_SOURCE[0]}")/sm100a_report.sh" "$build"
 bash "$(dirname "${BASH_SOURCE[0]}")/sharded_report.sh" "$build"
+venv=${FP4TRAIN_VENV:-$(dirname "${BASH_SOURCE[0]}")/../.venv}
+PYTHONPATH="$build/python_packages" "$venv/bin/python" \
+  "$(dirname "${BASH_SOURCE[0]}")/torch_step.py" 2> >(grep -v "_pytree.py" >&2)
