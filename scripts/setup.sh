@@ -2,8 +2,9 @@
 #===- scripts/setup.sh - Install fp4train's build dependencies -----------===#
 #
 # Installs every Debian package the build and the tests need, then the
-# PyTorch front end's virtual environment (.venv: pinned torch, torch-mlir,
-# torchao from PyPI, python/requirements-torch.txt). Idempotent: it asks dpkg
+# framework front ends' virtual environment (.venv: pinned torch, torch-mlir,
+# torchao, jax and IREE's compiler from PyPI,
+# python/requirements-frontends.txt). Idempotent: it asks dpkg
 # what is already present and only touches apt when something is missing, and
 # rebuilds .venv only when the pinned requirements changed, so a second run
 # is a no-op that takes well under a second.
@@ -51,17 +52,17 @@ if ((${#missing[@]} > 0)); then
   "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The front end's environment: made from /usr/bin/python3 (the interpreter
+# The front ends' environment: made from /usr/bin/python3 (the interpreter
 # the fp4train extension is built for), filled with pip from the pinned
 # list; a copy of the list inside marks it complete.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${FP4TRAIN_VENV:-$ROOT/.venv}
-REQUIREMENTS=$ROOT/python/requirements-torch.txt
-if ! cmp -s "$REQUIREMENTS" "$VENV/requirements-torch.txt"; then
-  echo "setup: installing the PyTorch front end into $VENV (pip, pinned)"
+REQUIREMENTS=$ROOT/python/requirements-frontends.txt
+if ! cmp -s "$REQUIREMENTS" "$VENV/requirements-frontends.txt"; then
+  echo "setup: installing the front ends (torch, jax) into $VENV (pip, pinned)"
   rm -rf "$VENV"
   /usr/bin/python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check \
       --no-input -r "$REQUIREMENTS"
-  cp "$REQUIREMENTS" "$VENV/requirements-torch.txt"
+  cp "$REQUIREMENTS" "$VENV/requirements-frontends.txt"
 fi

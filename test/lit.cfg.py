@@ -113,11 +113,12 @@ if _has_cuda_device():
 if config.llvm_use_sanitizer:
     config.available_features.add("sanitized")
 
-# The PyTorch front end's environment (scripts/setup.sh makes .venv): tests
-# of fp4train.torch say `REQUIRES: torch-frontend` and run %torch_python.
-if config.torch_python and os.access(config.torch_python, os.X_OK):
-    config.available_features.add("torch-frontend")
-    config.substitutions.append(("%torch_python", config.torch_python))
+# The framework front ends' environment (scripts/setup.sh makes .venv): tests
+# of fp4train.torch and fp4train.jax say `REQUIRES: frontends` and run
+# %frontend_python.
+if config.frontend_python and os.access(config.frontend_python, os.X_OK):
+    config.available_features.add("frontends")
+    config.substitutions.append(("%frontend_python", config.frontend_python))
 
 if config.enable_execution_engine:
     config.available_features.add("execution-engine")

@@ -12,98 +12,30 @@ Importing this module needs ``torch`` and ``torch-mlir`` (scripts/setup.sh
 installs pinned versions into the project's virtual environment).
 """
 
-import numpy as np
 import torch
 
-from .. import Context, Error, compile as _jit_compile, role_report
+from .. import Error
+from .._frontend import Step
 from ._capture import DataSpec, capture, check_loss, trainable_parameters
 from ._import import import_step
 
 __all__ = ["TrainingStep", "export_training_step", "train"]
 
-FUNCTION = "train_step"
 
-def _pipeline_options(recipe, step_arg, overrides):
-    """The option list of a quantizing pipeline: the recipe, the step and the
-    recipe overrides given as keywords (``stochastic_rounding=False`` is
-    ``stochastic-rounding=0``, ``roles=["fprop"]`` is ``roles=fprop``)."""
-    if not isinstance(recipe, str):
-        raise TypeError(f"recipe must be a str, got {type(recipe).__name__}")
-    options = [f"recipe={recipe}",
-               f"step-arg={step_arg}"]
-    for key, value in overrides.items():
-        if isinstance(value, bool):
-            value = int(value)
-        elif isinstance(value, (list, tuple)):
-            value = ",".join(str(v) for v in value)
-        text = str(value)
-        if any(c in text for c in " {}="):
-            raise Error(f"recipe override {key}={text!r} is not a single value")
-        options.append(f"{key.replace('_', '-')}={text}")
-    return " ".join(options)
-
-
-class TrainingStep:
-    """One training step of a PyTorch model as an fp4train step.
+class TrainingStep(Step):
+    """One training step of a PyTorch model as an fp4train step (the
+    attributes and ``roles``/``compile`` of every front end's step, and):
 
     Attributes:
-      mlir: the step as MLIR text (upstream dialects): ``func.func
-        @train_step(data..., params... {fp4train.param}, %step: i64) ->
-        (loss, one gradient per parameter in parameter order)``.
-      param_names: the model's parameter names in argument order (a tied
-        parameter appears once, under its first name).
-      model: the torch module whose parameters ``run`` reads.
+      model: the torch module whose parameters ``run`` reads; a tied
+        parameter appears once in ``param_names``, under its first name.
     """
 
-    def __init__(self, model, context, module, names, params, specs):
+    def __init__(self, model, text, names, params, specs):
+        super().__init__(text, names, len(specs), "out-in", "torch-mlir")
         self.model = model
-        self._context = context
-        self.module = module
-        self.param_names = list(names)
         self._params = list(params)
         self._specs = list(specs)
-        self._compiled = {}
-        self._steps = 0
-
-    @property
-    def mlir(self):
-        return str(self.module)
-
-    @property
-    def step_arg(self):
-        """Index of the i64 step argument (after the data and parameters)."""
-        return len(self._specs) + len(self._params)
-
-    def roles(self, weight_layout="out-in"):
-        """The role report by parameter name.
-
-        Returns ``{name: [contraction, ...]}`` for every parameter, each
-        contraction a dict of the role report (``role``, ``op``, ``m``,
-        ``n``, ``k``, ``batch``, ``loc``, the ``loc`` pointing into the
-        model's Python source where torch recorded it). A parameter that takes
-        part in no contraction (biases, norms, embeddings) maps to ``[]``.
-        Contractions of no parameter (attention's) are under the key None.
-        """
-        report = role_report(self.module, weight_layout)
-        by_name = {name: [] for name in self.param_names}
-        by_name[None] = []
-        first = len(self._specs)
-        for entry in report:
-            index = entry.pop("param")
-            name = (self.param_names[index - first]
-                    if index is not None and first <= index < self.step_arg
-                    else None)
-            by_name[name].append(entry)
-        return by_name
-
-    def _function(self, recipe, overrides):
-        key = (recipe, tuple(sorted(overrides.items())))
-        if key not in self._compiled:
-            options = _pipeline_options(recipe, self.step_arg, overrides)
-            self._compiled[key] = _jit_compile(
-                self.module, FUNCTION,
-                f"fp4train-cpu-pipeline{{{options} numerics=runtime}}")
-        return self._compiled[key]
 
     def run(self, recipe, *data, step=None, **overrides):
         """One step on the CPU JIT with the model's current parameters.
@@ -120,30 +52,11 @@ class TrainingStep:
                         f"got {len(data)}")
         inputs = [spec.convert(i, value).numpy()
                   for i, (spec, value) in enumerate(zip(self._specs, data))]
-        weights = [p.detach().contiguous().numpy()
-                   for p in self._params]
-        if step is None:
-            step = self._steps
-        self._steps = step + 1
-        results = self._function(recipe, overrides)(*inputs, *weights,
-                                                    int(step))
-        loss = float(results[0])
-        grads = {name: torch.from_numpy(np.asarray(g)).reshape(p.shape)
-                 for name, g, p in zip(self.param_names, results[1:],
-                                       self._params)}
-        return loss, grads
-
-    def compile(self, pipeline="fp4train-cuda-pipeline", recipe="nvfp4",
-                **options):
-        """Lowers a copy of the step through one of the project's pipelines
-        (``fp4train-cuda-pipeline``, ``fp4train-rocm-pipeline``,
-        ``fp4train-cpu-pipeline``, ``fp4train-quantize-pipeline``) with the
-        recipe and further options as keywords (``chip="sm_100a"``,
-        ``format="isa"``); returns the lowered ``fp4train.Module``."""
-        text = _pipeline_options(recipe, self.step_arg, options)
-        lowered = self._context.parse(str(self.module))
-        lowered.run_pipeline(f"{pipeline}{{{text}}}")
-        return lowered
+        weights = [p.detach().contiguous().numpy() for p in self._params]
+        loss, grads = self._call(recipe, inputs, weights, step, overrides)
+        return loss, {name: torch.from_numpy(g).reshape(p.shape)
+                      for name, g, p in zip(self.param_names, grads,
+                                            self._params)}
 
 
 def export_training_step(model, loss_fn, *example_data):
@@ -173,14 +86,8 @@ def export_training_step(model, loss_fn, *example_data):
     specs = [DataSpec(i, value) for i, value in enumerate(example_data)]
     check_loss(model, loss_fn, example_data)
     graph = capture(model, loss_fn, names, params, specs, example_data)
-    text = import_step(graph, FUNCTION, specs, params)
-    context = Context()
-    try:
-        module = context.parse(text)
-    except Error as error:
-        raise Error("the step torch-mlir produced does not parse in fp4train's "
-                    f"MLIR: {error}") from None
-    return TrainingStep(model, context, module, names, params, specs)
+    return TrainingStep(model, import_step(graph, specs, params), names,
+                        params, specs)
 
 
 def train(step, batches, recipe, optimizer, **overrides):

@@ -1,0 +1,230 @@
+"""What the framework front ends (fp4train.torch, fp4train.jax) share.
+
+Each front end lowers a framework's training step to linalg on tensors with
+the framework's own MLIR (torch-mlir, IREE), whose Python bindings are passed
+here as ``ir``; this module checks the lowered step, completes its signature
+([FE1]), hands it to fp4train as text ([FE2]) and runs it (docs/frontends.md).
+"""
+
+import re
+
+import numpy as np
+
+from . import Context, Error, compile as _jit_compile, role_report
+
+FUNCTION = "train_step"
+
+# The dialects a step may use once the framework's MLIR has lowered it:
+# upstream MLIR, which fp4train parses ([FE2]). torch-mlir's own (tm_tensor
+# for cumsum, sort, scatter, ...) and IREE's are not.
+_UPSTREAM = ("builtin", "func", "linalg", "tensor", "arith", "math", "scf", "cf",
+             "affine", "bufferization", "complex")
+
+
+def lower(ir, module, pipelines, what):
+    """Runs textual ``pipelines`` on ``module`` in its own MLIR, turning a
+    failure into an Error with that MLIR's diagnostics."""
+    from importlib import import_module
+    passmanager = import_module(ir.__name__.rsplit(".", 1)[0] + ".passmanager")
+    diagnostics = []
+
+    def collect(diagnostic):
+        diagnostics.append(f"{diagnostic.location}: {diagnostic.message}")
+        return True  # handled: nothing reaches stderr
+
+    handler = module.context.attach_diagnostic_handler(collect)
+    try:
+        with module.context:
+            for pipeline in pipelines:
+                try:
+                    passmanager.PassManager.parse(pipeline).run(module.operation)
+                except Exception as error:
+                    detail = "\n".join(diagnostics) or str(error).strip()
+                    raise Error(f"{what} cannot lower the step to linalg: "
+                                + detail) from None
+    finally:
+        handler.detach()
+
+
+def check_dialects(ir, module, what):
+    """An Error naming the first op outside upstream MLIR, with its location
+    (the model's source line)."""
+    found = []
+
+    def visit(op):
+        if op.name.split(".")[0] not in _UPSTREAM:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if found:
+        op = found[0]
+        # The innermost source position of a call-site chain: the model's line.
+        where = re.search(r'"([^"]+)":(\d+):(\d+)', str(op.location))
+        where = ":".join(where.groups()) if where else "an unknown location"
+        raise Error(f"{what} lowered part of the step to {op.name} (at "
+                    f"{where}), which is not an upstream MLIR op: fp4train "
+                    "cannot take the step")
+
+
+def tensor_type(shape, element):
+    """``tensor<2x3xf32>`` for shape (2, 3) and element ``"f32"``."""
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _check_signature(function_type, data_types, param_types):
+    """The imported function must be the step [FE1] describes: one argument
+    per datum and parameter of the expected type, the f32 loss and one
+    gradient of each parameter's type. Anything else is a wrong import."""
+    inputs = [str(t) for t in function_type.inputs]
+    results = [str(t) for t in function_type.results]
+    expected_inputs = list(data_types) + list(param_types)
+    if inputs != expected_inputs:
+        raise Error("the imported step takes (" + ", ".join(inputs) + "), not "
+                    "the data and parameters (" + ", ".join(expected_inputs)
+                    + ")")
+    expected_results = ["tensor<f32>"] + list(param_types)
+    if results != expected_results:
+        raise Error("the imported step returns (" + ", ".join(results) + "), "
+                    "not the loss and one gradient per parameter ("
+                    + ", ".join(expected_results) + ")")
+
+
+def complete_signature(ir, module, data_types, param_types):
+    """Checks the signature of the module's one function, names it
+    @train_step, marks the parameters {fp4train.param} and appends the i64
+    step that seeds stochastic rounding and random Hadamard signs ([FE1]).
+    Returns the module's text in the generic op form with locations
+    ([FE2])."""
+    with module.context, ir.Location.unknown():
+        functions = [op for op in module.body.operations
+                     if op.operation.name == "func.func"]
+        if len(functions) != 1:
+            raise Error(f"the imported module holds {len(functions)} "
+                        "functions, not one training step")
+        func = functions[0]
+        imported = ir.FunctionType(
+            ir.TypeAttr(func.attributes["function_type"]).value)
+        _check_signature(imported, data_types, param_types)
+        step_type = ir.IntegerType.get_signless(64)
+        func.regions[0].blocks[0].add_argument(step_type, ir.Location.unknown())
+        func.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(list(imported.inputs) + [step_type],
+                                imported.results))
+        func.attributes["sym_name"] = ir.StringAttr.get(FUNCTION)
+        if "sym_visibility" in func.attributes:
+            del func.attributes["sym_visibility"]
+        marked = ir.DictAttr.get({"fp4train.param": ir.UnitAttr.get()})
+        plain = ir.DictAttr.get({})
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get(
+            [plain] * len(data_types) + [marked] * len(param_types) + [plain])
+    return module.operation.get_asm(print_generic_op_form=True,
+                                    enable_debug_info=True)
+
+
+def pipeline_options(recipe, step_arg, weight_layout, overrides):
+    """The option list of a quantizing pipeline: the recipe, the step, the
+    weight layout and the recipe overrides given as keywords
+    (``stochastic_rounding=False`` is ``stochastic-rounding=0``,
+    ``roles=["fprop"]`` is ``roles=fprop``) [FE4]."""
+    if not isinstance(recipe, str):
+        raise TypeError(f"recipe must be a str, got {type(recipe).__name__}")
+    options = [f"recipe={recipe}", f"step-arg={step_arg}",
+               f"weight-layout={weight_layout}"]
+    for key, value in overrides.items():
+        if isinstance(value, bool):
+            value = int(value)
+        elif isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        text = str(value)
+        if any(c in text for c in " {}="):
+            raise Error(f"recipe override {key}={text!r} is not a single value")
+        options.append(f"{key.replace('_', '-')}={text}")
+    return " ".join(options)
+
+
+class Step:
+    """A training step imported from a framework: the MLIR, the parameter
+    names, the role report by name, and the CPU JIT under any recipe.
+
+    Attributes:
+      mlir: the step as MLIR text (upstream dialects): ``func.func
+        @train_step(data..., params... {fp4train.param}, %step: i64) ->
+        (loss, one gradient per parameter in parameter order)``.
+      param_names: the parameters' names in argument order.
+      weight_layout: ``"out-in"`` (PyTorch ``nn.Linear``) or ``"in-out"``
+        (JAX/Flax ``Dense``): how role inference reads a weight.
+    """
+
+    def __init__(self, text, param_names, num_data, weight_layout, what):
+        self._context = Context()
+        try:
+            self.module = self._context.parse(text)
+        except Error as error:
+            raise Error(f"the step {what} produced does not parse in "
+                        f"fp4train's MLIR: {error}") from None
+        self.param_names = list(param_names)
+        self.weight_layout = weight_layout
+        self._num_data = num_data
+        self._compiled = {}
+        self._steps = 0
+
+    @property
+    def mlir(self):
+        return str(self.module)
+
+    @property
+    def step_arg(self):
+        """Index of the i64 step argument (after the data and parameters)."""
+        return self._num_data + len(self.param_names)
+
+    def roles(self):
+        """The role report by parameter name.
+
+        Returns ``{name: [contraction, ...]}`` for every parameter, each
+        contraction a dict of the role report (``role``, ``op``, ``m``,
+        ``n``, ``k``, ``batch``, ``loc``, the ``loc`` pointing into the
+        model's source where the framework recorded it). A parameter that
+        takes part in no contraction (biases, norms, embeddings) maps to
+        ``[]``. Contractions of no parameter (attention's) are under the key
+        None.
+        """
+        by_name = {name: [] for name in self.param_names}
+        by_name[None] = []
+        for entry in role_report(self.module, self.weight_layout):
+            index = entry.pop("param")
+            name = (self.param_names[index - self._num_data]
+                    if index is not None
+                    and self._num_data <= index < self.step_arg else None)
+            by_name[name].append(entry)
+        return by_name
+
+    def _call(self, recipe, data, params, step, overrides):
+        """Runs the step JIT-compiled under ``recipe`` on numpy arrays;
+        returns the loss as a float and the gradients as numpy arrays."""
+        key = (recipe, tuple(sorted(overrides.items())))
+        if key not in self._compiled:
+            options = pipeline_options(recipe, self.step_arg,
+                                       self.weight_layout, overrides)
+            self._compiled[key] = _jit_compile(
+                self.module, FUNCTION,
+                f"fp4train-cpu-pipeline{{{options} numerics=runtime}}")
+        if step is None:
+            step = self._steps
+        self._steps = step + 1
+        results = self._compiled[key](*data, *params, int(step))
+        return float(results[0]), [np.asarray(g) for g in results[1:]]
+
+    def compile(self, pipeline="fp4train-cuda-pipeline", recipe="nvfp4",
+                **options):
+        """Lowers a copy of the step through one of the project's pipelines
+        (``fp4train-cuda-pipeline``, ``fp4train-rocm-pipeline``,
+        ``fp4train-cpu-pipeline``, ``fp4train-quantize-pipeline``) with the
+        recipe and further options as keywords (``chip="sm_100a"``,
+        ``format="isa"``); returns the lowered ``fp4train.Module``."""
+        text = pipeline_options(recipe, self.step_arg, self.weight_layout,
+                                options)
+        lowered = self._context.parse(str(self.module))
+        lowered.run_pipeline(f"{pipeline}{{{text}}}")
+        return lowered
