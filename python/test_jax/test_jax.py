@@ -150,6 +150,15 @@ def test_errors(exported):
     with pytest.raises(fp4train.Error, match="loss_fn fails on the example"):
         fj.export_training_step(loss_fn, params, data[0][:, :5], data[1])
     step = exported("mlp")[0]
+    with pytest.raises(fp4train.Error, match="parameter dense1.bias has dtype int32"):
+        fj.export_training_step(loss_fn, {**params, "dense1": {
+            "kernel": params["dense1"]["kernel"],
+            "bias": jnp.zeros(64, jnp.int32)}}, *data)
+    with pytest.raises(fp4train.Error, match=r"parameter dense2.kernel is not "
+                       r"a tensor<64x32xf32>"):
+        step.run("f32", {**params, "dense2": {"kernel": params["dense1"]["kernel"],
+                                             "bias": params["dense2"]["bias"]}},
+                 *data)
     with pytest.raises(fp4train.Error, match="structure"):
         step.run("f32", {"dense1": params["dense1"]}, *data)
     with pytest.raises(fp4train.Error, match="takes 2 data arguments"):

@@ -41,12 +41,18 @@ def _name(path):
     return ".".join(parts)
 
 
+def _array_type(value):
+    """``tensor<...xf32>`` (or ``i32``) of an array; None for other dtypes."""
+    element = _ELEMENT.get(np.asarray(value).dtype)
+    return tensor_type(np.shape(value), element) if element else None
+
+
 def _data_type(index, value):
-    dtype = np.dtype(getattr(value, "dtype", None) or np.float64)
-    if dtype not in _ELEMENT:
-        raise Error(f"data argument {index} has dtype {dtype}; a step takes "
-                    "float32 arrays or int32 ids")
-    return tensor_type(np.shape(value), _ELEMENT[dtype])
+    if _array_type(value) is None:
+        raise Error(f"data argument {index} has dtype "
+                    f"{np.asarray(value).dtype}; a step takes float32 arrays "
+                    "or int32 ids")
+    return _array_type(value)
 
 
 class TrainingStep(Step):
@@ -77,8 +83,7 @@ class TrainingStep(Step):
                             f"the step was exported for {self._data_types[i]}")
         for name, leaf, wanted in zip(self.param_names, leaves,
                                       self._param_types):
-            if tensor_type(np.shape(leaf), _ELEMENT.get(
-                    np.dtype(leaf.dtype), str(leaf.dtype))) != wanted:
+            if _array_type(leaf) != wanted:
                 raise Error(f"parameter {name} is not a {wanted}")
         arrays = [np.ascontiguousarray(np.asarray(v)) for v in data]
         weights = [np.ascontiguousarray(np.asarray(v)) for v in leaves]
@@ -101,9 +106,8 @@ def export_training_step(loss_fn, params, *example_data):
     names = [_name(path) for path, _ in paths]
     leaves = [leaf for _, leaf in paths]
     for name, leaf in zip(names, leaves):
-        if np.dtype(getattr(leaf, "dtype", np.float64)) != np.float32:
-            raise Error(f"parameter {name} has dtype "
-                        f"{getattr(leaf, 'dtype', type(leaf).__name__)}; "
+        if np.asarray(leaf).dtype != np.float32:
+            raise Error(f"parameter {name} has dtype {np.asarray(leaf).dtype}; "
                         "fp4train steps keep float32 weights")
     data_types = [_data_type(i, v) for i, v in enumerate(example_data)]
     param_types = [tensor_type(np.shape(leaf), "f32") for leaf in leaves]
