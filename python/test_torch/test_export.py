@@ -161,3 +161,25 @@ def test_quantized_step_equals_emulation(exported):
         near = relative_error(grads[param], expected[param])
         far = relative_error(f32_grads[param], expected[param])
         assert near <= 1e-5 and near <= 1e-3 * far, (param, near, far)
+
+
+class Undecidable(nn.Module):
+    """A weight contracted over both its dimensions (a bilinear score): no
+    Fprop or Dgrad fits ([ROLE4])."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.score = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        return torch.einsum("ij,ij->", self.linear(x), self.score)
+
+
+def test_undecided_roles_are_reported_by_name():
+    torch.manual_seed(0)
+    step = ft.export_training_step(Undecidable(), lambda m, x: m(x),
+                                   torch.randn(8, 8))
+    roles = step.roles()
+    assert sorted(e["role"] for e in roles["linear.weight"]) == ["fprop", "wgrad"]
+    assert roles["score"] and {e["role"] for e in roles["score"]} == {"other"}
