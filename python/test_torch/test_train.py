@@ -74,3 +74,35 @@ def test_quantized_training_follows_the_recipe():
     assert curves[0] == curves[1]
     assert curves[0] != curves[2]
     assert curves[0][-1] < curves[0][0]
+
+
+@pytest.mark.parametrize("recipe", ["nvfp4", "mxfp4-hadamard"])
+def test_step_equals_fp4_train(tmp_path, recipe):
+    # fp4-train on the exported step and TrainingStep.run compute the same
+    # step: from fp4-train's first-step arguments, the same loss and
+    # gradients bit for bit, so the same optimizer gives the same curves.
+    import os
+    import subprocess
+
+    import numpy as np
+
+    import nanogpt
+    tools = os.environ.get("FP4TRAIN_TOOLS_DIR", "build/bin")
+    model, loss_fn, tokens, targets = nanogpt.training_step(
+        batch=2, length=16, blocks=1)
+    step = ft.export_training_step(model, loss_fn, tokens, targets)
+    (tmp_path / "step.mlir").write_text(step.mlir)
+    subprocess.run([os.path.join(tools, "fp4-train"), str(tmp_path / "step.mlir"),
+                    "--recipe", recipe, "--steps", "1",
+                    "--dump-first-step", str(tmp_path / "dump")],
+                   check=True, capture_output=True)
+    arg = lambda i: np.load(tmp_path / "dump" / f"arg{i}.npy")
+    with torch.no_grad():
+        for i, p in enumerate(dict(model.named_parameters()).values()):
+            p.copy_(torch.from_numpy(arg(2 + i)))
+    loss, grads = step.run(recipe, torch.from_numpy(arg(0)),
+                           torch.from_numpy(arg(1)), step=int(arg(step.step_arg)))
+    result = lambda j: np.load(tmp_path / "dump" / f"result{j}.npy")
+    assert np.float32(loss).tobytes() == result(0).astype(np.float32).tobytes()
+    for j, grad in enumerate(grads.values()):
+        assert grad.numpy().tobytes() == result(1 + j).tobytes(), j
