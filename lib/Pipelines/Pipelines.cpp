@@ -127,6 +127,9 @@ void mlir::fp4train::buildCPULoweringPipeline(OpPassManager &pm, bool outParams,
   // independent outputs first (same order per output).
   pm.addNestedPass<func::FuncOp>(createFP4TrainVectorizeContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // [JIT1] One function per loop nest: LLVM's loop passes cost time in
+  // proportion to the function they run in.
+  pm.addPass(createFP4TrainOutlineLoopNests());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
   addHostLoweringToLLVM(pm, /*gpuLaunches=*/false);

@@ -212,6 +212,31 @@ def FP4TrainCheckIndices : Pass<"fp4train-check-indices", "ModuleOp"> {
   ];
 }
 
+def FP4TrainOutlineLoopNests : Pass<"fp4train-outline-loop-nests", "ModuleOp"> {
+  let summary = "Move each top-level loop nest of a function into a function of its own, called once, never inlined";
+  let description = [{
+    A training step lowered to loops is one function with hundreds to
+    thousands of loop nests (one or more per linalg op). LLVM's loop
+    passes cost time in proportion to the size of the function they run
+    in, once per loop, so optimizing such a function is quadratic in its
+    size: on a 4-block GPT step exported from PyTorch, IndVarSimplify alone
+    took 92 % of `opt -O2` on it ([JIT1] in docs/passes.md).
+
+    This pass moves every `scf.for` and `scf.parallel` at the top level of a
+    function body (after `convert-linalg-to-loops`) into a new private
+    function `@<function>_nest<N>` that takes the values the nest uses from
+    above (constants are cloned in), and calls it with `no_inline`. The
+    loops, their bodies and their order are unchanged, so every result is
+    bit-identical; LLVM then optimizes each nest in a function of its own
+    size. Functions without a body, and loops that yield results, are left
+    as they are.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def FP4TrainInterchangeContractions
     : Pass<"fp4train-interchange-contractions"> {
   let summary = "Reorder the loops of f32 contractions so that the innermost one runs over independent contiguous outputs";
