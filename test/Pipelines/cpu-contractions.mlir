@@ -10,7 +10,7 @@
 // RUN:   | FileCheck %s --check-prefix=LLVM --implicit-check-not=@llvm.fma \
 // RUN:       --implicit-check-not=@llvm.fmuladd
 
-//       CHECK:   llvm.func @step_nest
+//       CHECK:   llvm.func internal @step_nest
 //       CHECK:   llvm.fmul %{{.*}} : vector<16xf32>
 //       CHECK:   llvm.fadd %{{.*}} : vector<16xf32>
 // CHECK-LABEL: llvm.func @step(
@@ -18,7 +18,7 @@
 //       CHECK:   llvm.return
 
 //   LLVM-NOT:   {{fmul|fadd}} {{(fast|contract|reassoc)}}
-//       LLVM:   define {{.*}} @step_nest
+//       LLVM:   define internal {{.*}} @step_nest
 //   LLVM-NOT:   {{fmul|fadd}} {{(fast|contract|reassoc)}}
 //       LLVM:   fmul <16 x float>
 //   LLVM-NOT:   {{fmul|fadd}} {{(fast|contract|reassoc)}}

@@ -6,6 +6,7 @@
 
 // CHECK-LABEL: func.func private @step_nest0(
 // CHECK-SAME:      %[[A:.*]]: memref<4x8xf32>, %[[S:.*]]: f32, %[[B:.*]]: memref<4x8xf32>)
+// CHECK-SAME:      attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK-DAG:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {

@@ -10,6 +10,7 @@
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -82,7 +83,14 @@ struct OutlineLoopNestsPass
           region.emitOpError("could not be outlined into @") << name;
           return signalPassFailure();
         }
+        // Private to the module down to the object code: steps compiled
+        // separately can be loaded into one process (an MPI rank runs its
+        // shard and a reference).
         outlined->setPrivate();
+        (*outlined)->setAttr(
+            LLVM::LinkageAttr::name,
+            LLVM::LinkageAttr::get(&getContext(),
+                                   LLVM::linkage::Linkage::Internal));
         call.setNoInline(true);
         // The region now holds the call: the call takes its place.
         rewriter.moveOpBefore(call, region);

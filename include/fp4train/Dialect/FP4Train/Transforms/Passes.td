@@ -224,8 +224,9 @@ def FP4TrainOutlineLoopNests : Pass<"fp4train-outline-loop-nests", "ModuleOp"> {
 
     This pass moves every `scf.for` and `scf.parallel` at the top level of a
     function body (after `convert-linalg-to-loops`) into a new private
-    function `@<function>_nest<N>` that takes the values the nest uses from
-    above (constants are cloned in), and calls it with `no_inline`. The
+    function `@<function>_nest<N>` (internal linkage) that takes the values
+    the nest uses from above (constants are cloned in), and calls it with
+    `no_inline`. The
     loops, their bodies and their order are unchanged, so every result is
     bit-identical; LLVM then optimizes each nest in a function of its own
     size. Functions without a body, and loops that yield results, are left
@@ -233,6 +234,7 @@ def FP4TrainOutlineLoopNests : Pass<"fp4train-outline-loop-nests", "ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::scf::SCFDialect"
   ];
 }
