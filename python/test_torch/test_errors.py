@@ -149,3 +149,11 @@ def test_token_id_out_of_range():
     # The step is still usable.
     loss, _ = step.run("f32", ids, ids)
     assert loss > 0
+
+
+def test_parameters_not_float32():
+    model, x, y = small()
+    model.down.to(torch.bfloat16)
+    with pytest.raises(fp4train.Error,
+                       match="parameter down.weight has dtype torch.bfloat16"):
+        ft.export_training_step(model, models.mse_loss, x, y)
