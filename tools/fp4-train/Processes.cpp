@@ -9,10 +9,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 using namespace fp4train::train;
 using mlir::fp4train::BoundaryLayout;
@@ -87,9 +89,17 @@ std::unique_ptr<Processes> Processes::startMPI(const StepLayout &layout) {
     fail("the step is sharded over grid @" + layout.grid + " (" + processes +
          "): run it with mpiexec -n " + llvm::Twine(layout.getNumProcesses()) +
          ", not " + llvm::Twine(size) + " process" + (size == 1 ? "" : "es"));
-  setFailureHandler("process " + std::to_string(rank) + " of " +
-                        std::to_string(size) + ": ",
-                    [] { abortWorld(MPI_COMM_WORLD, 1); });
+  setFailureHandler(
+      "process " + std::to_string(rank) + " of " + std::to_string(size) + ": ",
+      [] {
+        // mpiexec takes a process's standard error and its
+        // abort through different channels and may end the
+        // run on the abort before it has forwarded the
+        // report (seen: 1 run in 8); the pause lets the
+        // report out first.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        abortWorld(MPI_COMM_WORLD, 1);
+      });
   return result;
 }
 
@@ -181,4 +191,20 @@ double Processes::sum(double value) const {
   double total = 0;
   mpi->allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return total;
+}
+
+void Processes::failIfAny(const std::optional<std::string> &error) const {
+  if (!mpi) {
+    if (error)
+      fail(*error);
+    return;
+  }
+  int failed = error.has_value(), anyFailed = 0;
+  mpi->allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!anyFailed)
+    return;
+  if (error)
+    reportError(*error);
+  mpi->finalize();
+  std::_Exit(1);
 }

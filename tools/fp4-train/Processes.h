@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fp4train::train {
@@ -53,6 +54,12 @@ public:
   /// Collective: the sum of `value` over the processes (every process gets
   /// it).
   double sum(double value) const;
+  /// Collective: when any process passes an `error`, each that did reports
+  /// it and every process ends with exit status 1 after MPI_Finalize.
+  /// Failures that every process reaches at the same point go here rather
+  /// than to fail(): MPI_Abort may end mpiexec before the failing
+  /// process's standard error reaches it, losing the report.
+  void failIfAny(const std::optional<std::string> &error) const;
 
 private:
   struct MPI;

@@ -30,10 +30,15 @@ void fp4train::train::setFailureHandler(std::string prefix, void (*end)()) {
   endOnFailure = end;
 }
 
-void fp4train::train::fail(const llvm::Twine &message) {
+void fp4train::train::reportError(const llvm::Twine &message) {
+  std::fflush(stdout);
   // One write: the processes of a sharded run share standard error.
   llvm::errs() << ("fp4-train: error: " + failurePrefix + message + "\n").str();
   std::fflush(nullptr);
+}
+
+void fp4train::train::fail(const llvm::Twine &message) {
+  reportError(message);
   if (endOnFailure)
     endOnFailure();
   std::_Exit(1);

@@ -25,6 +25,10 @@ namespace fp4train::train {
 /// train on several threads: no static destructors under the others' feet).
 [[noreturn]] void fail(const llvm::Twine &message);
 
+/// Prints "fp4-train: error: MESSAGE" (with the failure handler's prefix)
+/// and goes on.
+void reportError(const llvm::Twine &message);
+
 /// Makes fail() put `prefix` before its message and call `end` (which ends
 /// every process of a sharded run, not only the failing one) before it
 /// exits.

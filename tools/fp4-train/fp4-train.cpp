@@ -497,6 +497,18 @@ int main(int argc, char **argv) {
       silenceStandardOutput();
   }
   const StepLayout *layout = processes->getLayout();
+  // The output directories are made before any step runs, so a run that
+  // cannot write its outputs ends at once, on every process alike.
+  std::optional<std::string> directoryError;
+  if (processes->isRoot())
+    for (const std::string &directory :
+         {dumpStep.getValue(), outDir.getValue()})
+      if (!directory.empty() && !directoryError)
+        if (std::error_code error =
+                llvm::sys::fs::create_directories(directory))
+          directoryError =
+              "cannot create '" + directory + "': " + error.message();
+  processes->failIfAny(directoryError);
 
   int resolvedStepArg = stepArg;
   for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
@@ -712,13 +724,10 @@ int main(int argc, char **argv) {
                               inputFile + " @" + functionName + ": " +
                                   tasks.begin()->second->describe()))});
   }
-  // The root writes the outputs of a sharded run (its dump is gathered).
+  // The root writes the outputs of a sharded run (its dump is gathered)
+  // into the directories it made before training.
   if (!processes->isRoot())
     return 0;
-  for (const std::string &directory : {dumpStep.getValue(), outDir.getValue()})
-    if (!directory.empty())
-      if (std::error_code error = llvm::sys::fs::create_directories(directory))
-        fail("cannot create '" + directory + "': " + error.message());
   ::fp4train::numerics::Status status =
       ::fp4train::numerics::writeFiles(outputs);
   if (!status)
