@@ -159,25 +159,33 @@ void BM_Sgemm(benchmark::State &state) {
 // Block-scaled matmul and the emulated linear layer
 //===----------------------------------------------------------------------===//
 
-/// MXFP4 (32-blocks on both sides) or NVFP4 (16-blocks on X, 16×16 tiles on
-/// W, [NV1]), round to nearest even.
+/// 0: MXFP4 (32-blocks on both sides); 1: NVFP4 (16-blocks on X, 16×16
+/// tiles on W, [NV1]); 2: MXFP8 E4M3 on both sides (the mxfp8 recipe's
+/// Fprop); 3: MXFP8 E5M2 × E4M3 (its Dgrad and Wgrad). Round to nearest
+/// even.
 struct LinearConfig {
   QuantConfig x, w;
 };
 
 LinearConfig getLinearConfig(int64_t formatIndex) {
+  static const Format xFormats[] = {Format::MXFP4, Format::NVFP4,
+                                    Format::MXFP8E4M3, Format::MXFP8E5M2};
   LinearConfig config;
-  Format format = formatIndex ? Format::NVFP4 : Format::MXFP4;
+  Format format = xFormats[formatIndex];
   config.x.format = format;
   config.x.blockSize = getDefaultBlockSize(format);
   config.w = config.x;
   config.w.twoDimensional = format == Format::NVFP4;
+  if (format == Format::MXFP8E5M2)
+    config.w.format = Format::MXFP8E4M3;
   return config;
 }
 
 std::string getLabel(const LinearConfig &config) {
-  return std::string(getFormatName(config.x.format)) + " " +
-         std::string(getGemmKernelName(getDefaultGemmKernel()));
+  std::string formats(getFormatName(config.x.format));
+  if (config.w.format != config.x.format)
+    formats += " x " + std::string(getFormatName(config.w.format));
+  return formats + " " + std::string(getGemmKernelName(getDefaultGemmKernel()));
 }
 
 /// Quantizes X and W into `qx`, `qw` and multiplies them into `y`.
@@ -201,7 +209,7 @@ Status runLinear(const LinearConfig &config, QuantizedTensor &qx,
   return blockScaledGemm(*a, *b, nullptr, y.data());
 }
 
-/// Argument: format (0 mxfp4, 1 nvfp4). The operands are quantized once.
+/// Argument: the formats (getLinearConfig). The operands are quantized once.
 void BM_ScaledMatmul(benchmark::State &state) {
   LinearConfig config = getLinearConfig(state.range(0));
   QuantizedTensor qx, qw;
@@ -218,7 +226,7 @@ void BM_ScaledMatmul(benchmark::State &state) {
   state.SetLabel(getLabel(config));
 }
 
-/// Argument: format (0 mxfp4, 1 nvfp4). Quantization buffers are reused
+/// Argument: the formats (getLinearConfig). Quantization buffers are reused
 /// across iterations, as a training loop would.
 void BM_LinearLayer(benchmark::State &state) {
   LinearConfig config = getLinearConfig(state.range(0));
@@ -239,13 +247,11 @@ void BM_LinearLayer(benchmark::State &state) {
 BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Sgemm)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScaledMatmul)
-    ->Arg(0)
-    ->Arg(1)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_LinearLayer)
-    ->Arg(0)
-    ->Arg(1)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -7,9 +7,9 @@
 // with at least one E4M3 side, 128-bit for E5M2 pairs. It is rounded to f32
 // exactly once.
 //
-// This is the semantic reference. blockScaledGemm hands the E2M1 pairs that
-// the packed kernels handle to them (BlockGemmKernels.cpp), which give the
-// same bits much faster.
+// This is the semantic reference. blockScaledGemm hands the E2M1 and FP8
+// pairs that the packed kernels handle to them (BlockGemmKernels.cpp,
+// BlockGemmFP8.cpp), which give the same bits much faster.
 //
 //===----------------------------------------------------------------------===//
 

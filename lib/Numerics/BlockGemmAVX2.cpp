@@ -94,6 +94,49 @@ __attribute__((target("avx2,fma"))) void microKernelAVX2(const TileTask &task) {
   }
 }
 
+/// The FP8 micro-kernel (PackedGemm.h): a 6 × 8 tile of double accumulators,
+/// per K value one broadcast of A per row against two vectors of B's 8
+/// columns. A block's exact products fold into the f32 totals as
+/// f32(P · (sa·sb)), four columns per conversion.
+__attribute__((target("avx2,fma"))) void
+microKernelFP8AVX2(const FP8TileTask &task) {
+  constexpr int MR = kFP8AVX2MR, NR = kFP8AVX2NR, V = NR / 4;
+  const double *a = task.a, *b = task.b;
+  float *total = task.total;
+  for (int64_t kb = 0; kb < task.kBlocks; ++kb) {
+    const double *sa = task.scaleA + kb * MR, *sb = task.scaleB + kb * NR;
+    if (!isFastFP8Block(task.rangeA[kb], task.rangeB[kb], task.blockLog2)) {
+      addExactFP8BlockTerms(a, b, MR, NR, task.blockSize, sa, sb, total);
+      a += task.blockSize * MR;
+      b += task.blockSize * NR;
+      continue;
+    }
+    __m256d acc[MR][V];
+    for (int i = 0; i < MR; ++i)
+      for (int v = 0; v < V; ++v)
+        acc[i][v] = _mm256_setzero_pd();
+    for (int64_t l = 0; l < task.blockSize; ++l, a += MR, b += NR) {
+      __m256d bv[V];
+      for (int v = 0; v < V; ++v)
+        bv[v] = _mm256_loadu_pd(b + 4 * v);
+      for (int i = 0; i < MR; ++i) {
+        __m256d av = _mm256_broadcast_sd(a + i);
+        for (int v = 0; v < V; ++v)
+          acc[i][v] = _mm256_fmadd_pd(av, bv[v], acc[i][v]);
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      __m256d scaleA = _mm256_broadcast_sd(sa + i);
+      for (int v = 0; v < V; ++v) {
+        __m256d scale = _mm256_mul_pd(scaleA, _mm256_loadu_pd(sb + 4 * v));
+        __m128 term = _mm256_cvtpd_ps(_mm256_mul_pd(acc[i][v], scale));
+        float *t = total + i * NR + 4 * v;
+        _mm_storeu_ps(t, _mm_add_ps(_mm_loadu_ps(t), term));
+      }
+    }
+  }
+}
+
 } // namespace fp4train::numerics::packed
 
 #endif // defined(__x86_64__)

@@ -74,6 +74,50 @@ microKernelAVX512VNNI(const TileTask &task) {
   }
 }
 
+/// The FP8 micro-kernel (PackedGemm.h): a 12 × 16 tile of double
+/// accumulators (24 of the 32 registers), per K value one broadcast of A per
+/// row against two vectors of B's 16 columns. A block's exact products fold
+/// into the f32 totals as f32(P · (sa·sb)), eight columns per conversion.
+/// Needs AVX-512F only; it serves the avx512-vnni kernel set.
+__attribute__((target("avx512f"))) void
+microKernelFP8AVX512(const FP8TileTask &task) {
+  constexpr int MR = kFP8AVX512MR, NR = kFP8AVX512NR, V = NR / 8;
+  const double *a = task.a, *b = task.b;
+  float *total = task.total;
+  for (int64_t kb = 0; kb < task.kBlocks; ++kb) {
+    const double *sa = task.scaleA + kb * MR, *sb = task.scaleB + kb * NR;
+    if (!isFastFP8Block(task.rangeA[kb], task.rangeB[kb], task.blockLog2)) {
+      addExactFP8BlockTerms(a, b, MR, NR, task.blockSize, sa, sb, total);
+      a += task.blockSize * MR;
+      b += task.blockSize * NR;
+      continue;
+    }
+    __m512d acc[MR][V];
+    for (int i = 0; i < MR; ++i)
+      for (int v = 0; v < V; ++v)
+        acc[i][v] = _mm512_setzero_pd();
+    for (int64_t l = 0; l < task.blockSize; ++l, a += MR, b += NR) {
+      __m512d bv[V];
+      for (int v = 0; v < V; ++v)
+        bv[v] = _mm512_loadu_pd(b + 8 * v);
+      for (int i = 0; i < MR; ++i) {
+        __m512d av = _mm512_set1_pd(a[i]);
+        for (int v = 0; v < V; ++v)
+          acc[i][v] = _mm512_fmadd_pd(av, bv[v], acc[i][v]);
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      __m512d scaleA = _mm512_set1_pd(sa[i]);
+      for (int v = 0; v < V; ++v) {
+        __m512d scale = _mm512_mul_pd(scaleA, _mm512_loadu_pd(sb + 8 * v));
+        __m256 term = _mm512_cvtpd_ps(_mm512_mul_pd(acc[i][v], scale));
+        float *t = total + i * NR + 8 * v;
+        _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(t), term));
+      }
+    }
+  }
+}
+
 } // namespace fp4train::numerics::packed
 
 #endif // defined(__x86_64__)

@@ -70,34 +70,26 @@ GemmKernel getDefaultGemmKernel() {
 }
 
 bool isPackedGemmSupported(const GemmOperand &a, const GemmOperand &b) {
+  if (a.k != b.k || a.blockSize != b.blockSize || a.blockSize <= 0 ||
+      a.k % a.blockSize != 0)
+    return false;
   // Blocks of at most 128 keep the int16 lanes of the AVX2 kernel and the
   // int16 corrections exact (PackedGemm.h); the kernels consume K in groups
   // of 4.
-  return a.elementType == ElementType::E2M1 &&
-         b.elementType == ElementType::E2M1 && a.k == b.k &&
-         a.blockSize == b.blockSize && a.blockSize > 0 &&
-         a.blockSize % 4 == 0 && a.blockSize <= 128 && a.k % a.blockSize == 0;
+  if (a.elementType == ElementType::E2M1 && b.elementType == ElementType::E2M1)
+    return a.blockSize % 4 == 0 && a.blockSize <= 128;
+  // The FP8 kernels evaluate blocks in double, which is exact for power-of-
+  // two scales (PackedGemm.h); blocks of at most 2^16 keep the exactness
+  // check's arithmetic small.
+  auto isFP8 = [](const GemmOperand &op) {
+    return (op.elementType == ElementType::E4M3FN ||
+            op.elementType == ElementType::E5M2) &&
+           op.scaleType == ScaleType::E8M0;
+  };
+  return isFP8(a) && isFP8(b) && a.blockSize <= 65536;
 }
 
 namespace {
-
-/// A growable array whose elements start at a 64-byte boundary, so that the
-/// kernels' 32-byte vector loads of aligned offsets never straddle two cache
-/// lines (a line split costs a second load on current x86 cores).
-template <typename T> class CacheAlignedArray {
-public:
-  void resize(size_t size) {
-    storage.resize(size + kLineBytes / sizeof(T));
-    auto address = reinterpret_cast<uintptr_t>(storage.data());
-    offset = (-address & (kLineBytes - 1)) / sizeof(T);
-  }
-  T *data() { return storage.data() + offset; }
-
-private:
-  static constexpr uintptr_t kLineBytes = 64;
-  std::vector<T> storage;
-  size_t offset = 0;
-};
 
 /// An operand in the layout of PackedGemm.h.
 struct PackedOperand {
@@ -250,8 +242,49 @@ void packed::microKernelPortable(const TileTask &task) {
   }
 }
 
+void packed::storeOutputTile(int64_t m, int64_t n, int mr, int nr,
+                             int64_t tileA, int64_t tileB, float g,
+                             const float *acc, float *c, const float *total) {
+  // C = acc + f32(g · T), as the reference does it.
+  int64_t rows = std::min<int64_t>(mr, m - tileA * mr);
+  int64_t cols = std::min<int64_t>(nr, n - tileB * nr);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = (tileA * mr + r) * n + tileB * nr;
+    for (int64_t j = 0; j < cols; ++j) {
+      float base = acc ? acc[offset + j] : 0.0f;
+      c[offset + j] = base + g * total[r * nr + j];
+    }
+  }
+}
+
+void packed::forEachOutputTile(
+    int64_t m, int64_t n, int mr, int nr, int64_t tilesA, int64_t tilesB,
+    int64_t aTileBytes, float g, const float *acc, float *c,
+    const std::function<void(int64_t, int64_t, float *)> &runTile) {
+  int64_t chunkTiles =
+      std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(aTileBytes, 1));
+  int64_t chunks = (tilesA + chunkTiles - 1) / chunkTiles;
+  // Work items are (chunk of A tiles, B tile) pairs, chunk-major, so a thread
+  // sweeps all B tiles past one L2-resident chunk of A.
+  parallelFor(chunks * tilesB, 1, [&](int64_t begin, int64_t end) {
+    CacheAlignedArray<float> totalStorage;
+    totalStorage.resize(mr * nr);
+    float *total = totalStorage.data();
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t chunk = item / tilesB, tileB = item % tilesB;
+      int64_t lastA = std::min(tilesA, (chunk + 1) * chunkTiles);
+      for (int64_t tileA = chunk * chunkTiles; tileA < lastA; ++tileA) {
+        runTile(tileA, tileB, total);
+        storeOutputTile(m, n, mr, nr, tileA, tileB, g, acc, c, total);
+      }
+    }
+  });
+}
+
 Status packed::runPackedGemm(const GemmOperand &a, const GemmOperand &b,
                              const float *acc, float *c, GemmKernel kernel) {
+  if (a.elementType != ElementType::E2M1)
+    return runPackedFP8Gemm(a, b, acc, c, kernel);
   KernelShape shape = getKernelShape(kernel);
   const int mr = shape.mr, nr = shape.nr;
   // Reused across calls, so that repeated products (training steps,
@@ -263,50 +296,26 @@ Status packed::runPackedGemm(const GemmOperand &a, const GemmOperand &b,
   packOperand(a, mr, /*isA=*/true, packedA);
   packOperand(b, nr, /*isA=*/false, packedB);
 
-  int64_t m = a.rows, n = b.rows, k = a.k;
-  int64_t kBlocks = k / a.blockSize;
-  int64_t chunkTiles =
-      std::max<int64_t>(1, kChunkBytes / (mr * std::max<int64_t>(k, 1)));
-  int64_t chunks = (packedA.tiles + chunkTiles - 1) / chunkTiles;
-  int64_t tilesB = packedB.tiles;
-  float g = a.globalDecodeScale * b.globalDecodeScale;
-
-  // Work items are (chunk of A tiles, B tile) pairs, chunk-major, so a thread
-  // sweeps all B tiles past one L2-resident chunk of A.
-  parallelFor(chunks * tilesB, 1, [&](int64_t begin, int64_t end) {
-    CacheAlignedArray<float> totalStorage;
-    totalStorage.resize(mr * nr);
-    float *total = totalStorage.data();
-    for (int64_t item = begin; item < end; ++item) {
-      int64_t chunk = item / tilesB, tileB = item % tilesB;
-      int64_t lastA = std::min(packedA.tiles, (chunk + 1) * chunkTiles);
-      for (int64_t tileA = chunk * chunkTiles; tileA < lastA; ++tileA) {
-        TileTask task;
-        task.a = packedA.codes.data() + tileA * mr * k;
-        task.b = packedB.codes.data() + tileB * nr * k;
-        task.scaleA = packedA.scales.data() + tileA * kBlocks * mr;
-        task.scaleB = packedB.scales.data() + tileB * kBlocks * nr;
-        task.correctionB =
-            packedB.corrections.data() + tileB * kBlocks * nr * 2;
-        task.rangeA = packedA.ranges.data() + tileA * kBlocks;
-        task.rangeB = packedB.ranges.data() + tileB * kBlocks;
-        task.kBlocks = kBlocks;
-        task.groupsPerBlock = a.blockSize / 4;
-        task.total = total;
-        shape.run(task);
-        // C = acc + f32(g · T), as the reference does it.
-        int64_t rows = std::min<int64_t>(mr, m - tileA * mr);
-        int64_t cols = std::min<int64_t>(nr, n - tileB * nr);
-        for (int64_t r = 0; r < rows; ++r) {
-          int64_t offset = (tileA * mr + r) * n + tileB * nr;
-          for (int64_t j = 0; j < cols; ++j) {
-            float base = acc ? acc[offset + j] : 0.0f;
-            c[offset + j] = base + g * total[r * nr + j];
-          }
-        }
-      }
-    }
-  });
+  int64_t k = a.k, kBlocks = k / a.blockSize;
+  forEachOutputTile(a.rows, b.rows, mr, nr, packedA.tiles, packedB.tiles,
+                    mr * k, a.globalDecodeScale * b.globalDecodeScale, acc, c,
+                    [&](int64_t tileA, int64_t tileB, float *total) {
+                      TileTask task;
+                      task.a = packedA.codes.data() + tileA * mr * k;
+                      task.b = packedB.codes.data() + tileB * nr * k;
+                      task.scaleA =
+                          packedA.scales.data() + tileA * kBlocks * mr;
+                      task.scaleB =
+                          packedB.scales.data() + tileB * kBlocks * nr;
+                      task.correctionB =
+                          packedB.corrections.data() + tileB * kBlocks * nr * 2;
+                      task.rangeA = packedA.ranges.data() + tileA * kBlocks;
+                      task.rangeB = packedB.ranges.data() + tileB * kBlocks;
+                      task.kBlocks = kBlocks;
+                      task.groupsPerBlock = a.blockSize / 4;
+                      task.total = total;
+                      shape.run(task);
+                    });
   return Success{};
 }
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -31,6 +33,106 @@ void setNumThreads(unsigned count) {
   threadSetting().store(count ? count : defaultNumThreads());
 }
 
+namespace {
+
+/// Worker threads that stay alive between parallelFor calls: starting a
+/// std::thread per range cost tens of microseconds per call, more than the
+/// small products of a training step take. One call at a time owns the pool
+/// (`owner`); its ranges 1..n-1 go to workers 0..n-2, range 0 runs on the
+/// caller. Workers and caller first spin briefly (a step's calls follow
+/// each other closely), then sleep on the condition variables. The pool is
+/// never destroyed: its threads may still wait when the process exits.
+class ThreadPool {
+public:
+  static ThreadPool &get() {
+    static ThreadPool *pool = new ThreadPool();
+    return *pool;
+  }
+
+  /// Runs `body` over the `numRanges` ranges given by `boundary`, or returns
+  /// false without running anything when another call owns the pool.
+  bool tryRun(int64_t numRanges,
+              const std::function<int64_t(int64_t)> &boundary,
+              const std::function<void(int64_t, int64_t)> &body) {
+    std::unique_lock<std::mutex> ownership(owner, std::try_to_lock);
+    if (!ownership)
+      return false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      while (int64_t(workers.size()) < numRanges - 1)
+        workers.emplace_back([this, index = workers.size()] { work(index); });
+      job = {&body, &boundary, numRanges};
+      pending.store(numRanges - 1);
+      generation.fetch_add(1);
+    }
+    wake.notify_all();
+    insideJob = true;
+    body(0, boundary(1));
+    insideJob = false;
+    for (int spin = 0; pending.load() != 0 && spin < kSpins; ++spin)
+      pause();
+    if (pending.load() != 0) {
+      std::unique_lock<std::mutex> lock(mutex);
+      done.wait(lock, [&] { return pending.load() == 0; });
+    }
+    return true;
+  }
+
+  /// Set on a thread while it runs a range: a parallelFor inside a body runs
+  /// inline instead of waiting for the pool its caller holds.
+  static thread_local bool insideJob;
+
+private:
+  struct Job {
+    const std::function<void(int64_t, int64_t)> *body = nullptr;
+    const std::function<int64_t(int64_t)> *boundary = nullptr;
+    int64_t numRanges = 0;
+  };
+  static constexpr int kSpins = 20000;
+
+  static void pause() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  void work(size_t index) {
+    insideJob = true;
+    uint64_t seen = 0;
+    for (;;) {
+      for (int spin = 0; generation.load() == seen && spin < kSpins; ++spin)
+        pause();
+      Job current;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return generation.load() != seen; });
+        seen = generation.load();
+        current = job;
+      }
+      int64_t range = int64_t(index) + 1;
+      if (range >= current.numRanges)
+        continue;
+      (*current.body)((*current.boundary)(range),
+                      (*current.boundary)(range + 1));
+      if (pending.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex);
+        done.notify_one();
+      }
+    }
+  }
+
+  std::mutex owner, mutex;
+  std::condition_variable wake, done;
+  std::vector<std::thread> workers;
+  Job job;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int64_t> pending{0};
+};
+
+thread_local bool ThreadPool::insideJob = false;
+
+} // namespace
+
 void parallelFor(int64_t size, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &body) {
   if (size <= 0)
@@ -38,20 +140,15 @@ void parallelFor(int64_t size, int64_t grain,
   grain = std::max<int64_t>(grain, 1);
   int64_t numGrains = (size + grain - 1) / grain;
   int64_t numRanges = std::min<int64_t>(getNumThreads(), numGrains);
-  if (numRanges <= 1) {
-    body(0, size);
-    return;
-  }
-  auto boundary = [&](int64_t range) {
+  std::function<int64_t(int64_t)> boundary = [&](int64_t range) {
     return std::min(size, numGrains * range / numRanges * grain);
   };
-  std::vector<std::thread> workers;
-  workers.reserve(numRanges - 1);
-  for (int64_t range = 1; range < numRanges; ++range)
-    workers.emplace_back(body, boundary(range), boundary(range + 1));
-  body(0, boundary(1));
-  for (std::thread &worker : workers)
-    worker.join();
+  // One range, a call from inside a range, or a pool busy with another
+  // caller's call: the caller runs everything. The ranges do not change
+  // results (each output is computed by one call of `body`).
+  if (numRanges <= 1 || ThreadPool::insideJob ||
+      !ThreadPool::get().tryRun(numRanges, boundary, body))
+    body(0, size);
 }
 
 } // namespace fp4train::numerics

@@ -87,9 +87,15 @@ std::vector<float> run(const GemmOperand &a, const GemmOperand &b,
   return c;
 }
 
+/// Whether two outputs are the same: equal bits, or both NaN ([GEMM1]
+/// leaves a NaN's sign and payload open, as IEEE 754 does: the FP8 kernels
+/// meet Inf · 0 and NaN operands in another order than the reference).
+bool isSameOutput(float x, float y) {
+  return floatToBits(x) == floatToBits(y) || (std::isnan(x) && std::isnan(y));
+}
+
 /// Runs every packed kernel on 1 and 2 threads and compares each output's
-/// bits with the reference (NaNs included: all NaNs here come from the same
-/// operations in the same order).
+/// bits with the reference.
 void expectMatchesReference(const GemmOperand &a, const GemmOperand &b,
                             const std::string &what, bool withAcc = true) {
   ASSERT_TRUE(isPackedGemmSupported(a, b)) << what;
@@ -108,7 +114,7 @@ void expectMatchesReference(const GemmOperand &a, const GemmOperand &b,
       setNumThreads(threads);
       std::vector<float> c = run(a, b, acc, kernel);
       for (size_t i = 0; i < c.size(); ++i)
-        ASSERT_EQ(floatToBits(c[i]), floatToBits(reference[i]))
+        ASSERT_TRUE(isSameOutput(c[i], reference[i]))
             << what << ", kernel " << getGemmKernelName(kernel) << ", "
             << threads << " thread(s), C[" << i / b.rows << "," << i % b.rows
             << "] = " << c[i] << " vs " << reference[i];
@@ -297,6 +303,175 @@ TEST(BlockGemmKernels, QuantizedOperands) {
     }
 }
 
+/// Random FP8 codes of `type` with E8M0 scales from `scale`; `finiteOnly`
+/// leaves out the NaN (and E5M2's Inf) codes.
+OwnedOperand randomFP8Operand(int64_t rows, int64_t k, int64_t blockSize,
+                              ElementType type, bool finiteOnly,
+                              const ScaleSource &scale, unsigned seed) {
+  OwnedOperand owned =
+      randomOperand(rows, k, blockSize, ScaleType::E8M0, 1, scale, seed);
+  std::mt19937 rng(seed + 1000);
+  for (uint8_t &code : owned.codes)
+    do
+      code = uint8_t(rng());
+    while (finiteOnly && !std::isfinite(decodeElement(type, code)));
+  owned.op.elementType = type;
+  return owned;
+}
+
+const ElementType kFP8Pairs[][2] = {{ElementType::E4M3FN, ElementType::E4M3FN},
+                                    {ElementType::E5M2, ElementType::E4M3FN},
+                                    {ElementType::E4M3FN, ElementType::E5M2},
+                                    {ElementType::E5M2, ElementType::E5M2}};
+
+std::string getPairName(const ElementType pair[2]) {
+  auto name = [](ElementType type) {
+    return type == ElementType::E4M3FN ? "e4m3" : "e5m2";
+  };
+  return std::string(name(pair[0])) + " x " + name(pair[1]);
+}
+
+TEST(BlockGemmKernels, FP8RandomCodes) {
+  // Uniform codes span every exponent, so E5M2 blocks mostly fail the
+  // double path's exactness check and take the integer one, while E4M3
+  // pairs always pass it.
+  for (const auto &pair : kFP8Pairs)
+    for (auto [m, n] : kShapes)
+      for (int64_t blockSize : {32, 16}) {
+        OwnedOperand a = randomFP8Operand(m, 128, blockSize, pair[0], true,
+                                          uniformCodes(110, 140), 31);
+        OwnedOperand b = randomFP8Operand(n, 128, blockSize, pair[1], true,
+                                          uniformCodes(110, 140), 32);
+        expectMatchesReference(a.op, b.op,
+                               getPairName(pair) + " " + std::to_string(m) +
+                                   "x" + std::to_string(n) + " block " +
+                                   std::to_string(blockSize));
+      }
+}
+
+TEST(BlockGemmKernels, FP8QuantizedOperands) {
+  // What MXFP8 training multiplies: quantized normal data, whose blocks
+  // take the double path; a few huge and tiny values push some blocks of
+  // the E5M2 pairs over the 53-bit check.
+  const int64_t m = 45, n = 37, k = 256;
+  std::mt19937 rng(33);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(m * k), w(n * k);
+  for (float &v : x)
+    v = normal(rng);
+  for (float &v : w)
+    v = normal(rng);
+  for (int64_t i = 0; i < m * k; i += 97)
+    x[i] *= i % 2 ? 1e-6f : 1e4f;
+  for (Format formatA : {Format::MXFP8E4M3, Format::MXFP8E5M2})
+    for (Format formatB : {Format::MXFP8E4M3, Format::MXFP8E5M2}) {
+      QuantConfig config;
+      config.format = formatA;
+      config.blockSize = getDefaultBlockSize(formatA);
+      Expected<QuantizedTensor> qa = quantize(x.data(), {m, k}, config);
+      config.format = formatB;
+      Expected<QuantizedTensor> qb = quantize(w.data(), {n, k}, config);
+      ASSERT_TRUE(qa && qb);
+      Expected<GemmOperand> a = makeGemmOperand(*qa), b = makeGemmOperand(*qb);
+      ASSERT_TRUE(a && b);
+      expectMatchesReference(*a, *b,
+                             std::string(getFormatName(formatA)) + " x " +
+                                 std::string(getFormatName(formatB)));
+    }
+}
+
+TEST(BlockGemmKernels, FP8ExtremeScalesAndValues) {
+  // Terms that are f32 subnormals, round to zero or overflow; blocks of the
+  // largest codes (the widest block sums); NaN and Inf elements and NaN
+  // scales, which must give the reference's NaN and ±Inf.
+  struct Case {
+    const char *name;
+    ScaleSource scaleA, scaleB;
+  } cases[] = {
+      {"subnormal", uniformCodes(0, 40), uniformCodes(0, 60)},
+      {"overflow", uniformCodes(200, 254), uniformCodes(180, 254)},
+      {"full range", uniformCodes(0, 254), uniformCodes(0, 254)},
+  };
+  for (const auto &pair : kFP8Pairs) {
+    for (const Case &test : cases) {
+      OwnedOperand a =
+          randomFP8Operand(13, 128, 32, pair[0], true, test.scaleA, 34);
+      OwnedOperand b =
+          randomFP8Operand(33, 128, 32, pair[1], true, test.scaleB, 35);
+      expectMatchesReference(a.op, b.op, getPairName(pair) + " " + test.name,
+                             /*withAcc=*/false);
+    }
+    OwnedOperand a =
+        randomFP8Operand(7, 256, 32, pair[0], true, uniformCodes(120, 135), 36);
+    OwnedOperand b = randomFP8Operand(19, 256, 32, pair[1], true,
+                                      uniformCodes(120, 135), 37);
+    auto largest = [](ElementType type) -> uint8_t {
+      return type == ElementType::E4M3FN ? 0x7E : 0x7B;
+    };
+    std::fill(a.codes.begin(), a.codes.end(), largest(pair[0]));
+    std::fill(b.codes.begin(), b.codes.end(), largest(pair[1]) | 0x80);
+    expectMatchesReference(a.op, b.op, getPairName(pair) + " largest codes");
+    OwnedOperand c =
+        randomFP8Operand(37, 128, 32, pair[0], false,
+                         withNaNs(uniformCodes(110, 140), 0xFF, 9), 38);
+    OwnedOperand d = randomFP8Operand(50, 128, 32, pair[1], false,
+                                      uniformCodes(110, 140), 39);
+    expectMatchesReference(c.op, d.op, getPairName(pair) + " NaN and Inf");
+  }
+}
+
+/// The code of `value` in `type` (which must hold it exactly).
+uint8_t getCode(ElementType type, float value) {
+  for (int code = 0; code < 256; ++code)
+    if (decodeElement(type, uint8_t(code)) == value)
+      return uint8_t(code);
+  ADD_FAILURE() << value << " is not representable";
+  return 0;
+}
+
+TEST(BlockGemmKernels, FP8BlockWiderThanDouble) {
+  // An E4M3 x E5M2 block whose exact sum 2^28 + 2^4 + 2^-25 needs 54 bits:
+  // double drops the 2^-25 (a tie, to even), which turns f32's rounding of
+  // 2^28 + 2^4 (a tie too) down to 2^28; exactly, it goes up to 2^28 + 2^5.
+  // The kernels must see that the block fails the 53-bit check.
+  std::vector<std::pair<float, float>> products;
+  for (int i = 0; i < 8; ++i) // 8 · 49 · 2^19
+    products.push_back({448.0f, 57344.0f});
+  for (int i = 0; i < 7; ++i) // 7 · 16 · 2^19
+    products.push_back({256.0f, 32768.0f});
+  products.push_back({256.0f, 16384.0f});  // 8 · 2^19
+  products.push_back({1.0f, 16.0f});       // 2^4
+  products.push_back({0x1p-9f, 0x1p-16f}); // 2^-25
+  OwnedOperand a = randomFP8Operand(3, 64, 32, ElementType::E4M3FN, true,
+                                    uniformCodes(127, 127), 42);
+  OwnedOperand b = randomFP8Operand(5, 64, 32, ElementType::E5M2, true,
+                                    uniformCodes(127, 127), 43);
+  std::fill(a.codes.begin(), a.codes.begin() + 32, 0);
+  std::fill(b.codes.begin(), b.codes.begin() + 32, 0);
+  for (size_t l = 0; l < products.size(); ++l) {
+    a.codes[l] = getCode(ElementType::E4M3FN, products[l].first);
+    b.codes[l] = getCode(ElementType::E5M2, products[l].second);
+  }
+  std::vector<float> reference = run(a.op, b.op, {}, GemmKernel::Reference);
+  float second = 0.0f; // C[0,0] less its first block's term
+  {
+    OwnedOperand rest = a;
+    rest.op.codes = rest.codes.data();
+    std::fill(rest.codes.begin(), rest.codes.begin() + 32, 0);
+    second = run(rest.op, b.op, {}, GemmKernel::Reference)[0];
+  }
+  EXPECT_EQ(reference[0], 0x1p28f + 0x1p5f + second);
+  expectMatchesReference(a.op, b.op, "54-bit block", /*withAcc=*/false);
+}
+
+TEST(BlockGemmKernels, FP8ManyTilesAndChunks) {
+  OwnedOperand a = randomFP8Operand(100, 2048, 32, ElementType::E4M3FN, true,
+                                    uniformCodes(110, 140), 40);
+  OwnedOperand b = randomFP8Operand(70, 2048, 32, ElementType::E5M2, true,
+                                    uniformCodes(110, 140), 41);
+  expectMatchesReference(a.op, b.op, "e4m3 x e5m2 100x70x2048");
+}
+
 TEST(BlockGemmKernels, UnsupportedPairsUseTheReference) {
   OwnedOperand a =
       randomOperand(3, 64, 32, ScaleType::E8M0, 1, uniformCodes(120, 130), 16);
@@ -306,8 +481,19 @@ TEST(BlockGemmKernels, UnsupportedPairsUseTheReference) {
   EXPECT_FALSE(isPackedGemmSupported(a.op, b.op));
   std::vector<float> acc;
   std::vector<float> reference = run(a.op, b.op, acc, GemmKernel::Reference);
+  auto expectReference = [&](const std::vector<float> &c) {
+    for (size_t i = 0; i < c.size(); ++i)
+      EXPECT_TRUE(isSameOutput(c[i], reference[i])) << i;
+  };
   for (GemmKernel kernel : getPackedKernels())
-    EXPECT_EQ(run(a.op, b.op, acc, kernel), reference);
+    expectReference(run(a.op, b.op, acc, kernel));
+  // FP8 elements with E4M3 scales: the double evaluation would not be exact.
+  a.op.elementType = ElementType::E4M3FN;
+  b.op.scaleType = ScaleType::E4M3FN;
+  EXPECT_FALSE(isPackedGemmSupported(a.op, b.op));
+  reference = run(a.op, b.op, acc, GemmKernel::Reference);
+  for (GemmKernel kernel : getPackedKernels())
+    expectReference(run(a.op, b.op, acc, kernel));
 }
 
 TEST(BlockGemmKernels, UnavailableKernelIsAnError) {

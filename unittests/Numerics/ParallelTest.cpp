@@ -5,6 +5,9 @@
 #include "gtest/gtest.h"
 
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 using namespace fp4train::numerics;
@@ -29,6 +32,66 @@ TEST(Parallel, CoversRangeOnceWithGrainAlignedBoundaries) {
     for (auto &hit : hits)
       EXPECT_EQ(hit.load(), 1);
   }
+  setNumThreads(saved);
+}
+
+TEST(Parallel, RangesRunOnSeveralThreads) {
+  unsigned saved = getNumThreads();
+  setNumThreads(4);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  // Repeated calls reuse the pool's threads.
+  for (int call = 0; call < 100; ++call)
+    parallelFor(4, 1, [&](int64_t, int64_t) {
+      std::lock_guard<std::mutex> lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    });
+  EXPECT_GE(threads.size(), 2u);
+  EXPECT_LE(threads.size(), 4u);
+  setNumThreads(saved);
+}
+
+TEST(Parallel, NestedCallsRunInline) {
+  unsigned saved = getNumThreads();
+  setNumThreads(3);
+  std::vector<std::atomic<int>> hits(30 * 40);
+  parallelFor(30, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      std::thread::id outer = std::this_thread::get_id();
+      parallelFor(40, 1, [&](int64_t b, int64_t e) {
+        EXPECT_EQ(std::this_thread::get_id(), outer);
+        for (int64_t i = b; i < e; ++i)
+          ++hits[row * 40 + i];
+      });
+    }
+  });
+  for (auto &hit : hits)
+    EXPECT_EQ(hit.load(), 1);
+  setNumThreads(saved);
+}
+
+TEST(Parallel, ConcurrentCallersEachCoverTheirRange) {
+  // Runs of fp4-train call from several threads at once: a call that finds
+  // the pool busy runs on its own thread, and every call still covers its
+  // range exactly once.
+  unsigned saved = getNumThreads();
+  setNumThreads(2);
+  constexpr int kCallers = 4, kCalls = 200, kSize = 257;
+  std::vector<std::vector<int>> hits(kCallers, std::vector<int>(kSize));
+  std::vector<std::thread> callers;
+  for (int caller = 0; caller < kCallers; ++caller)
+    callers.emplace_back([&, caller] {
+      for (int call = 0; call < kCalls; ++call)
+        parallelFor(kSize, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            ++hits[caller][i];
+        });
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  for (const std::vector<int> &row : hits)
+    for (int hit : row)
+      EXPECT_EQ(hit, kCalls);
   setNumThreads(saved);
 }
 

@@ -53,10 +53,12 @@ float roundScaledIntegerToFloat(__int128 value, int exponent);
 /// or Inf (element or scale) contributes the IEEE double evaluation of its
 /// term, so NaN and Inf propagate as in a float dot product. `acc` may be
 /// null (zeros) and may alias `c`. E2M1 x E2M1 products run on the packed
-/// int8 kernels of BlockGemmKernels.h (chosen for this CPU), everything else
-/// on the reference; both are multithreaded over output tiles, each output is
-/// computed by one thread, and the result does not depend on the kernel or
-/// the thread count.
+/// int8 kernels of BlockGemmKernels.h and FP8 x FP8 products with E8M0
+/// scales on its packed double kernels ([GEMM2]), chosen for this CPU;
+/// everything else on the reference. All are multithreaded over output
+/// tiles, each output is computed by one thread, and the result does not
+/// depend on the kernel or the thread count (up to a NaN's sign and
+/// payload).
 Status blockScaledGemm(const GemmOperand &a, const GemmOperand &b,
                        const float *acc, float *c);
 

@@ -2,9 +2,10 @@
 //
 // blockScaledGemm (BlockGemm.h) is the semantic reference of [GEMM1]. For
 // E2M1 × E2M1 operands (MXFP4, NVFP4, mixed) it runs a packed int8 kernel
-// instead, chosen at run time for the CPU; the kernels produce the same bits
-// as the reference (docs/numerics.md §7). This header lets tests and
-// benchmarks name a kernel explicitly.
+// instead, and for FP8 × FP8 operands with E8M0 scales (MXFP8) a packed
+// double kernel ([GEMM2]), each chosen at run time for the CPU; the kernels
+// produce the same bits as the reference (docs/numerics.md §7). This
+// header lets tests and benchmarks name a kernel explicitly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +25,10 @@ enum class GemmKernel : uint8_t {
   Reference,
   /// Packed int8 panels, plain C++: any CPU.
   Portable,
-  /// x86 AVX2 `vpmaddubsw` int8 dot products.
+  /// x86 AVX2: `vpmaddubsw` int8 dot products, `vfmadd231pd` ymm for FP8.
   AVX2,
-  /// x86 AVX-512 VNNI `vpdpbusd` int8 dot products.
+  /// x86 AVX-512 VNNI: `vpdpbusd` int8 dot products, `vfmadd231pd` zmm for
+  /// FP8.
   AVX512VNNI,
 };
 
@@ -39,9 +41,11 @@ bool isGemmKernelAvailable(GemmKernel kernel);
 /// The fastest available packed kernel; blockScaledGemm uses it.
 GemmKernel getDefaultGemmKernel();
 
-/// Whether the packed kernels handle this pair exactly: E2M1 elements on both
-/// sides (any scale types and arrangement), a block size that is a multiple
-/// of 4 and at most 128, and operands that blockScaledGemm accepts.
+/// Whether the packed kernels handle this pair exactly, among operands that
+/// blockScaledGemm accepts: E2M1 elements on both sides (any scale types and
+/// arrangement) with a block size that is a multiple of 4 and at most 128,
+/// or E4M3/E5M2 elements on both sides with E8M0 scales (blocks of at most
+/// 65536).
 bool isPackedGemmSupported(const GemmOperand &a, const GemmOperand &b);
 
 /// blockScaledGemm with an explicit kernel. A packed kernel falls back to the
