@@ -707,7 +707,12 @@ class Step:
         out += ["// " + line if line else "//" for line in header(c, e.contractions).split("\n")]
         out.append("")
         out.append(MAPS)
-        args = ["%%%s: %s {fp4train.param}" % (n, ty(s)) for n, s in params]
+        # Each layer's weights carry their decoder block ([BLK1]), which the
+        # recipes' keep-first-blocks / keep-last-blocks count.
+        def attrs(name):
+            layer = re.match(r"l(\d+)_", name)
+            return "{fp4train.param%s}" % (", fp4train.block = %s : i64" % layer.group(1) if layer else "")
+        args = ["%%%s: %s %s" % (n, ty(s), attrs(n)) for n, s in params]
         args += ["%%tokens: %s" % ty([c.B, c.S], "i32"), "%%targets: %s" % ty([c.B, c.S], "i32"), "%step: i64"]
         out.append("func.func @train_step(")
         out.append(",\n".join("    " + a for a in args) + ")")

@@ -91,9 +91,21 @@ def _check_signature(function_type, data_types, param_types):
                     + ", ".join(expected_results) + ")")
 
 
-def complete_signature(ir, module, data_types, param_types):
+_BLOCK_NAME = re.compile(r"(?:^|\.)(?:layers|layer|blocks|block|h)\.(\d+)(?:\.|$)")
+
+
+def get_block(name):
+    """The decoder block a parameter name places its weight in ([FE5]):
+    N for ``layers.N.…``, ``blocks.N.…``, ``h.N.…`` (also ``layer``,
+    ``block``) anywhere in the dotted name; None otherwise."""
+    match = _BLOCK_NAME.search(name)
+    return int(match.group(1)) if match else None
+
+
+def complete_signature(ir, module, data_types, param_types, param_names):
     """Checks the signature of the module's one function, names it
-    @train_step, marks the parameters {fp4train.param} and appends the i64
+    @train_step, marks the parameters {fp4train.param} (with
+    ``fp4train.block = N`` where the name says, [FE5]) and appends the i64
     step that seeds stochastic rounding and random Hadamard signs ([FE1]).
     Returns the module's text in the generic op form with locations
     ([FE2])."""
@@ -115,10 +127,17 @@ def complete_signature(ir, module, data_types, param_types):
         func.attributes["sym_name"] = ir.StringAttr.get(FUNCTION)
         if "sym_visibility" in func.attributes:
             del func.attributes["sym_visibility"]
-        marked = ir.DictAttr.get({"fp4train.param": ir.UnitAttr.get()})
+        def marked(name):
+            attributes = {"fp4train.param": ir.UnitAttr.get()}
+            block = get_block(name)
+            if block is not None:
+                attributes["fp4train.block"] = ir.IntegerAttr.get(
+                    step_type, block)
+            return ir.DictAttr.get(attributes)
         plain = ir.DictAttr.get({})
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(
-            [plain] * len(data_types) + [marked] * len(param_types) + [plain])
+            [plain] * len(data_types)
+            + [marked(name) for name in param_names] + [plain])
     return module.operation.get_asm(print_generic_op_form=True,
                                     enable_debug_info=True)
 
@@ -183,8 +202,8 @@ class Step:
         """The role report by parameter name.
 
         Returns ``{name: [contraction, ...]}`` for every parameter, each
-        contraction a dict of the role report (``role``, ``op``, ``m``,
-        ``n``, ``k``, ``batch``, ``loc``, the ``loc`` pointing into the
+        contraction a dict of the role report (``role``, ``block``, ``op``,
+        ``m``, ``n``, ``k``, ``batch``, ``loc``, the ``loc`` pointing into the
         model's source where the framework recorded it). A parameter that
         takes part in no contraction (biases, norms, embeddings) maps to
         ``[]``. Contractions of no parameter (attention's) are under the key

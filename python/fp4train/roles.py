@@ -11,8 +11,9 @@ def role_report(module, weight_layout="out-in"):
     Returns one dict per contraction, in program order, with the keys of the
     ``fp4train-annotate-roles`` JSON report: ``role`` (``"fprop"``,
     ``"dgrad"``, ``"wgrad"`` or ``"other"``), ``op`` (the linalg op name),
-    ``param`` (index of the weight argument, or None), ``m``, ``n``, ``k``,
-    ``batch`` (sizes, None when dynamic) and ``loc`` (``"<input>:line:col"``).
+    ``param`` (index of the weight argument, or None), ``block`` (the
+    weight's ``fp4train.block``, or None), ``m``, ``n``, ``k``, ``batch``
+    (sizes, None when dynamic) and ``loc`` (``"<input>:line:col"``).
     ``weight_layout`` is ``"out-in"`` (PyTorch ``nn.Linear``) or ``"in-out"``
     (JAX/Flax ``Dense``). The module is not changed. Raises fp4train.Error on
     an unknown layout or an analysis error, TypeError on wrong argument types.

@@ -27,7 +27,8 @@ def test_role_report_matches_fp4_opt(ctx, tools_dir, example, layout):
         check=True, capture_output=True, text=True).stdout)
     assert len(report) == len(expected) > 0
     for got, want in zip(report, expected):
-        assert set(got) == {"role", "op", "param", "m", "n", "k", "batch", "loc"}
+        assert set(got) == {"role", "op", "param", "block", "m", "n", "k",
+                            "batch", "loc"}
         # Same line:column; the file name is <input> for parsed text.
         assert got.pop("loc").split(":")[1:] == want.pop("loc").split(":")[1:]
         assert got == want

@@ -94,6 +94,44 @@ def test_roles_by_parameter_name(exported, name):
     assert [e["role"] for e in roles[None]] == ["other"] * attention
 
 
+def test_blocks_from_parameter_names(exported):
+    """[FE5]: blocks.N.* weights are in block N; the embeddings and the tied
+    head in none. keep_first_blocks / keep_last_blocks keep those blocks'
+    GEMMs, and the quantize pass rejects counts the model cannot meet."""
+    step = exported("nanogpt")[0]
+    roles = step.roles()
+    for name, contractions in roles.items():
+        for entry in contractions:
+            expected = (int(name.split(".")[1])
+                        if name and name.startswith("blocks.") else None)
+            assert entry["block"] == expected, name
+    assert 'fp4train.block = 1 : i64' in step.mlir
+    # Both blocks kept is the first 8 linear layers kept (4 per block; the
+    # tied head comes last): the same step, bit for bit.
+    data = exported("nanogpt")[3]
+    loss_blocks, grads_blocks = step.run("nvfp4", *data, step=0,
+                                         keep_first_blocks=2)
+    loss_layers, grads_layers = step.run("nvfp4", *data, step=0, keep_first=8)
+    loss_all, _ = step.run("nvfp4", *data, step=0)
+    assert loss_blocks == loss_layers != loss_all
+    for name, a, b in zip(step.param_names, grads_blocks, grads_layers):
+        assert np.array_equal(a, b), name
+    with pytest.raises(fp4train.Error, match="keep-last-blocks=3 is more "
+                       "than the step's 2 decoder blocks"):
+        step.run("nvfp4", *data, keep_last_blocks=3)
+
+
+def test_block_names():
+    from fp4train._frontend import get_block
+    assert get_block("layers.3.mlp.w1") == 3
+    assert get_block("model.layers.12.self_attn.q_proj.weight") == 12
+    assert get_block("transformer.h.0.attn.c_attn.weight") == 0
+    assert get_block("blocks.1") == 1
+    assert get_block("wte.weight") is None
+    assert get_block("layers.norm.weight") is None
+    assert get_block("hlayers.2.w") is None
+
+
 @pytest.mark.parametrize("name", ["mlp", "nanogpt", "llama", "tied"])
 def test_f32_step_equals_autograd(exported, name):
     step, model, loss_fn, data, _, _ = exported(name)

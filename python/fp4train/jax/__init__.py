@@ -141,5 +141,5 @@ def export_training_step(loss_fn, params, *example_data):
         raise Error(f"IREE cannot read JAX's StableHLO: {error}") from None
     lower(ir, module, (_STABLEHLO_TO_LINALG,), "IREE")
     check_dialects(ir, module, "IREE")
-    text = complete_signature(ir, module, data_types, param_types)
+    text = complete_signature(ir, module, data_types, param_types, names)
     return TrainingStep(text, names, treedef, param_types, data_types)

@@ -86,7 +86,7 @@ def export_training_step(model, loss_fn, *example_data):
     specs = [DataSpec(i, value) for i, value in enumerate(example_data)]
     check_loss(model, loss_fn, example_data)
     graph = capture(model, loss_fn, names, params, specs, example_data)
-    return TrainingStep(model, import_step(graph, specs, params), names,
+    return TrainingStep(model, import_step(graph, specs, params, names), names,
                         params, specs)
 
 

@@ -34,7 +34,7 @@ def _freeze_constants(graph):
             graph.graph.erase_node(node)
 
 
-def import_step(graph, data, params):
+def import_step(graph, data, params, names):
     """The step's text in linalg on tensors ([FE1], [FE2]), or an Error with
     torch-mlir's diagnostics."""
     from torch_mlir import ir
@@ -55,4 +55,4 @@ def import_step(graph, data, params):
     return complete_signature(
         ir, module,
         [tensor_type(s.shape, _ELEMENT[s.step_dtype]) for s in data],
-        [tensor_type(p.shape, "f32") for p in params])
+        [tensor_type(p.shape, "f32") for p in params], names)

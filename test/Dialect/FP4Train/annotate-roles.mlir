@@ -22,6 +22,7 @@ func.func @linear_pytorch(%x: tensor<32x64xf32>, %w: tensor<16x64xf32> {fp4train
   // Y = X . W^T through a transposed indexing map.
   // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<fprop, weight = 1, operand = 1, contracted = 1>} ins(%{{.*}}, %{{.*}} : tensor<32x64xf32>, tensor<16x64xf32>)
   // REPORT: "batch": 1,
+  // REPORT-NEXT: "block": null,
   // REPORT-NEXT: "k": 64,
   // REPORT-NEXT: "loc": "{{.*}}annotate-roles.mlir:[[@LINE+6]]:{{[0-9]+}}",
   // REPORT-NEXT: "m": 32,
@@ -56,6 +57,7 @@ func.func @linear_pytorch(%x: tensor<32x64xf32>, %w: tensor<16x64xf32> {fp4train
   %z_dw = linalg.fill ins(%c0 : f32) outs(%e_dw : tensor<16x64xf32>) -> tensor<16x64xf32>
   // CHECK: linalg.matmul {{.*}}{fp4train.role = #fp4train.role<wgrad, weight = 1, operand = 0>} ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<32x64xf32>)
   // REPORT: "batch": 1,
+  // REPORT-NEXT: "block": null,
   // REPORT-NEXT: "k": 32,
   // REPORT: "m": 16,
   // REPORT-NEXT: "n": 64,
@@ -90,6 +92,7 @@ func.func @attention_is_other(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v
   // CHECK: linalg.batch_matmul
   // CHECK-NOT: fp4train.role
   // REPORT: "batch": 4,
+  // REPORT-NEXT: "block": null,
   // REPORT-NEXT: "k": 16,
   // REPORT: "m": 8,
   // REPORT-NEXT: "n": 8,

@@ -230,6 +230,26 @@ func.func private @param_not_unit(tensor<4x4xf32> {fp4train.param = 1 : i32})
 
 // -----
 
+// expected-error @below {{'fp4train.block' must be a non-negative i64, got -1 : i64}}
+func.func private @negative_block(tensor<4x4xf32> {fp4train.param, fp4train.block = -1 : i64})
+
+// -----
+
+// expected-error @below {{'fp4train.block' must be a non-negative i64, got "0"}}
+func.func private @block_not_integer(tensor<4x4xf32> {fp4train.param, fp4train.block = "0"})
+
+// -----
+
+// expected-error @below {{'fp4train.block' must be a non-negative i64, got 0 : i32}}
+func.func private @block_not_i64(tensor<4x4xf32> {fp4train.param, fp4train.block = 0 : i32})
+
+// -----
+
+// expected-error @below {{'fp4train.block' is only valid on a parameter ({fp4train.param})}}
+func.func private @block_without_param(tensor<4x4xf32> {fp4train.block = 0 : i64})
+
+// -----
+
 // expected-error @below {{'fp4train.param' on argument #1 needs a ranked tensor or memref, got 'i64'}}
 func.func private @param_scalar(tensor<4x4xf32> {fp4train.param}, i64 {fp4train.param})
 

@@ -11,10 +11,10 @@
 // UNANNOTATED: "kept": "role other"
 // UNANNOTATED: "param": null
 // UNANNOTATED: "role": "other"
-// TABLE: #  role   param  op             m   n   k   batch  loc
-// TABLE-NEXT: 1  fprop  0      linalg.matmul  32  16  64  1      {{.*}}quantize-matmuls-annotated.mlir:[[#@LINE+4]]:{{[0-9]+}}
+// TABLE: #  role   param  block  op             m   n   k   batch  loc
+// TABLE-NEXT: 1  fprop  0      -      linalg.matmul  32  16  64  1      {{.*}}quantize-matmuls-annotated.mlir:[[#@LINE+4]]:{{[0-9]+}}
 // QTABLE: quantized as
-// QTABLE-NEXT: 1  fprop  0      linalg.matmul  32  16  64  1      {{.*}}  nvfp4 16 nearest_even | nvfp4 16x16 nearest_even
+// QTABLE-NEXT: 1  fprop  0      -      linalg.matmul  32  16  64  1      {{.*}}  nvfp4 16 nearest_even | nvfp4 16x16 nearest_even
 func.func @unannotated(%w: tensor<16x64xf32> {fp4train.param}, %x: tensor<32x64xf32>, %y: tensor<32x16xf32>) -> tensor<32x16xf32> {
   %0 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                       affine_map<(m, n, k) -> (n, k)>,
@@ -32,8 +32,8 @@ func.func @unannotated(%w: tensor<16x64xf32> {fp4train.param}, %x: tensor<32x64x
 // ANNOTATED-LABEL: func.func @annotated
 // ANNOTATED: fp4train.scaled_matmul
 // ANNOTATED-NOT: linalg.matmul
-// QTABLE: #  role   param  op             m   n   k   batch  loc{{ +}}quantized as
-// QTABLE-NEXT: 1  fprop  0      linalg.matmul  16  32  64  1      {{.*}}  nvfp4 16x16 nearest_even | nvfp4 16 nearest_even
+// QTABLE: #  role   param  block  op             m   n   k   batch  loc{{ +}}quantized as
+// QTABLE-NEXT: 1  fprop  0      -      linalg.matmul  16  32  64  1      {{.*}}  nvfp4 16x16 nearest_even | nvfp4 16 nearest_even
 func.func @annotated(%w: tensor<16x64xf32>, %x: tensor<32x64xf32>, %y: tensor<16x32xf32>) -> tensor<16x32xf32> {
   %0 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                       affine_map<(m, n, k) -> (n, k)>,

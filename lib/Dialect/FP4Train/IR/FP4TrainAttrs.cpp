@@ -74,7 +74,9 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, GemmRecipeAttr fprop,
                                  GemmRecipeAttr dgrad, GemmRecipeAttr wgrad,
                                  bool weights2d, unsigned keepFirst,
-                                 unsigned keepLast, unsigned roles) {
+                                 unsigned keepLast, unsigned roles,
+                                 unsigned keepFirstBlocks,
+                                 unsigned keepLastBlocks) {
   if (roles == 0 || (roles & ~kAllRoles))
     return emitError() << "roles must name one or more of fprop, dgrad and "
                           "wgrad (the recipe `none` quantizes nothing)";

@@ -90,6 +90,22 @@ LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
                                                         unsigned argIndex,
                                                         NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kBlockAttrName) {
+    // [BLK1] a parameter's decoder block.
+    auto block = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!block || !block.getType().isSignlessInteger(64) ||
+        block.getValue().isNegative())
+      return op->emitError()
+             << "'" << kBlockAttrName << "' must be a non-negative i64, got "
+             << attr.getValue();
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function || regionIndex != 0 ||
+        !function.getArgAttr(argIndex, kParamAttrName))
+      return op->emitError()
+             << "'" << kBlockAttrName << "' is only valid on a parameter ({"
+             << kParamAttrName << "})";
+    return success();
+  }
   if (name != kParamAttrName)
     return op->emitError() << "unknown fp4train argument attribute '" << name
                            << "'";

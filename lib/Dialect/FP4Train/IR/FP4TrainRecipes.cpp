@@ -39,7 +39,8 @@ struct RecipeBuilder {
                     GemmRecipeAttr wgrad, bool weights2d = false,
                     unsigned roles = kAllRoles) {
     return RecipeAttr::get(context, name, fprop, dgrad, wgrad, weights2d,
-                           /*keepFirst=*/0, /*keepLast=*/0, roles);
+                           /*keepFirst=*/0, /*keepLast=*/0, roles,
+                           /*keepFirstBlocks=*/0, /*keepLastBlocks=*/0);
   }
 
   /// MXFP4 on `roles`; `wgradHadamard` rotates the Wgrad operands and
@@ -320,10 +321,12 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
   if ((recipe.getFprop() && !fprop) || (recipe.getDgrad() && !dgrad) ||
       (recipe.getWgrad() && !wgrad))
     return {};
-  return RecipeAttr::getChecked(diag, context, recipe.getName(), fprop, dgrad,
-                                wgrad,
-                                weights2d.value_or(recipe.getWeights_2d()),
-                                keepFirst.value_or(recipe.getKeepFirst()),
-                                keepLast.value_or(recipe.getKeepLast()),
-                                roles ? roles->bits : recipe.getRoles());
+  return RecipeAttr::getChecked(
+      diag, context, recipe.getName(), fprop, dgrad, wgrad,
+      weights2d.value_or(recipe.getWeights_2d()),
+      keepFirst.value_or(recipe.getKeepFirst()),
+      keepLast.value_or(recipe.getKeepLast()),
+      roles ? roles->bits : recipe.getRoles(),
+      keepFirstBlocks.value_or(recipe.getKeepFirstBlocks()),
+      keepLastBlocks.value_or(recipe.getKeepLastBlocks()));
 }

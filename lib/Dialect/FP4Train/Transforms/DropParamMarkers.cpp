@@ -19,8 +19,10 @@ struct DropParamMarkersPass
           DropParamMarkersPass> {
   void runOnOperation() override {
     getOperation().walk([](func::FuncOp function) {
-      for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+      for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
+        function.removeArgAttr(i, FP4TrainDialect::kBlockAttrName);
         function.removeArgAttr(i, FP4TrainDialect::kParamAttrName);
+      }
     });
   }
 };

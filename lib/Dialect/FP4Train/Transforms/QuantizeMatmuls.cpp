@@ -20,6 +20,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <set>
+
 namespace mlir {
 namespace fp4train {
 #define GEN_PASS_DEF_FP4TRAINQUANTIZEMATMULS
@@ -62,22 +64,54 @@ struct ContractionPlan {
 };
 } // namespace
 
-/// Parameters of the linear layers kept in high precision: the first
-/// `keepFirst` and last `keepLast` weights in the program order of their
-/// Fprop.
-static llvm::DenseMap<unsigned, StringRef>
-findKeptLayers(ArrayRef<ContractionRole> roles, unsigned keepFirst,
-               unsigned keepLast) {
+/// Parameters whose GEMMs keep the graph's precision, with the reason: the
+/// first `keep_first` and last `keep_last` weights in the program order of
+/// their Fprop, and every weight of the first `keep_first_blocks` and last
+/// `keep_last_blocks` decoder blocks ([BLK1]). A block count the step
+/// cannot satisfy is an error on `function`.
+static FailureOr<llvm::DenseMap<unsigned, StringRef>>
+findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
+                RecipeAttr recipe) {
   llvm::SetVector<unsigned> layers;
-  for (const ContractionRole &info : roles)
+  std::set<int64_t> blocks;
+  for (const ContractionRole &info : roles) {
     if (info.role == Role::fprop && info.param)
       layers.insert(*info.param);
+    if (info.role && info.block)
+      blocks.insert(*info.block);
+  }
   llvm::DenseMap<unsigned, StringRef> kept;
   for (auto [index, param] : llvm::enumerate(layers)) {
-    if (index < keepFirst)
+    if (index < recipe.getKeepFirst())
       kept[param] = "keep-first";
-    else if (index + keepLast >= layers.size())
+    else if (index + recipe.getKeepLast() >= layers.size())
       kept[param] = "keep-last";
+  }
+
+  unsigned first = recipe.getKeepFirstBlocks();
+  unsigned last = recipe.getKeepLastBlocks();
+  for (auto [count, option] : {std::pair(first, "keep-first-blocks"),
+                               std::pair(last, "keep-last-blocks")}) {
+    if (count == 0 || count <= blocks.size())
+      continue;
+    InFlightDiagnostic diag = function.emitError()
+                              << option << "=" << count << " ";
+    if (blocks.empty())
+      diag << "needs decoder blocks, but no weight of the step has an '"
+           << FP4TrainDialect::kBlockAttrName << "' attribute";
+    else
+      diag << "is more than the step's " << blocks.size() << " decoder blocks";
+    return diag;
+  }
+  SmallVector<int64_t> order(blocks.begin(), blocks.end());
+  for (const ContractionRole &info : roles) {
+    if (!info.param || !info.block || kept.count(*info.param))
+      continue;
+    size_t index = llvm::find(order, *info.block) - order.begin();
+    if (index < first)
+      kept[*info.param] = "keep-first-blocks";
+    else if (index + last >= order.size())
+      kept[*info.param] = "keep-last-blocks";
   }
   return kept;
 }
@@ -391,13 +425,15 @@ struct QuantizeMatmulsPass
     // The roles fp4train-annotate-roles found, read from the IR.
     SmallVector<ContractionRole> roles =
         llvm::map_to_vector(getContractions(function), readRoleAnnotation);
-    llvm::DenseMap<unsigned, StringRef> kept =
-        findKeptLayers(roles, recipe.getKeepFirst(), recipe.getKeepLast());
+    FailureOr<llvm::DenseMap<unsigned, StringRef>> kept =
+        findKeptWeights(function, roles, recipe);
+    if (failed(kept))
+      return failure();
 
     SmallVector<ContractionPlan> plans;
     for (const ContractionRole &info : roles) {
       ContractionPlan &plan =
-          plans.emplace_back(planContraction(info, recipe, kept));
+          plans.emplace_back(planContraction(info, recipe, *kept));
       if (!plan.gemm)
         continue;
       linalg::LinalgOp op = info.op;

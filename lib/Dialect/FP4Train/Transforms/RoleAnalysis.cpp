@@ -527,6 +527,9 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
       info.gradOperand = layout == WeightLayout::OutIn ? 0 : 1;
   }
   matchWgradsToLayers(roles);
+  for (ContractionRole &info : roles)
+    if (info.param)
+      info.block = getParamBlock(function, *info.param);
   return roles;
 }
 
@@ -538,6 +541,16 @@ mlir::fp4train::getContractions(FunctionOpInterface function) {
       contractions.push_back(op);
   });
   return contractions;
+}
+
+std::optional<int64_t>
+mlir::fp4train::getParamBlock(FunctionOpInterface function, unsigned param) {
+  if (param >= function.getNumArguments())
+    return std::nullopt;
+  if (auto block = function.getArgAttrOfType<IntegerAttr>(
+          param, FP4TrainDialect::kBlockAttrName))
+    return block.getInt();
+  return std::nullopt;
 }
 
 RoleAttr mlir::fp4train::getRoleAnnotation(const ContractionRole &info) {
@@ -561,6 +574,9 @@ ContractionRole mlir::fp4train::readRoleAnnotation(linalg::LinalgOp op) {
     return info;
   info.role = role.getValue();
   info.param = role.getWeight();
+  if (info.param)
+    if (auto function = op->getParentOfType<FunctionOpInterface>())
+      info.block = getParamBlock(function, *info.param);
   if (*info.role == Role::wgrad) {
     info.gradOperand = role.getOperand();
   } else {
@@ -592,14 +608,17 @@ static llvm::json::Value sizeOrNull(int64_t size) {
 }
 
 llvm::json::Object mlir::fp4train::describeRole(const ContractionRole &info) {
-  llvm::json::Value param = nullptr;
+  llvm::json::Value param = nullptr, block = nullptr;
   if (info.param)
     param = *info.param;
+  if (info.block)
+    block = *info.block;
   return llvm::json::Object{
       {"loc", formatLocation(info.op->getLoc())},
       {"op", info.op->getName().getStringRef()},
       {"role", stringifyRoleOrOther(info.role)},
       {"param", std::move(param)},
+      {"block", std::move(block)},
       {"m", sizeOrNull(info.m)},
       {"n", sizeOrNull(info.n)},
       {"k", sizeOrNull(info.k)},
@@ -651,7 +670,7 @@ static std::string describeQuantization(const llvm::json::Object &row) {
 
 std::string mlir::fp4train::formatReportTable(const llvm::json::Array &report) {
   SmallVector<SmallVector<std::string>> rows = {
-      {"#", "role", "param", "op", "m", "n", "k", "batch", "loc"}};
+      {"#", "role", "param", "block", "op", "m", "n", "k", "batch", "loc"}};
   bool quantizeReport = false;
   for (auto [index, value] : llvm::enumerate(report)) {
     const llvm::json::Object *row = value.getAsObject();
@@ -659,7 +678,8 @@ std::string mlir::fp4train::formatReportTable(const llvm::json::Array &report) {
       continue;
     SmallVector<std::string> &cells = rows.emplace_back();
     cells.push_back(std::to_string(index + 1));
-    for (StringRef key : {"role", "param", "op", "m", "n", "k", "batch", "loc"})
+    for (StringRef key :
+         {"role", "param", "block", "op", "m", "n", "k", "batch", "loc"})
       cells.push_back(formatCell(row->get(key)));
     if (row->get("quantized")) {
       quantizeReport = true;

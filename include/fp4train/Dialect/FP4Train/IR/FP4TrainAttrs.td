@@ -211,7 +211,8 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     end of the network keep all three GEMMs in high precision, and which
     roles are quantized at all (`roles = [fprop, dgrad]`; default every
     role): the per-role ablation of the MXFP4 paper is the same recipe with
-    fewer roles.
+    fewer roles. `keep_first_blocks` / `keep_last_blocks` keep every GEMM of
+    the first and last decoder blocks (the parameters' `fp4train.block`).
 
     Recipes are data: a new paper's recipe needs no code change. The named
     presets of the design document (`nvfp4`, `mxfp4`, `mxfp4-hadamard`, ...)
@@ -235,7 +236,9 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     DefaultValuedParameter<"bool", "false">:$weights_2d,
     DefaultValuedParameter<"unsigned", "0">:$keep_first,
     DefaultValuedParameter<"unsigned", "0">:$keep_last,
-    FP4Train_RoleSetParameter:$roles
+    FP4Train_RoleSetParameter:$roles,
+    DefaultValuedParameter<"unsigned", "0">:$keep_first_blocks,
+    DefaultValuedParameter<"unsigned", "0">:$keep_last_blocks
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

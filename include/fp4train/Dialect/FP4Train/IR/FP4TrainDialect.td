@@ -38,6 +38,9 @@ def FP4Train_Dialect : Dialect {
     /// Name of the unit attribute that marks a function argument as a
     /// trainable parameter.
     static constexpr ::llvm::StringLiteral kParamAttrName = "fp4train.param";
+    /// Name of the integer attribute that places a parameter in a decoder
+    /// block (0, 1, ...), which keep-first-blocks / keep-last-blocks count.
+    static constexpr ::llvm::StringLiteral kBlockAttrName = "fp4train.block";
     /// Name of the discardable attribute that pins a contraction's role.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "fp4train.role";
     /// Name of the module attribute in which fp4train-check-indices lists

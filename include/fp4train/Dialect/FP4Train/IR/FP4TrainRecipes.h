@@ -73,6 +73,8 @@ struct RecipeOverrides {
   Override<bool> weights2d;
   Override<unsigned> keepFirst;
   Override<unsigned> keepLast;
+  Override<unsigned> keepFirstBlocks;
+  Override<unsigned> keepLastBlocks;
   Override<RoleSet> roles;
 
   /// Calls `visit(field, name, description)` for each field, in a fixed
@@ -93,6 +95,12 @@ struct RecipeOverrides {
           "leading linear layers kept in high precision");
     visit(self.keepLast, "keep-last",
           "trailing linear layers kept in high precision");
+    visit(self.keepFirstBlocks, "keep-first-blocks",
+          "leading decoder blocks (fp4train.block) whose GEMMs keep the "
+          "graph's precision");
+    visit(self.keepLastBlocks, "keep-last-blocks",
+          "trailing decoder blocks (fp4train.block) whose GEMMs keep the "
+          "graph's precision");
     visit(self.roles, "roles",
           "the roles quantized; the others keep the graph's precision");
   }

@@ -51,6 +51,8 @@ struct ContractionRole {
   /// Which input operand (0 or 1) is the output gradient dY, for Wgrad: the
   /// one that supplies the weight's `out` dimension of the gradient.
   std::optional<unsigned> gradOperand;
+  /// The decoder block of `param` ([BLK1]: its `fp4train.block`), if any.
+  std::optional<int64_t> block;
   /// Sizes of the contraction's m, n, k and batch dimensions (products over
   /// each group); ShapedType::kDynamic when not static.
   int64_t m = 1, n = 1, k = 1, batch = 1;
@@ -69,6 +71,11 @@ FailureOr<llvm::SmallVector<ContractionRole>>
 analyzeRoles(FunctionOpInterface function, llvm::ArrayRef<unsigned> extraParams,
              WeightLayout layout);
 
+/// The decoder block of argument `param` of `function` ([BLK1]): its
+/// `fp4train.block` attribute, if it has one.
+std::optional<int64_t> getParamBlock(FunctionOpInterface function,
+                                     unsigned param);
+
 /// The `fp4train.role` attribute that records `info` (its role, weight,
 /// operand and contracted dimension); `info` must have a role.
 RoleAttr getRoleAnnotation(const ContractionRole &info);
@@ -82,8 +89,8 @@ ContractionRole readRoleAnnotation(linalg::LinalgOp op);
 llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
 
 /// The role-report entry of one contraction:
-/// `{"loc", "op", "role", "param", "m", "n", "k", "batch"}`, sizes null when
-/// dynamic.
+/// `{"loc", "op", "role", "param", "block", "m", "n", "k", "batch"}`, block
+/// null when the weight has none, sizes null when dynamic.
 llvm::json::Object describeRole(const ContractionRole &info);
 
 /// `file:line:col` of `loc` (its first file location), for reports; the
