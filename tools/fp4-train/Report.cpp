@@ -35,8 +35,13 @@ fp4train::train::firstStepReaching(const std::vector<double> &losses,
   return std::nullopt;
 }
 
+std::string Run::getRecipeLabel() const {
+  return switchedAt ? recipe + "+switch" : recipe;
+}
+
 std::string Run::getLabel(bool withSeed) const {
-  return withSeed ? recipe + "@" + std::to_string(seed) : recipe;
+  return withSeed ? getRecipeLabel() + "@" + std::to_string(seed)
+                  : getRecipeLabel();
 }
 
 namespace {
@@ -105,8 +110,8 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
                                                 int64_t tokensPerStep) {
   std::vector<std::string> recipes;
   for (const Run &run : runs)
-    if (!llvm::is_contained(recipes, run.recipe))
-      recipes.push_back(run.recipe);
+    if (!llvm::is_contained(recipes, run.getRecipeLabel()))
+      recipes.push_back(run.getRecipeLabel());
   auto reference = [&](uint64_t seed) -> const Run * {
     for (const Run &run : runs)
       if (run.recipe == "f32" && run.seed == seed)
@@ -121,7 +126,7 @@ void fp4train::train::printValidationComparison(const std::vector<Run> &runs,
         seconds;
     size_t atOrBelow = 0;
     for (const Run &run : runs) {
-      if (run.recipe != recipe)
+      if (run.getRecipeLabel() != recipe)
         continue;
       const Run *f32 = reference(run.seed);
       double final = finalValidation(run);
@@ -193,7 +198,7 @@ void fp4train::train::printComparison(const std::vector<Run> &runs,
                         : 0.0);
     }
     std::printf("| %s | %.6f | %+.2f%% | %s | %s | %.1f |\n",
-                run.recipe.c_str(), final, gap, reachText, overhead,
+                run.getRecipeLabel().c_str(), final, gap, reachText, overhead,
                 run.seconds);
   }
 }
@@ -588,6 +593,19 @@ std::string fp4train::train::renderSvg(const std::vector<Run> &runs,
                "text-anchor=\"middle\">%s</text>\n",
                (left + width - right) / 2, height - 10, (top + height) / 2,
                (top + height) / 2, escapeXml(yLabel).c_str());
+  // The phase switch ([SW1]): every switching run switches at one step.
+  for (const Run &run : runs) {
+    if (!run.switchedAt)
+      continue;
+    double px = x(double(*run.switchedAt));
+    std::fprintf(f,
+                 "<line class=\"switch\" x1=\"%g\" x2=\"%g\" y1=\"%g\" "
+                 "y2=\"%g\" stroke=\"#888\" stroke-dasharray=\"6 4\"/>"
+                 "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\" "
+                 "fill=\"#888\">switch</text>\n",
+                 px, px, top, height - bottom, px, top - 4);
+    break;
+  }
   bool anyValidation = false;
   for (size_t r = 0; r < runs.size(); ++r) {
     const char *color = kColors[colorOf[r] % kNumColors];

@@ -29,8 +29,13 @@ struct Run {
   std::vector<std::pair<int64_t, double>> validation;
   int64_t steps = 0;
   double seconds = 0;
+  /// The step from which the run's switched roles ran in high precision
+  /// (--switch-at, [SW1]); nullopt when it did not switch.
+  std::optional<int64_t> switchedAt;
 
-  /// The recipe, with "@seed" when a comparison has several seeds.
+  /// The recipe, with "+switch" when the run switched ([SW1]).
+  std::string getRecipeLabel() const;
+  /// getRecipeLabel(), with "@seed" when a comparison has several seeds.
   std::string getLabel(bool withSeed) const;
 };
 
@@ -66,9 +71,11 @@ std::string renderCsv(const std::vector<Run> &runs, bool withSeed);
 
 /// An SVG plot of the moving-mean loss curves and, where runs have them,
 /// the validation curves (thicker, with markers); log-scale loss axis, one
-/// colour per recipe. `title` is "<step file> @<function>: <task>"; it is
-/// shown through fitTitle. `lossLabel` names the loss axis; empty: taken
-/// from the task description in `title` (lossAxisLabel).
+/// colour per recipe; a dashed vertical line labelled "switch" at the step
+/// where runs switched roles to high precision. `title` is "<step file>
+/// @<function>: <task>"; it is shown through fitTitle. `lossLabel` names the
+/// loss axis; empty: taken from the task description in `title`
+/// (lossAxisLabel).
 std::string renderSvg(const std::vector<Run> &runs, int64_t window,
                       const std::string &title,
                       const std::string &lossLabel = "");

@@ -110,7 +110,7 @@ void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
 
 Run train(Session &session, const Task &task, const std::string &recipeName,
           uint64_t seed, std::optional<double> target) {
-  std::shared_ptr<JitFunction> jit;
+  std::shared_ptr<JitFunction> jit, switched;
   StepSignature signature;
   {
     std::lock_guard<std::mutex> lock(session.compileMutex);
@@ -118,6 +118,13 @@ Run train(Session &session, const Task &task, const std::string &recipeName,
     if (!cached)
       cached = session.compile(recipeName);
     jit = cached;
+    if (session.switchStep && recipeName != "f32") {
+      std::shared_ptr<JitFunction> &other =
+          session.compiledSwitched[recipeName];
+      if (!other)
+        other = session.compileSwitched(recipeName);
+      switched = other;
+    }
     auto function =
         session.module.lookupSymbol<func::FuncOp>(session.functionName);
     signature = readSignature(function, *jit);
@@ -161,6 +168,12 @@ Run train(Session &session, const Task &task, const std::string &recipeName,
   for (int64_t s = 0; s < session.limit; ++s) {
     if (s >= session.horizon && reached(s))
       break;
+    if (switched && s == *session.switchStep) {
+      // [SW1] same signature, same buffers: parameters and optimizer
+      // moments carry over.
+      trainer.setFunction(*switched);
+      run.switchedAt = s;
+    }
     double loss = trainer.step(task, s);
     if (!std::isfinite(loss))
       fail(label + ": the loss is not finite at step " + llvm::Twine(s));

@@ -99,6 +99,12 @@ struct Session {
   /// Compiles the step under a recipe (the tool's pipeline options).
   std::function<std::unique_ptr<mlir::fp4train::JitFunction>(llvm::StringRef)>
       compile;
+  /// --switch-at ([SW1]): from step `switchStep` on, the runs of every
+  /// recipe but f32 call the step `compileSwitched` makes for the recipe,
+  /// whose switched roles keep the graph's precision.
+  std::optional<int64_t> switchStep;
+  std::function<std::unique_ptr<mlir::fp4train::JitFunction>(llvm::StringRef)>
+      compileSwitched;
   TrainOptions options;
   /// This process and the others of a sharded step (one, unsharded).
   const Processes *processes = nullptr;
@@ -117,6 +123,9 @@ struct Session {
   /// The compiled step of each recipe, shared by its seeds (calls on
   /// distinct buffers may run concurrently).
   std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>> compiled;
+  /// The switched step of each recipe, likewise.
+  std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>>
+      compiledSwitched;
   Progress progress;
 };
 

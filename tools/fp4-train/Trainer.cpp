@@ -11,6 +11,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -61,11 +62,11 @@ double fp4train::train::getLearningRate(const TrainOptions &options,
 
 Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
                  const TrainOptions &options, const Processes &processes)
-    : jit(jit), signature(signature), options(options), processes(processes) {
+    : jit(&jit), signature(signature), options(options), processes(processes) {
   const mlir::fp4train::StepLayout *layout = processes.getLayout();
   std::mt19937_64 rng(options.seed);
   for (auto [i, index] : llvm::enumerate(signature.params)) {
-    const JitValue &value = jit.getArguments()[index];
+    const JitValue &value = this->jit->getArguments()[index];
     // Drawn whole, in the order one process draws them, then sharded.
     std::vector<int64_t> shape =
         layout ? layout->arguments[index].globalShape : value.shape;
@@ -94,7 +95,7 @@ Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
       second.emplace_back(p.size(), 0.0f);
     }
   }
-  auto args = jit.getArguments();
+  auto args = this->jit->getArguments();
   int64_t inputs = args[signature.input].getNumElements();
   int64_t targets = args[signature.target].getNumElements();
   if (signature.tokens) {
@@ -131,10 +132,17 @@ template <typename Draw> void Trainer::load(Draw draw) {
                       targetData(), 4);
 }
 
+void Trainer::setFunction(JitFunction &next) {
+  // Another recipe of the same step: the buffers stay valid.
+  assert(next.getArguments().size() == jit->getArguments().size() &&
+         next.getResults().size() == jit->getResults().size());
+  jit = &next;
+}
+
 float Trainer::call(int64_t step, float rate) {
   callRate = rate;
   callStep = step;
-  callArgs.assign(jit.getArguments().size(), nullptr);
+  callArgs.assign(jit->getArguments().size(), nullptr);
   for (auto [i, index] : llvm::enumerate(signature.params))
     callArgs[index] = params[i].data();
   callArgs[signature.input] = inputData();
@@ -147,7 +155,7 @@ float Trainer::call(int64_t step, float rate) {
   for (std::vector<float> &out : outs)
     callResults.push_back(out.data());
   // [IDX1] A token id or target out of range: a one-line error.
-  if (llvm::Error error = jit.call(callArgs, callResults))
+  if (llvm::Error error = jit->call(callArgs, callResults))
     fail(llvm::toString(std::move(error)));
   return callLoss;
 }
@@ -237,10 +245,10 @@ Trainer::dump(const Task &task, int64_t step, const std::string &directory) {
     files.push_back({directory + "/" + name + ".npy",
                      numerics::serializeNpy(type, shape, data)});
   };
-  for (auto [i, value] : llvm::enumerate(jit.getArguments()))
+  for (auto [i, value] : llvm::enumerate(jit->getArguments()))
     add("arg" + std::to_string(i), value, args[i],
         layout ? &layout->arguments[i] : nullptr);
-  for (auto [j, value] : llvm::enumerate(jit.getResults()))
+  for (auto [j, value] : llvm::enumerate(jit->getResults()))
     add("result" + std::to_string(j), value, results[j],
         layout ? &layout->results[j] : nullptr);
   return files;

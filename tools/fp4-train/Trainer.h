@@ -83,6 +83,11 @@ public:
   Trainer(mlir::fp4train::JitFunction &jit, const StepSignature &signature,
           const TrainOptions &options, const Processes &processes);
 
+  /// Calls `jit` from now on: a step of the same function compiled under
+  /// another recipe (same arguments and results); the parameters and the
+  /// optimizer's moments stay.
+  void setFunction(mlir::fp4train::JitFunction &jit);
+
   /// Runs step `step` on the task's batch, updates the parameters and
   /// returns the loss.
   double step(const Task &task, int64_t step);
@@ -115,7 +120,7 @@ private:
     return signature.tokens ? (void *)tokenTarget.data() : floatTarget.data();
   }
 
-  mlir::fp4train::JitFunction &jit;
+  mlir::fp4train::JitFunction *jit;
   const StepSignature &signature;
   TrainOptions options;
   const Processes &processes;

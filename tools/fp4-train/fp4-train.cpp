@@ -170,6 +170,23 @@ static cl::opt<int> stepArg("step-arg", cl::init(-1),
 static cl::opt<std::string> weightLayout("weight-layout", cl::init("out-in"),
                                          cl::desc("out-in or in-out"),
                                          cl::cat(category));
+static cl::opt<double> switchAt(
+    "switch-at", cl::init(0),
+    cl::desc("from this fraction of the steps on (0 < F < 1), the "
+             "--switch-roles run in high precision: a second compiled step, "
+             "the optimizer state carried over ([SW1], docs/training.md)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    switchRoles("switch-roles", cl::init("fprop"),
+                cl::desc("comma-separated roles --switch-at moves to high "
+                         "precision (fprop, dgrad, wgrad)"),
+                cl::cat(category));
+static cl::opt<std::string> quantizeReports(
+    "quantize-reports",
+    cl::desc("directory for the quantization report (a table) of each "
+             "compiled step: <recipe>.txt, and <recipe>.switched.txt for the "
+             "step --switch-at moves to"),
+    cl::cat(category));
 /// --stochastic-rounding, --hadamard, ...: the recipe overrides ([RO1]).
 static RecipeOverrideOptions recipeOverrides(category);
 static cl::opt<bool> checkIndices(
@@ -192,23 +209,58 @@ void checkRecipe(MLIRContext &context, llvm::StringRef name) {
     fail(message + "; or f32 (no quantization)");
 }
 
-/// Compiles a fresh copy of `module` under `recipeName`.
-std::unique_ptr<JitFunction> compileFor(ModuleOp module,
-                                        llvm::StringRef recipeName,
-                                        int resolvedStepArg, CPUNumerics path) {
+/// A file name for the report of `recipeName`: the name itself when it is
+/// a preset's (letters, digits, '-', '_'), else "recipe" (a recipe spelled
+/// as an attribute holds '/', '<' and more).
+std::string getReportName(llvm::StringRef recipeName) {
+  bool plain = !recipeName.empty() && llvm::all_of(recipeName, [](char c) {
+    return llvm::isAlnum(c) || c == '-' || c == '_';
+  });
+  return plain ? recipeName.str() : "recipe";
+}
+
+/// The roles of `recipeName` (with the tool's overrides) that a switch to
+/// high precision of `switched` leaves quantized ([SW1]).
+unsigned getRolesAfterSwitch(MLIRContext &context, llvm::StringRef recipeName,
+                             unsigned switched) {
+  RecipeAttr recipe = parseRecipe(UnknownLoc::get(&context), recipeName);
+  if (recipe)
+    recipe =
+        recipeOverrides.getValue().apply(UnknownLoc::get(&context), recipe);
+  unsigned remaining = 0;
+  for (Role role : {Role::fprop, Role::dgrad, Role::wgrad})
+    if (recipe && recipe.getForRole(role) && !(switched & roleBit(role)))
+      remaining |= roleBit(role);
+  return remaining;
+}
+
+/// Compiles a fresh copy of `module` under `recipeName`; `roles`, when set,
+/// replaces the roles it quantizes (0: none, the step of f32). `report`
+/// names the file for the quantization report (empty: none).
+std::unique_ptr<JitFunction>
+compileFor(ModuleOp module, llvm::StringRef recipeName, int resolvedStepArg,
+           CPUNumerics path, std::optional<unsigned> roles = std::nullopt,
+           const std::string &report = "") {
   OwningOpRef<ModuleOp> copy = module.clone();
+  // The f32 reference quantizes nothing, whatever the overrides.
+  bool quantized = recipeName != "f32" && roles != 0u;
   auto jit = JitFunction::compile(
       *copy, functionName,
       [&](OpPassManager &pm) {
         CPUPipelineOptions options;
-        options.recipe = recipeName.str();
+        options.recipe = quantized ? recipeName.str() : "none";
         options.stepArg = resolvedStepArg;
         options.weightLayout = weightLayout;
-        // The f32 reference quantizes nothing, whatever the overrides.
-        if (recipeName != "f32")
-          options.overrides.setValue(recipeOverrides.getValue());
+        if (quantized) {
+          RecipeOverrides overrides = recipeOverrides.getValue();
+          if (roles)
+            overrides.roles = RoleSet{*roles};
+          options.overrides.setValue(overrides);
+        }
         options.outParams = true;
         options.numerics = path;
+        options.report = report;
+        options.reportFormat = ReportFormat::Table;
         buildCPUPipeline(pm, options);
       },
       JitOptions{checkIndices});
@@ -448,6 +500,31 @@ static void checkOptionRanges() {
   if (schedule != "auto" && schedule != "constant" && schedule != "cosine")
     fail("unknown schedule '" + schedule +
          "' (expected constant, cosine or auto)");
+  if (!std::isfinite(switchAt) || switchAt < 0 || switchAt >= 1 ||
+      (switchAt.getNumOccurrences() && switchAt == 0))
+    fail("--switch-at must lie in (0, 1), the fraction of the steps after "
+         "which the switched roles run in high precision");
+  if (switchRoles.getNumOccurrences() && !switchAt.getNumOccurrences())
+    fail("--switch-roles needs --switch-at");
+}
+
+/// The roles of --switch-roles as role bits.
+static unsigned parseSwitchRoles() {
+  unsigned bits = 0;
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(switchRoles).split(names, ',', -1, false);
+  for (llvm::StringRef name : names) {
+    std::optional<Role> role = symbolizeRole(name.trim());
+    if (!role)
+      fail("--switch-roles: unknown role '" + name.trim() +
+           "' (expected fprop, dgrad or wgrad)");
+    if (bits & roleBit(*role))
+      fail("--switch-roles names " + name.trim() + " twice");
+    bits |= roleBit(*role);
+  }
+  if (!bits)
+    fail("--switch-roles names no role");
+  return bits;
 }
 
 int main(int argc, char **argv) {
@@ -477,6 +554,7 @@ int main(int argc, char **argv) {
   context.loadDialect<FP4TrainDialect>();
   for (const std::string &name : recipes)
     checkRecipe(context, name);
+  unsigned switched = switchAt.getNumOccurrences() ? parseSwitchRoles() : 0;
   std::vector<uint64_t> seedList = {seed};
   if (!seeds.empty()) {
     std::optional<std::vector<uint64_t>> parsed = parseSeeds(seeds);
@@ -502,7 +580,7 @@ int main(int argc, char **argv) {
   std::optional<std::string> directoryError;
   if (processes->isRoot())
     for (const std::string &directory :
-         {dumpStep.getValue(), outDir.getValue()})
+         {dumpStep.getValue(), outDir.getValue(), quantizeReports.getValue()})
       if (!directory.empty() && !directoryError)
         if (std::error_code error =
                 llvm::sys::fs::create_directories(directory))
@@ -517,8 +595,16 @@ int main(int argc, char **argv) {
 
   CPUNumerics path = numerics == "ir" ? CPUNumerics::IR : CPUNumerics::Runtime;
   // The first recipe's step tells how to call it; the runs reuse it.
+  // The root writes the quantization report of each compiled step.
+  auto reportPath = [&](llvm::StringRef recipeName, bool afterSwitch) {
+    if (quantizeReports.empty() || !processes->isRoot())
+      return std::string();
+    return quantizeReports + "/" + getReportName(recipeName) +
+           (afterSwitch ? ".switched" : "") + ".txt";
+  };
   std::shared_ptr<JitFunction> first =
-      compileFor(*module, recipes.front(), resolvedStepArg, path);
+      compileFor(*module, recipes.front(), resolvedStepArg, path, std::nullopt,
+                 reportPath(recipes.front(), false));
   if (layout)
     checkShards(*layout, *first);
   StepSignature signature = readSignature(function, *first);
@@ -594,7 +680,8 @@ int main(int argc, char **argv) {
   session.functionName = functionName;
   session.processes = processes.get();
   session.compile = [&](llvm::StringRef recipe) {
-    return compileFor(*module, recipe, resolvedStepArg, path);
+    return compileFor(*module, recipe, resolvedStepArg, path, std::nullopt,
+                      reportPath(recipe, false));
   };
   session.dumpDirectory = dumpStep;
   // Defaults measured to keep the full 7-recipe --compare of the regression
@@ -605,6 +692,16 @@ int main(int argc, char **argv) {
                     : kind == "text" ? 3000
                                      : 10000;
   session.window = std::max<int64_t>(10, session.horizon / 10);
+  if (switched) {
+    session.switchStep = std::max<int64_t>(
+        1, int64_t(std::llround(switchAt * double(session.horizon))));
+    session.compileSwitched = [&](llvm::StringRef recipe) {
+      return compileFor(*module, recipe, resolvedStepArg, path,
+                        getRolesAfterSwitch(context, recipe, switched),
+                        reportPath(recipe, true));
+    };
+  }
+
   session.evalEvery = evalEvery ? int64_t(evalEvery)
                                 : std::max<int64_t>(1, session.horizon / 20);
   session.tokensPerStep = lm ? batch * length : inputShape[0];
@@ -642,6 +739,12 @@ int main(int argc, char **argv) {
                        seedList, [](uint64_t s) { return std::to_string(s); }),
                    ",")
             .c_str());
+
+  if (session.switchStep)
+    std::printf("# +switch: from step %lld on (--switch-at %g), %s run in "
+                "high precision\n",
+                (long long)*session.switchStep, double(switchAt),
+                switchRoles.c_str());
 
   // The reference runs first: the others continue past the horizon while
   // they have not reached its final loss (up to 50% more steps).
@@ -692,7 +795,7 @@ int main(int argc, char **argv) {
       std::printf("recipe %s: final held-out loss %.6f (%.4f bits/byte), "
                   "first held-out loss %.6f, final training loss %.6f (mean "
                   "of the last %lld steps), %.1f s\n",
-                  run.recipe.c_str(), final, final / std::log(2.0),
+                  run.getRecipeLabel().c_str(), final, final / std::log(2.0),
                   run.validation.front().second,
                   windowMean(run.losses, session.horizon, session.window),
                   (long long)session.window, run.seconds);
@@ -703,7 +806,7 @@ int main(int argc, char **argv) {
     const Run &run = runs.front();
     std::printf("recipe %s: final loss %.6f (mean of the last %lld steps), "
                 "first-window loss %.6f, %.1f s\n",
-                run.recipe.c_str(),
+                run.getRecipeLabel().c_str(),
                 windowMean(run.losses, session.horizon, session.window),
                 (long long)session.window,
                 windowMean(run.losses, session.window, session.window),
