@@ -2343,3 +2343,1089 @@ func.func @train_step(
         tensor<128xf32>, tensor<512x128xf32>, tensor<128x512xf32>, tensor<128xf32>,
         tensor<256x128xf32>
 }
+
+// The forward and loss of @train_step alone, for held-out losses (fp4-train
+// calls it instead of the whole step): the same arguments, the loss only.
+func.func @eval_loss(
+    %wte: tensor<256x128xf32> {fp4train.param},
+    %wpe: tensor<64x128xf32> {fp4train.param},
+    %l0_g1: tensor<128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_wq: tensor<128x128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_wk: tensor<128x128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_wv: tensor<128x128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_wo: tensor<128x128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_g2: tensor<128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_w1: tensor<512x128xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l0_w2: tensor<128x512xf32> {fp4train.param, fp4train.block = 0 : i64},
+    %l1_g1: tensor<128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_wq: tensor<128x128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_wk: tensor<128x128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_wv: tensor<128x128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_wo: tensor<128x128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_g2: tensor<128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_w1: tensor<512x128xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l1_w2: tensor<128x512xf32> {fp4train.param, fp4train.block = 1 : i64},
+    %l2_g1: tensor<128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_wq: tensor<128x128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_wk: tensor<128x128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_wv: tensor<128x128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_wo: tensor<128x128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_g2: tensor<128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_w1: tensor<512x128xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l2_w2: tensor<128x512xf32> {fp4train.param, fp4train.block = 2 : i64},
+    %l3_g1: tensor<128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_wq: tensor<128x128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_wk: tensor<128x128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_wv: tensor<128x128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_wo: tensor<128x128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_g2: tensor<128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_w1: tensor<512x128xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %l3_w2: tensor<128x512xf32> {fp4train.param, fp4train.block = 3 : i64},
+    %gf: tensor<128xf32> {fp4train.param},
+    %whead: tensor<256x128xf32> {fp4train.param},
+    %tokens: tensor<1x64xi32>,
+    %targets: tensor<1x64xi32>,
+    %step: i64)
+    -> (tensor<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %three = arith.constant 3.0 : f32
+  %minus_inf = arith.constant 0xFF800000 : f32
+  %norm_eps = arith.constant 1.0e-05 : f32
+  %inv_d = arith.constant 0.0078125 : f32  // 1/D = 1/128
+  %inv_sqrt_dh = arith.constant 0.176776695 : f32  // 1/√dh = 1/√32
+  %inv_t = arith.constant 0.015625 : f32  // 1/T = 1/64: the loss is a mean over the tokens
+  %sqrt_2_over_pi = arith.constant 0.797884561 : f32
+  %gelu_cubic = arith.constant 0.044715 : f32
+
+  %empty_1x64x128 = tensor.empty() : tensor<1x64x128xf32>
+  %empty_64 = tensor.empty() : tensor<64xf32>
+  %zeros_64 = linalg.fill ins(%zero : f32) outs(%empty_64 : tensor<64xf32>) -> tensor<64xf32>
+  %empty_64x128 = tensor.empty() : tensor<64x128xf32>
+  %zeros_64x128 = linalg.fill ins(%zero : f32) outs(%empty_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %empty_128x128 = tensor.empty() : tensor<128x128xf32>
+  %empty_1x4x64x32 = tensor.empty() : tensor<1x4x64x32xf32>
+  %empty_1x4x32x64 = tensor.empty() : tensor<1x4x32x64xf32>
+  %empty_4x64x64 = tensor.empty() : tensor<4x64x64xf32>
+  %zeros_4x64x64 = linalg.fill ins(%zero : f32) outs(%empty_4x64x64 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  %empty_4x64 = tensor.empty() : tensor<4x64xf32>
+  %minus_infs_4x64 = linalg.fill ins(%minus_inf : f32) outs(%empty_4x64 : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %zeros_4x64 = linalg.fill ins(%zero : f32) outs(%empty_4x64 : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %empty_4x64x32 = tensor.empty() : tensor<4x64x32xf32>
+  %zeros_4x64x32 = linalg.fill ins(%zero : f32) outs(%empty_4x64x32 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  %empty_1x64x4x32 = tensor.empty() : tensor<1x64x4x32xf32>
+  %empty_128x512 = tensor.empty() : tensor<128x512xf32>
+  %empty_64x512 = tensor.empty() : tensor<64x512xf32>
+  %zeros_64x512 = linalg.fill ins(%zero : f32) outs(%empty_64x512 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %empty_64x256 = tensor.empty() : tensor<64x256xf32>
+  %zeros_64x256 = linalg.fill ins(%zero : f32) outs(%empty_64x256 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %minus_infs_64 = linalg.fill ins(%minus_inf : f32) outs(%empty_64 : tensor<64xf32>) -> tensor<64xf32>
+  %loss_init = tensor.empty() : tensor<f32>
+  %loss_zero = linalg.fill ins(%zero : f32) outs(%loss_init : tensor<f32>) -> tensor<f32>
+
+  // ===================================================================== //
+  // Forward
+  // ===================================================================== //
+
+  // ---- embedding: X0[b, s] = wte[tokens[b, s]] + wpe[s] ----
+  // A gather (tensor.extract), as torch-mlir lowers aten.embedding.
+  // A token outside [0, 256) reads row 0 and embeds as NaN: the gather never
+  // leaves the table, and the loss of such a batch is NaN ([IDX1]).
+  %x0_bsd = linalg.generic {indexing_maps = [#bs, #sd, #bsd],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%tokens, %wpe : tensor<1x64xi32>, tensor<64x128xf32>)
+      outs(%empty_1x64x128 : tensor<1x64x128xf32>) {
+  ^bb0(%token: i32, %pos: f32, %out: f32):
+    %row = arith.index_cast %token : i32 to index
+    %vocab = arith.constant 256 : index
+    %in_vocab = arith.cmpi ult, %row, %vocab : index
+    %row0 = arith.constant 0 : index
+    %safe_row = arith.select %in_vocab, %row, %row0 : index
+    %d = linalg.index 2 : index
+    %looked_up = tensor.extract %wte[%safe_row, %d] : tensor<256x128xf32>
+    %nan = arith.constant 0x7FC00000 : f32
+    %tok_emb = arith.select %in_vocab, %looked_up, %nan : f32
+    %emb = arith.addf %tok_emb, %pos : f32
+    linalg.yield %emb : f32
+  } -> tensor<1x64x128xf32>
+  %x0 = tensor.collapse_shape %x0_bsd [[0, 1], [2]]
+      : tensor<1x64x128xf32> into tensor<64x128xf32>
+
+  // ==================== decoder block 0: forward ==================== //
+
+  // ---- block 0: RMSNorm 1, Xn = X · r1 ⊙ g1, r1 = 1/√(mean_d(X²) + ε) ----
+  %l0_norm1_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x0 : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l0_r1 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l0_norm1_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l0_xn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x0, %l0_r1, %l0_g1 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 0: Q, K, V projections ----
+  // Fprop: Q = Xn · Wqᵀ (block 0; Wq transposed by the indexing maps) [param 3, l0_wq]
+  %l0_q = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l0_xn, %l0_wq : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: K = Xn · Wkᵀ (block 0; indexing maps) [param 4, l0_wk]
+  %l0_k = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l0_xn, %l0_wk : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: V = Xn · Wvᵀ (block 0; explicit transpose of Wv) [param 5, l0_wv]
+  %l0_wv_t = linalg.transpose ins(%l0_wv : tensor<128x128xf32>)
+      outs(%empty_128x128 : tensor<128x128xf32>) permutation = [1, 0]
+  %l0_v = linalg.matmul
+      ins(%l0_xn, %l0_wv_t : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+
+  // ---- block 0: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
+  %l0_q_split = tensor.expand_shape %l0_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l0_q_heads_bhsd = linalg.transpose ins(%l0_q_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l0_q_heads = tensor.collapse_shape %l0_q_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l0_k_split = tensor.expand_shape %l0_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l0_k_heads_bhsd = linalg.transpose ins(%l0_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l0_k_heads = tensor.collapse_shape %l0_k_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l0_k_heads_t_bhds = linalg.transpose ins(%l0_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l0_k_heads_t = tensor.collapse_shape %l0_k_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+  %l0_v_split = tensor.expand_shape %l0_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l0_v_heads_bhsd = linalg.transpose ins(%l0_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l0_v_heads = tensor.collapse_shape %l0_v_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l0_v_heads_t_bhds = linalg.transpose ins(%l0_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l0_v_heads_t = tensor.collapse_shape %l0_v_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+
+  // ---- block 0: causal softmax attention ----
+  // other: scores Q_h · K_hᵀ (block 0)
+  %l0_qk = linalg.batch_matmul
+      ins(%l0_q_heads, %l0_k_heads_t : tensor<4x64x32xf32>, tensor<4x32x64xf32>)
+      outs(%zeros_4x64x64 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // S = Q_h · K_hᵀ / √dh, with −inf where the key comes after the query.
+  %l0_scores = linalg.generic {indexing_maps = [#id3, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l0_qk : tensor<4x64x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %scaled = arith.mulf %s, %inv_sqrt_dh : f32
+    %masked = arith.select %future, %minus_inf, %scaled : f32
+    linalg.yield %masked : f32
+  } -> tensor<4x64x64xf32>
+  // P = softmax(S) along the keys: exp(S − max) / Σ exp(S − max).
+  %l0_row_max = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l0_scores : tensor<4x64x64xf32>)
+      outs(%minus_infs_4x64 : tensor<4x64xf32>) {
+  ^bb0(%s: f32, %acc: f32):
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x64xf32>
+  %l0_exp_scores = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l0_scores, %l0_row_max : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %m: f32, %out: f32):
+    %shifted = arith.subf %s, %m : f32
+    %ex = math.exp %shifted : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x64x64xf32>
+  %l0_row_sum = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l0_exp_scores : tensor<4x64x64xf32>)
+      outs(%zeros_4x64 : tensor<4x64xf32>) {
+  ^bb0(%ex: f32, %acc: f32):
+    %s = arith.addf %acc, %ex : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %l0_probs = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l0_exp_scores, %l0_row_sum : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%ex: f32, %sum: f32, %out: f32):
+    %pr = arith.divf %ex, %sum : f32
+    linalg.yield %pr : f32
+  } -> tensor<4x64x64xf32>
+  // other: O_h = P · V_h (block 0)
+  %l0_o_heads = linalg.batch_matmul
+      ins(%l0_probs, %l0_v_heads : tensor<4x64x64xf32>, tensor<4x64x32xf32>)
+      outs(%zeros_4x64x32 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  // ---- block 0: merge heads, [B·H, S, dh] → [T, D] ----
+  %l0_o_bhsd = tensor.expand_shape %l0_o_heads [[0, 1], [2], [3]] output_shape [1, 4, 64, 32]
+      : tensor<4x64x32xf32> into tensor<1x4x64x32xf32>
+  %l0_o_split = linalg.transpose ins(%l0_o_bhsd : tensor<1x4x64x32xf32>)
+      outs(%empty_1x64x4x32 : tensor<1x64x4x32xf32>) permutation = [0, 2, 1, 3]
+  %l0_o = tensor.collapse_shape %l0_o_split [[0, 1], [2, 3]]
+      : tensor<1x64x4x32xf32> into tensor<64x128xf32>
+
+  // ---- block 0: output projection and residual, H = X + O · Woᵀ ----
+  // Fprop: O · Woᵀ (block 0; indexing maps) [param 6, l0_wo]
+  %l0_attn_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l0_o, %l0_wo : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l0_h = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x0, %l0_attn_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 0: RMSNorm 2, Hn = H · r2 ⊙ g2 ----
+  %l0_norm2_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l0_h : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l0_r2 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l0_norm2_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l0_hn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l0_h, %l0_r2, %l0_g2 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 0: MLP and residual, X' = H + gelu(Hn · W1ᵀ) · W2ᵀ ----
+  // Fprop: U = Hn · W1ᵀ (block 0; explicit transpose of W1) [param 8, l0_w1]
+  %l0_w1_t = linalg.transpose ins(%l0_w1 : tensor<512x128xf32>)
+      outs(%empty_128x512 : tensor<128x512xf32>) permutation = [1, 0]
+  %l0_u = linalg.matmul
+      ins(%l0_hn, %l0_w1_t : tensor<64x128xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x512 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %l0_gu = linalg.generic {indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l0_u : tensor<64x512xf32>)
+      outs(%empty_64x512 : tensor<64x512xf32>) {
+  ^bb0(%z: f32, %out: f32):
+    %z2 = arith.mulf %z, %z : f32
+    %z3 = arith.mulf %z2, %z : f32
+    %cz3 = arith.mulf %gelu_cubic, %z3 : f32
+    %inner = arith.addf %z, %cz3 : f32
+    %arg = arith.mulf %sqrt_2_over_pi, %inner : f32
+    %t = math.tanh %arg : f32
+    %one_plus_t = arith.addf %one, %t : f32
+    %half_z = arith.mulf %half, %z : f32
+    %gz = arith.mulf %half_z, %one_plus_t : f32
+    linalg.yield %gz : f32
+  } -> tensor<64x512xf32>
+  // Fprop: G · W2ᵀ (block 0; indexing maps) [param 9, l0_w2]
+  %l0_mlp_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l0_gu, %l0_w2 : tensor<64x512xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l0_y = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l0_h, %l0_mlp_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ==================== decoder block 1: forward ==================== //
+
+  // ---- block 1: RMSNorm 1, Xn = X · r1 ⊙ g1, r1 = 1/√(mean_d(X²) + ε) ----
+  %l1_norm1_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l0_y : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l1_r1 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l1_norm1_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l1_xn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l0_y, %l1_r1, %l1_g1 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 1: Q, K, V projections ----
+  // Fprop: Q = Xn · Wqᵀ (block 1; Wq transposed by the indexing maps) [param 11, l1_wq]
+  %l1_q = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l1_xn, %l1_wq : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: K = Xn · Wkᵀ (block 1; indexing maps) [param 12, l1_wk]
+  %l1_k = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l1_xn, %l1_wk : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: V = Xn · Wvᵀ (block 1; explicit transpose of Wv) [param 13, l1_wv]
+  %l1_wv_t = linalg.transpose ins(%l1_wv : tensor<128x128xf32>)
+      outs(%empty_128x128 : tensor<128x128xf32>) permutation = [1, 0]
+  %l1_v = linalg.matmul
+      ins(%l1_xn, %l1_wv_t : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+
+  // ---- block 1: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
+  %l1_q_split = tensor.expand_shape %l1_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l1_q_heads_bhsd = linalg.transpose ins(%l1_q_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l1_q_heads = tensor.collapse_shape %l1_q_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l1_k_split = tensor.expand_shape %l1_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l1_k_heads_bhsd = linalg.transpose ins(%l1_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l1_k_heads = tensor.collapse_shape %l1_k_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l1_k_heads_t_bhds = linalg.transpose ins(%l1_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l1_k_heads_t = tensor.collapse_shape %l1_k_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+  %l1_v_split = tensor.expand_shape %l1_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l1_v_heads_bhsd = linalg.transpose ins(%l1_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l1_v_heads = tensor.collapse_shape %l1_v_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l1_v_heads_t_bhds = linalg.transpose ins(%l1_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l1_v_heads_t = tensor.collapse_shape %l1_v_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+
+  // ---- block 1: causal softmax attention ----
+  // other: scores Q_h · K_hᵀ (block 1)
+  %l1_qk = linalg.batch_matmul
+      ins(%l1_q_heads, %l1_k_heads_t : tensor<4x64x32xf32>, tensor<4x32x64xf32>)
+      outs(%zeros_4x64x64 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // S = Q_h · K_hᵀ / √dh, with −inf where the key comes after the query.
+  %l1_scores = linalg.generic {indexing_maps = [#id3, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l1_qk : tensor<4x64x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %scaled = arith.mulf %s, %inv_sqrt_dh : f32
+    %masked = arith.select %future, %minus_inf, %scaled : f32
+    linalg.yield %masked : f32
+  } -> tensor<4x64x64xf32>
+  // P = softmax(S) along the keys: exp(S − max) / Σ exp(S − max).
+  %l1_row_max = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l1_scores : tensor<4x64x64xf32>)
+      outs(%minus_infs_4x64 : tensor<4x64xf32>) {
+  ^bb0(%s: f32, %acc: f32):
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x64xf32>
+  %l1_exp_scores = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l1_scores, %l1_row_max : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %m: f32, %out: f32):
+    %shifted = arith.subf %s, %m : f32
+    %ex = math.exp %shifted : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x64x64xf32>
+  %l1_row_sum = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l1_exp_scores : tensor<4x64x64xf32>)
+      outs(%zeros_4x64 : tensor<4x64xf32>) {
+  ^bb0(%ex: f32, %acc: f32):
+    %s = arith.addf %acc, %ex : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %l1_probs = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l1_exp_scores, %l1_row_sum : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%ex: f32, %sum: f32, %out: f32):
+    %pr = arith.divf %ex, %sum : f32
+    linalg.yield %pr : f32
+  } -> tensor<4x64x64xf32>
+  // other: O_h = P · V_h (block 1)
+  %l1_o_heads = linalg.batch_matmul
+      ins(%l1_probs, %l1_v_heads : tensor<4x64x64xf32>, tensor<4x64x32xf32>)
+      outs(%zeros_4x64x32 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  // ---- block 1: merge heads, [B·H, S, dh] → [T, D] ----
+  %l1_o_bhsd = tensor.expand_shape %l1_o_heads [[0, 1], [2], [3]] output_shape [1, 4, 64, 32]
+      : tensor<4x64x32xf32> into tensor<1x4x64x32xf32>
+  %l1_o_split = linalg.transpose ins(%l1_o_bhsd : tensor<1x4x64x32xf32>)
+      outs(%empty_1x64x4x32 : tensor<1x64x4x32xf32>) permutation = [0, 2, 1, 3]
+  %l1_o = tensor.collapse_shape %l1_o_split [[0, 1], [2, 3]]
+      : tensor<1x64x4x32xf32> into tensor<64x128xf32>
+
+  // ---- block 1: output projection and residual, H = X + O · Woᵀ ----
+  // Fprop: O · Woᵀ (block 1; indexing maps) [param 14, l1_wo]
+  %l1_attn_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l1_o, %l1_wo : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l1_h = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l0_y, %l1_attn_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 1: RMSNorm 2, Hn = H · r2 ⊙ g2 ----
+  %l1_norm2_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l1_h : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l1_r2 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l1_norm2_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l1_hn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l1_h, %l1_r2, %l1_g2 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 1: MLP and residual, X' = H + gelu(Hn · W1ᵀ) · W2ᵀ ----
+  // Fprop: U = Hn · W1ᵀ (block 1; explicit transpose of W1) [param 16, l1_w1]
+  %l1_w1_t = linalg.transpose ins(%l1_w1 : tensor<512x128xf32>)
+      outs(%empty_128x512 : tensor<128x512xf32>) permutation = [1, 0]
+  %l1_u = linalg.matmul
+      ins(%l1_hn, %l1_w1_t : tensor<64x128xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x512 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %l1_gu = linalg.generic {indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l1_u : tensor<64x512xf32>)
+      outs(%empty_64x512 : tensor<64x512xf32>) {
+  ^bb0(%z: f32, %out: f32):
+    %z2 = arith.mulf %z, %z : f32
+    %z3 = arith.mulf %z2, %z : f32
+    %cz3 = arith.mulf %gelu_cubic, %z3 : f32
+    %inner = arith.addf %z, %cz3 : f32
+    %arg = arith.mulf %sqrt_2_over_pi, %inner : f32
+    %t = math.tanh %arg : f32
+    %one_plus_t = arith.addf %one, %t : f32
+    %half_z = arith.mulf %half, %z : f32
+    %gz = arith.mulf %half_z, %one_plus_t : f32
+    linalg.yield %gz : f32
+  } -> tensor<64x512xf32>
+  // Fprop: G · W2ᵀ (block 1; indexing maps) [param 17, l1_w2]
+  %l1_mlp_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l1_gu, %l1_w2 : tensor<64x512xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l1_y = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l1_h, %l1_mlp_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ==================== decoder block 2: forward ==================== //
+
+  // ---- block 2: RMSNorm 1, Xn = X · r1 ⊙ g1, r1 = 1/√(mean_d(X²) + ε) ----
+  %l2_norm1_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l1_y : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l2_r1 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l2_norm1_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l2_xn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l1_y, %l2_r1, %l2_g1 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 2: Q, K, V projections ----
+  // Fprop: Q = Xn · Wqᵀ (block 2; Wq transposed by the indexing maps) [param 19, l2_wq]
+  %l2_q = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l2_xn, %l2_wq : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: K = Xn · Wkᵀ (block 2; indexing maps) [param 20, l2_wk]
+  %l2_k = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l2_xn, %l2_wk : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: V = Xn · Wvᵀ (block 2; explicit transpose of Wv) [param 21, l2_wv]
+  %l2_wv_t = linalg.transpose ins(%l2_wv : tensor<128x128xf32>)
+      outs(%empty_128x128 : tensor<128x128xf32>) permutation = [1, 0]
+  %l2_v = linalg.matmul
+      ins(%l2_xn, %l2_wv_t : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+
+  // ---- block 2: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
+  %l2_q_split = tensor.expand_shape %l2_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l2_q_heads_bhsd = linalg.transpose ins(%l2_q_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l2_q_heads = tensor.collapse_shape %l2_q_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l2_k_split = tensor.expand_shape %l2_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l2_k_heads_bhsd = linalg.transpose ins(%l2_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l2_k_heads = tensor.collapse_shape %l2_k_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l2_k_heads_t_bhds = linalg.transpose ins(%l2_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l2_k_heads_t = tensor.collapse_shape %l2_k_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+  %l2_v_split = tensor.expand_shape %l2_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l2_v_heads_bhsd = linalg.transpose ins(%l2_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l2_v_heads = tensor.collapse_shape %l2_v_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l2_v_heads_t_bhds = linalg.transpose ins(%l2_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l2_v_heads_t = tensor.collapse_shape %l2_v_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+
+  // ---- block 2: causal softmax attention ----
+  // other: scores Q_h · K_hᵀ (block 2)
+  %l2_qk = linalg.batch_matmul
+      ins(%l2_q_heads, %l2_k_heads_t : tensor<4x64x32xf32>, tensor<4x32x64xf32>)
+      outs(%zeros_4x64x64 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // S = Q_h · K_hᵀ / √dh, with −inf where the key comes after the query.
+  %l2_scores = linalg.generic {indexing_maps = [#id3, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l2_qk : tensor<4x64x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %scaled = arith.mulf %s, %inv_sqrt_dh : f32
+    %masked = arith.select %future, %minus_inf, %scaled : f32
+    linalg.yield %masked : f32
+  } -> tensor<4x64x64xf32>
+  // P = softmax(S) along the keys: exp(S − max) / Σ exp(S − max).
+  %l2_row_max = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l2_scores : tensor<4x64x64xf32>)
+      outs(%minus_infs_4x64 : tensor<4x64xf32>) {
+  ^bb0(%s: f32, %acc: f32):
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x64xf32>
+  %l2_exp_scores = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l2_scores, %l2_row_max : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %m: f32, %out: f32):
+    %shifted = arith.subf %s, %m : f32
+    %ex = math.exp %shifted : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x64x64xf32>
+  %l2_row_sum = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l2_exp_scores : tensor<4x64x64xf32>)
+      outs(%zeros_4x64 : tensor<4x64xf32>) {
+  ^bb0(%ex: f32, %acc: f32):
+    %s = arith.addf %acc, %ex : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %l2_probs = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l2_exp_scores, %l2_row_sum : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%ex: f32, %sum: f32, %out: f32):
+    %pr = arith.divf %ex, %sum : f32
+    linalg.yield %pr : f32
+  } -> tensor<4x64x64xf32>
+  // other: O_h = P · V_h (block 2)
+  %l2_o_heads = linalg.batch_matmul
+      ins(%l2_probs, %l2_v_heads : tensor<4x64x64xf32>, tensor<4x64x32xf32>)
+      outs(%zeros_4x64x32 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  // ---- block 2: merge heads, [B·H, S, dh] → [T, D] ----
+  %l2_o_bhsd = tensor.expand_shape %l2_o_heads [[0, 1], [2], [3]] output_shape [1, 4, 64, 32]
+      : tensor<4x64x32xf32> into tensor<1x4x64x32xf32>
+  %l2_o_split = linalg.transpose ins(%l2_o_bhsd : tensor<1x4x64x32xf32>)
+      outs(%empty_1x64x4x32 : tensor<1x64x4x32xf32>) permutation = [0, 2, 1, 3]
+  %l2_o = tensor.collapse_shape %l2_o_split [[0, 1], [2, 3]]
+      : tensor<1x64x4x32xf32> into tensor<64x128xf32>
+
+  // ---- block 2: output projection and residual, H = X + O · Woᵀ ----
+  // Fprop: O · Woᵀ (block 2; indexing maps) [param 22, l2_wo]
+  %l2_attn_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l2_o, %l2_wo : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l2_h = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l1_y, %l2_attn_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 2: RMSNorm 2, Hn = H · r2 ⊙ g2 ----
+  %l2_norm2_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l2_h : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l2_r2 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l2_norm2_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l2_hn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l2_h, %l2_r2, %l2_g2 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 2: MLP and residual, X' = H + gelu(Hn · W1ᵀ) · W2ᵀ ----
+  // Fprop: U = Hn · W1ᵀ (block 2; explicit transpose of W1) [param 24, l2_w1]
+  %l2_w1_t = linalg.transpose ins(%l2_w1 : tensor<512x128xf32>)
+      outs(%empty_128x512 : tensor<128x512xf32>) permutation = [1, 0]
+  %l2_u = linalg.matmul
+      ins(%l2_hn, %l2_w1_t : tensor<64x128xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x512 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %l2_gu = linalg.generic {indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l2_u : tensor<64x512xf32>)
+      outs(%empty_64x512 : tensor<64x512xf32>) {
+  ^bb0(%z: f32, %out: f32):
+    %z2 = arith.mulf %z, %z : f32
+    %z3 = arith.mulf %z2, %z : f32
+    %cz3 = arith.mulf %gelu_cubic, %z3 : f32
+    %inner = arith.addf %z, %cz3 : f32
+    %arg = arith.mulf %sqrt_2_over_pi, %inner : f32
+    %t = math.tanh %arg : f32
+    %one_plus_t = arith.addf %one, %t : f32
+    %half_z = arith.mulf %half, %z : f32
+    %gz = arith.mulf %half_z, %one_plus_t : f32
+    linalg.yield %gz : f32
+  } -> tensor<64x512xf32>
+  // Fprop: G · W2ᵀ (block 2; indexing maps) [param 25, l2_w2]
+  %l2_mlp_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l2_gu, %l2_w2 : tensor<64x512xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l2_y = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l2_h, %l2_mlp_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ==================== decoder block 3: forward ==================== //
+
+  // ---- block 3: RMSNorm 1, Xn = X · r1 ⊙ g1, r1 = 1/√(mean_d(X²) + ε) ----
+  %l3_norm1_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l2_y : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l3_r1 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l3_norm1_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l3_xn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l2_y, %l3_r1, %l3_g1 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 3: Q, K, V projections ----
+  // Fprop: Q = Xn · Wqᵀ (block 3; Wq transposed by the indexing maps) [param 27, l3_wq]
+  %l3_q = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l3_xn, %l3_wq : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: K = Xn · Wkᵀ (block 3; indexing maps) [param 28, l3_wk]
+  %l3_k = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l3_xn, %l3_wk : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  // Fprop: V = Xn · Wvᵀ (block 3; explicit transpose of Wv) [param 29, l3_wv]
+  %l3_wv_t = linalg.transpose ins(%l3_wv : tensor<128x128xf32>)
+      outs(%empty_128x128 : tensor<128x128xf32>) permutation = [1, 0]
+  %l3_v = linalg.matmul
+      ins(%l3_xn, %l3_wv_t : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+
+  // ---- block 3: split heads, [T, D] → [B·H, S, dh] (Kᵀ: [B·H, dh, S]) ----
+  %l3_q_split = tensor.expand_shape %l3_q [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l3_q_heads_bhsd = linalg.transpose ins(%l3_q_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l3_q_heads = tensor.collapse_shape %l3_q_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l3_k_split = tensor.expand_shape %l3_k [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l3_k_heads_bhsd = linalg.transpose ins(%l3_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l3_k_heads = tensor.collapse_shape %l3_k_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l3_k_heads_t_bhds = linalg.transpose ins(%l3_k_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l3_k_heads_t = tensor.collapse_shape %l3_k_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+  %l3_v_split = tensor.expand_shape %l3_v [[0, 1], [2, 3]] output_shape [1, 64, 4, 32]
+      : tensor<64x128xf32> into tensor<1x64x4x32xf32>
+  %l3_v_heads_bhsd = linalg.transpose ins(%l3_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x64x32 : tensor<1x4x64x32xf32>) permutation = [0, 2, 1, 3]
+  %l3_v_heads = tensor.collapse_shape %l3_v_heads_bhsd [[0, 1], [2], [3]]
+      : tensor<1x4x64x32xf32> into tensor<4x64x32xf32>
+  %l3_v_heads_t_bhds = linalg.transpose ins(%l3_v_split : tensor<1x64x4x32xf32>)
+      outs(%empty_1x4x32x64 : tensor<1x4x32x64xf32>) permutation = [0, 2, 3, 1]
+  %l3_v_heads_t = tensor.collapse_shape %l3_v_heads_t_bhds [[0, 1], [2], [3]]
+      : tensor<1x4x32x64xf32> into tensor<4x32x64xf32>
+
+  // ---- block 3: causal softmax attention ----
+  // other: scores Q_h · K_hᵀ (block 3)
+  %l3_qk = linalg.batch_matmul
+      ins(%l3_q_heads, %l3_k_heads_t : tensor<4x64x32xf32>, tensor<4x32x64xf32>)
+      outs(%zeros_4x64x64 : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+  // S = Q_h · K_hᵀ / √dh, with −inf where the key comes after the query.
+  %l3_scores = linalg.generic {indexing_maps = [#id3, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l3_qk : tensor<4x64x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %scaled = arith.mulf %s, %inv_sqrt_dh : f32
+    %masked = arith.select %future, %minus_inf, %scaled : f32
+    linalg.yield %masked : f32
+  } -> tensor<4x64x64xf32>
+  // P = softmax(S) along the keys: exp(S − max) / Σ exp(S − max).
+  %l3_row_max = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l3_scores : tensor<4x64x64xf32>)
+      outs(%minus_infs_4x64 : tensor<4x64xf32>) {
+  ^bb0(%s: f32, %acc: f32):
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4x64xf32>
+  %l3_exp_scores = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l3_scores, %l3_row_max : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%s: f32, %m: f32, %out: f32):
+    %shifted = arith.subf %s, %m : f32
+    %ex = math.exp %shifted : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x64x64xf32>
+  %l3_row_sum = linalg.generic {indexing_maps = [#id3, #query],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%l3_exp_scores : tensor<4x64x64xf32>)
+      outs(%zeros_4x64 : tensor<4x64xf32>) {
+  ^bb0(%ex: f32, %acc: f32):
+    %s = arith.addf %acc, %ex : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %l3_probs = linalg.generic {indexing_maps = [#id3, #query, #id3],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%l3_exp_scores, %l3_row_sum : tensor<4x64x64xf32>, tensor<4x64xf32>)
+      outs(%empty_4x64x64 : tensor<4x64x64xf32>) {
+  ^bb0(%ex: f32, %sum: f32, %out: f32):
+    %pr = arith.divf %ex, %sum : f32
+    linalg.yield %pr : f32
+  } -> tensor<4x64x64xf32>
+  // other: O_h = P · V_h (block 3)
+  %l3_o_heads = linalg.batch_matmul
+      ins(%l3_probs, %l3_v_heads : tensor<4x64x64xf32>, tensor<4x64x32xf32>)
+      outs(%zeros_4x64x32 : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+
+  // ---- block 3: merge heads, [B·H, S, dh] → [T, D] ----
+  %l3_o_bhsd = tensor.expand_shape %l3_o_heads [[0, 1], [2], [3]] output_shape [1, 4, 64, 32]
+      : tensor<4x64x32xf32> into tensor<1x4x64x32xf32>
+  %l3_o_split = linalg.transpose ins(%l3_o_bhsd : tensor<1x4x64x32xf32>)
+      outs(%empty_1x64x4x32 : tensor<1x64x4x32xf32>) permutation = [0, 2, 1, 3]
+  %l3_o = tensor.collapse_shape %l3_o_split [[0, 1], [2, 3]]
+      : tensor<1x64x4x32xf32> into tensor<64x128xf32>
+
+  // ---- block 3: output projection and residual, H = X + O · Woᵀ ----
+  // Fprop: O · Woᵀ (block 3; indexing maps) [param 30, l3_wo]
+  %l3_attn_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l3_o, %l3_wo : tensor<64x128xf32>, tensor<128x128xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l3_h = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l2_y, %l3_attn_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 3: RMSNorm 2, Hn = H · r2 ⊙ g2 ----
+  %l3_norm2_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l3_h : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %l3_r2 = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%l3_norm2_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %l3_hn = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l3_h, %l3_r2, %l3_g2 : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- block 3: MLP and residual, X' = H + gelu(Hn · W1ᵀ) · W2ᵀ ----
+  // Fprop: U = Hn · W1ᵀ (block 3; explicit transpose of W1) [param 32, l3_w1]
+  %l3_w1_t = linalg.transpose ins(%l3_w1 : tensor<512x128xf32>)
+      outs(%empty_128x512 : tensor<128x512xf32>) permutation = [1, 0]
+  %l3_u = linalg.matmul
+      ins(%l3_hn, %l3_w1_t : tensor<64x128xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x512 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %l3_gu = linalg.generic {indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l3_u : tensor<64x512xf32>)
+      outs(%empty_64x512 : tensor<64x512xf32>) {
+  ^bb0(%z: f32, %out: f32):
+    %z2 = arith.mulf %z, %z : f32
+    %z3 = arith.mulf %z2, %z : f32
+    %cz3 = arith.mulf %gelu_cubic, %z3 : f32
+    %inner = arith.addf %z, %cz3 : f32
+    %arg = arith.mulf %sqrt_2_over_pi, %inner : f32
+    %t = math.tanh %arg : f32
+    %one_plus_t = arith.addf %one, %t : f32
+    %half_z = arith.mulf %half, %z : f32
+    %gz = arith.mulf %half_z, %one_plus_t : f32
+    linalg.yield %gz : f32
+  } -> tensor<64x512xf32>
+  // Fprop: G · W2ᵀ (block 3; indexing maps) [param 33, l3_w2]
+  %l3_mlp_out = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%l3_gu, %l3_w2 : tensor<64x512xf32>, tensor<128x512xf32>)
+      outs(%zeros_64x128 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %l3_y = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l3_h, %l3_mlp_out : tensor<64x128xf32>, tensor<64x128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x128xf32>
+
+  // ==================== final norm, LM head, loss ==================== //
+
+  // ---- final RMSNorm: Xf = X · rf ⊙ gf ----
+  %final_norm_sumsq = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%l3_y : tensor<64x128xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%act: f32, %acc: f32):
+    %act2 = arith.mulf %act, %act : f32
+    %s = arith.addf %acc, %act2 : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %rf = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%final_norm_sumsq : tensor<64xf32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%ss: f32, %out: f32):
+    %mean = arith.mulf %ss, %inv_d : f32
+    %mean_eps = arith.addf %mean, %norm_eps : f32
+    %r = math.rsqrt %mean_eps : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %xf = linalg.generic {indexing_maps = [#id, #tok, #feat, #id],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%l3_y, %rf, %gf : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>)
+      outs(%empty_64x128 : tensor<64x128xf32>) {
+  ^bb0(%act: f32, %r: f32, %g: f32, %out: f32):
+    %act_r = arith.mulf %act, %r : f32
+    %act_rg = arith.mulf %act_r, %g : f32
+    linalg.yield %act_rg : f32
+  } -> tensor<64x128xf32>
+
+  // ---- LM head: logits = Xf · Wheadᵀ ----
+  // Fprop: logits = Xf · Wheadᵀ (indexing maps) [param 35, whead]
+  %logits = linalg.matmul indexing_maps = [#a_mk, #b_nk, #c_mn]
+      ins(%xf, %whead : tensor<64x128xf32>, tensor<256x128xf32>)
+      outs(%zeros_64x256 : tensor<64x256xf32>) -> tensor<64x256xf32>
+
+  // ---- loss = mean_t(logsumexp_v(logits[t]) − logits[t, targets[t]]), max-subtracted ----
+  %targets_flat = tensor.collapse_shape %targets [[0, 1]]
+      : tensor<1x64xi32> into tensor<64xi32>
+  %logits_max = linalg.generic {indexing_maps = [#id, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%logits : tensor<64x256xf32>)
+      outs(%minus_infs_64 : tensor<64xf32>) {
+  ^bb0(%l: f32, %acc: f32):
+    %m = arith.maximumf %acc, %l : f32
+    linalg.yield %m : f32
+  } -> tensor<64xf32>
+  %logits_sumexp = linalg.generic {indexing_maps = [#id, #tok, #tok],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%logits, %logits_max : tensor<64x256xf32>, tensor<64xf32>)
+      outs(%zeros_64 : tensor<64xf32>) {
+  ^bb0(%l: f32, %m: f32, %acc: f32):
+    %shifted = arith.subf %l, %m : f32
+    %ex = math.exp %shifted : f32
+    %s = arith.addf %acc, %ex : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  // The target's logit, gathered (torch-mlir lowers the gather of nll_loss so);
+  // a target outside [0, 256) reads column 0 and gives NaN ([IDX1]).
+  %target_logit = linalg.generic {indexing_maps = [#vec, #vec],
+      iterator_types = ["parallel"]}
+      ins(%targets_flat : tensor<64xi32>)
+      outs(%empty_64 : tensor<64xf32>) {
+  ^bb0(%target: i32, %out: f32):
+    %col = arith.index_cast %target : i32 to index
+    %vocab = arith.constant 256 : index
+    %in_vocab = arith.cmpi ult, %col, %vocab : index
+    %col0 = arith.constant 0 : index
+    %safe_col = arith.select %in_vocab, %col, %col0 : index
+    %t = linalg.index 0 : index
+    %gathered = tensor.extract %logits[%t, %safe_col] : tensor<64x256xf32>
+    %nan = arith.constant 0x7FC00000 : f32
+    %tl = arith.select %in_vocab, %gathered, %nan : f32
+    linalg.yield %tl : f32
+  } -> tensor<64xf32>
+  %loss = linalg.generic {indexing_maps = [#vec, #vec, #vec, #vec_scalar],
+      iterator_types = ["reduction"]}
+      ins(%logits_max, %logits_sumexp, %target_logit
+          : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+      outs(%loss_zero : tensor<f32>) {
+  ^bb0(%m: f32, %se: f32, %tl: f32, %acc: f32):
+    %log_se = math.log %se : f32
+    %lse = arith.addf %m, %log_se : f32
+    %nll = arith.subf %lse, %tl : f32
+    %term = arith.mulf %nll, %inv_t : f32
+    %s = arith.addf %acc, %term : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+
+  return %loss : tensor<f32>
+}

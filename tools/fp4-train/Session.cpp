@@ -110,32 +110,34 @@ void checkHostMemory(const JitFunction &jit, const StepSignature &signature,
 
 Run train(Session &session, const Task &task, const std::string &recipeName,
           uint64_t seed, std::optional<double> target) {
-  std::shared_ptr<JitFunction> jit, switched;
+  CompiledStep compiled, switched;
   StepSignature signature;
   {
     std::lock_guard<std::mutex> lock(session.compileMutex);
-    std::shared_ptr<JitFunction> &cached = session.compiled[recipeName];
-    if (!cached)
+    CompiledStep &cached = session.compiled[recipeName];
+    if (!cached.step)
       cached = session.compile(recipeName);
-    jit = cached;
+    compiled = cached;
     if (session.switchStep && recipeName != "f32") {
-      std::shared_ptr<JitFunction> &other =
-          session.compiledSwitched[recipeName];
-      if (!other)
+      CompiledStep &other = session.compiledSwitched[recipeName];
+      if (!other.step)
         other = session.compileSwitched(recipeName);
       switched = other;
     }
     auto function =
         session.module.lookupSymbol<func::FuncOp>(session.functionName);
-    signature = readSignature(function, *jit);
+    signature = readSignature(function, *compiled.step);
   }
-  checkHostMemory(*jit, signature, session.options.adam, session.functionName);
+  JitFunction &jit = *compiled.step;
+  checkHostMemory(jit, signature, session.options.adam, session.functionName);
   // Run times are training times: the compilation of a recipe is shared by
   // its seeds (and the first recipe's happened before any run).
   auto start = std::chrono::steady_clock::now();
   TrainOptions options = session.options;
   options.seed = seed;
-  Trainer trainer(*jit, signature, options, *session.processes);
+  Trainer trainer(jit, signature, options, *session.processes);
+  if (compiled.eval)
+    trainer.setFunction(jit, compiled.eval.get());
   // Written with the run's other outputs, once all runs have succeeded.
   if (!session.dumpDirectory.empty() && recipeName == session.dumpRecipe &&
       seed == session.dumpSeed)
@@ -168,10 +170,10 @@ Run train(Session &session, const Task &task, const std::string &recipeName,
   for (int64_t s = 0; s < session.limit; ++s) {
     if (s >= session.horizon && reached(s))
       break;
-    if (switched && s == *session.switchStep) {
+    if (switched.step && s == *session.switchStep) {
       // [SW1] same signature, same buffers: parameters and optimizer
       // moments carry over.
-      trainer.setFunction(*switched);
+      trainer.setFunction(*switched.step, switched.eval.get());
       run.switchedAt = s;
     }
     double loss = trainer.step(task, s);

@@ -91,20 +91,26 @@ private:
   std::chrono::steady_clock::time_point lastPrint;
 };
 
+/// The compiled functions of one recipe: the training step, and the
+/// forward-only loss (@eval_loss, [EVAL1]) where the step has one and the
+/// run uses it.
+struct CompiledStep {
+  std::shared_ptr<mlir::fp4train::JitFunction> step, eval;
+};
+
 /// What the runs of one invocation share.
 struct Session {
   mlir::ModuleOp module;
   /// The step function's name in `module`.
   std::string functionName;
-  /// Compiles the step under a recipe (the tool's pipeline options).
-  std::function<std::unique_ptr<mlir::fp4train::JitFunction>(llvm::StringRef)>
-      compile;
+  /// Compiles the step (and @eval_loss) under a recipe (the tool's pipeline
+  /// options).
+  std::function<CompiledStep(llvm::StringRef)> compile;
   /// --switch-at ([SW1]): from step `switchStep` on, the runs of every
   /// recipe but f32 call the step `compileSwitched` makes for the recipe,
   /// whose switched roles keep the graph's precision.
   std::optional<int64_t> switchStep;
-  std::function<std::unique_ptr<mlir::fp4train::JitFunction>(llvm::StringRef)>
-      compileSwitched;
+  std::function<CompiledStep(llvm::StringRef)> compileSwitched;
   TrainOptions options;
   /// This process and the others of a sharded step (one, unsharded).
   const Processes *processes = nullptr;
@@ -122,10 +128,9 @@ struct Session {
   std::mutex compileMutex;
   /// The compiled step of each recipe, shared by its seeds (calls on
   /// distinct buffers may run concurrently).
-  std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>> compiled;
+  std::map<std::string, CompiledStep> compiled;
   /// The switched step of each recipe, likewise.
-  std::map<std::string, std::shared_ptr<mlir::fp4train::JitFunction>>
-      compiledSwitched;
+  std::map<std::string, CompiledStep> compiledSwitched;
   Progress progress;
 };
 

@@ -132,11 +132,32 @@ template <typename Draw> void Trainer::load(Draw draw) {
                       targetData(), 4);
 }
 
-void Trainer::setFunction(JitFunction &next) {
+void Trainer::setFunction(JitFunction &next, JitFunction *nextEval) {
   // Another recipe of the same step: the buffers stay valid.
   assert(next.getArguments().size() == jit->getArguments().size() &&
          next.getResults().size() == jit->getResults().size());
+  assert(!nextEval ||
+         nextEval->getArguments().size() == next.getArguments().size());
   jit = &next;
+  eval = nextEval;
+}
+
+float Trainer::callEval(int64_t step) {
+  callStep = step;
+  callRate = 0;
+  std::vector<const void *> args(eval->getArguments().size(), nullptr);
+  for (auto [i, index] : llvm::enumerate(signature.params))
+    args[index] = params[i].data();
+  args[signature.input] = inputData();
+  args[signature.target] = targetData();
+  if (signature.learningRate)
+    args[*signature.learningRate] = &callRate;
+  if (signature.step)
+    args[*signature.step] = &callStep;
+  std::vector<void *> results = {&callLoss};
+  if (llvm::Error error = eval->call(args, results))
+    fail(llvm::toString(std::move(error)));
+  return callLoss;
 }
 
 float Trainer::call(int64_t step, float rate) {
@@ -203,7 +224,7 @@ double Trainer::validate(const Task &task, int64_t step) {
     });
     // In-graph SGD with a zero rate leaves `outs` equal to the parameters;
     // either way they are overwritten by the next step.
-    sum += call(step, 0.0f);
+    sum += eval ? callEval(step) : call(step, 0.0f);
   }
   return batches ? sum / double(batches) : NAN;
 }

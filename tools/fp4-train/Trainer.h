@@ -85,8 +85,11 @@ public:
 
   /// Calls `jit` from now on: a step of the same function compiled under
   /// another recipe (same arguments and results); the parameters and the
-  /// optimizer's moments stay.
-  void setFunction(mlir::fp4train::JitFunction &jit);
+  /// optimizer's moments stay. `eval`, when set, computes validate()'s
+  /// losses ([EVAL1]): a function of the step's arguments returning its
+  /// loss alone.
+  void setFunction(mlir::fp4train::JitFunction &jit,
+                   mlir::fp4train::JitFunction *eval);
 
   /// Runs step `step` on the task's batch, updates the parameters and
   /// returns the loss.
@@ -109,6 +112,8 @@ private:
   /// loss, and the parameter results are in `outs`. The pointers it passed
   /// stay in callArgs / callResults (the scalars are members).
   float call(int64_t step, float rate);
+  /// Calls @eval_loss on the current input and target; returns the loss.
+  float callEval(int64_t step);
   /// Fills the input and target with this process's shards of what `draw`
   /// writes (a whole batch, in the task's layout).
   template <typename Draw> void load(Draw draw);
@@ -121,6 +126,7 @@ private:
   }
 
   mlir::fp4train::JitFunction *jit;
+  mlir::fp4train::JitFunction *eval = nullptr;
   const StepSignature &signature;
   TrainOptions options;
   const Processes &processes;

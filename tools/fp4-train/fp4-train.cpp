@@ -170,6 +170,12 @@ static cl::opt<int> stepArg("step-arg", cl::init(-1),
 static cl::opt<std::string> weightLayout("weight-layout", cl::init("out-in"),
                                          cl::desc("out-in or in-out"),
                                          cl::cat(category));
+static cl::opt<std::string> evalFunction(
+    "eval-function", cl::init("eval_loss"),
+    cl::desc("the forward-only loss function that computes held-out losses "
+             "when the step's module has it ([EVAL1]; language models, "
+             "unsharded steps; else, or when empty, the step computes them)"),
+    cl::cat(category));
 static cl::opt<double> switchAt(
     "switch-at", cl::init(0),
     cl::desc("from this fraction of the steps on (0 < F < 1), the "
@@ -234,18 +240,26 @@ unsigned getRolesAfterSwitch(MLIRContext &context, llvm::StringRef recipeName,
   return remaining;
 }
 
-/// Compiles a fresh copy of `module` under `recipeName`; `roles`, when set,
-/// replaces the roles it quantizes (0: none, the step of f32). `report`
-/// names the file for the quantization report (empty: none).
+/// Compiles function `entry` (the step or @eval_loss) of a fresh copy of
+/// `module` under `recipeName`; `roles`, when set, replaces the roles it
+/// quantizes (0: none, the step of f32). `report` names the file for the
+/// quantization report (empty: none).
 std::unique_ptr<JitFunction>
-compileFor(ModuleOp module, llvm::StringRef recipeName, int resolvedStepArg,
-           CPUNumerics path, std::optional<unsigned> roles = std::nullopt,
+compileFor(ModuleOp module, llvm::StringRef entry, llvm::StringRef recipeName,
+           int resolvedStepArg, CPUNumerics path,
+           std::optional<unsigned> roles = std::nullopt,
            const std::string &report = "") {
   OwningOpRef<ModuleOp> copy = module.clone();
+  // The other entry point is not compiled along.
+  for (llvm::StringRef other :
+       {functionName.getValue(), evalFunction.getValue()})
+    if (other != entry)
+      if (Operation *function = copy->lookupSymbol(other))
+        function->erase();
   // The f32 reference quantizes nothing, whatever the overrides.
   bool quantized = recipeName != "f32" && roles != 0u;
   auto jit = JitFunction::compile(
-      *copy, functionName,
+      *copy, entry,
       [&](OpPassManager &pm) {
         CPUPipelineOptions options;
         options.recipe = quantized ? recipeName.str() : "none";
@@ -267,6 +281,22 @@ compileFor(ModuleOp module, llvm::StringRef recipeName, int resolvedStepArg,
   if (!jit)
     fail(recipeName + ": " + llvm::toString(jit.takeError()));
   return std::move(*jit);
+}
+
+/// Fails unless `eval` takes the arguments of `step` and returns its loss
+/// alone ([EVAL1]).
+void checkEvalSignature(const JitFunction &step, const JitFunction &eval) {
+  auto same = [](const JitValue &a, const JitValue &b) {
+    return a.kind == b.kind && a.shape == b.shape &&
+           a.elementBytes == b.elementBytes && a.isInt32 == b.isInt32;
+  };
+  bool ok = eval.getArguments().size() == step.getArguments().size() &&
+            llvm::all_of_zip(eval.getArguments(), step.getArguments(), same) &&
+            eval.getResults().size() == 1 &&
+            same(eval.getResults()[0], step.getResults()[0]);
+  if (!ok)
+    fail("@" + evalFunction + " must take the arguments of @" + functionName +
+         " and return its loss alone");
 }
 
 /// The contents of a regular input file; /dev/zero, a FIFO or a file larger
@@ -603,8 +633,8 @@ int main(int argc, char **argv) {
            (afterSwitch ? ".switched" : "") + ".txt";
   };
   std::shared_ptr<JitFunction> first =
-      compileFor(*module, recipes.front(), resolvedStepArg, path, std::nullopt,
-                 reportPath(recipes.front(), false));
+      compileFor(*module, functionName, recipes.front(), resolvedStepArg, path,
+                 std::nullopt, reportPath(recipes.front(), false));
   if (layout)
     checkShards(*layout, *first);
   StepSignature signature = readSignature(function, *first);
@@ -675,13 +705,40 @@ int main(int argc, char **argv) {
   }
 
   Session session;
-  session.compiled[recipes.front()] = std::move(first);
+  // [EVAL1] Held-out losses from the forward-only function, where there is
+  // one: an explicit --eval-function must exist.
+  bool useEval = false;
+  if (evalFunction.empty())
+    useEval = false; // --eval-function= : the step computes them.
+  else if (module->lookupSymbol<func::FuncOp>(evalFunction))
+    useEval = lm && !layout;
+  else if (evalFunction.getNumOccurrences())
+    fail("the module has no function @" + evalFunction + " (--eval-function)");
+  auto compileRecipe = [&](llvm::StringRef recipe,
+                           std::optional<unsigned> roles,
+                           bool afterSwitch) -> CompiledStep {
+    CompiledStep compiled;
+    compiled.step = compileFor(*module, functionName, recipe, resolvedStepArg,
+                               path, roles, reportPath(recipe, afterSwitch));
+    if (useEval) {
+      compiled.eval = compileFor(*module, evalFunction, recipe, resolvedStepArg,
+                                 path, roles);
+      checkEvalSignature(*compiled.step, *compiled.eval);
+    }
+    return compiled;
+  };
+  CompiledStep &firstCompiled = session.compiled[recipes.front()];
+  firstCompiled.step = std::move(first);
+  if (useEval) {
+    firstCompiled.eval = compileFor(*module, evalFunction, recipes.front(),
+                                    resolvedStepArg, path);
+    checkEvalSignature(*firstCompiled.step, *firstCompiled.eval);
+  }
   session.module = *module;
   session.functionName = functionName;
   session.processes = processes.get();
   session.compile = [&](llvm::StringRef recipe) {
-    return compileFor(*module, recipe, resolvedStepArg, path, std::nullopt,
-                      reportPath(recipe, false));
+    return compileRecipe(recipe, std::nullopt, /*afterSwitch=*/false);
   };
   session.dumpDirectory = dumpStep;
   // Defaults measured to keep the full 7-recipe --compare of the regression
@@ -696,9 +753,9 @@ int main(int argc, char **argv) {
     session.switchStep = std::max<int64_t>(
         1, int64_t(std::llround(switchAt * double(session.horizon))));
     session.compileSwitched = [&](llvm::StringRef recipe) {
-      return compileFor(*module, recipe, resolvedStepArg, path,
-                        getRolesAfterSwitch(context, recipe, switched),
-                        reportPath(recipe, true));
+      return compileRecipe(recipe,
+                           getRolesAfterSwitch(context, recipe, switched),
+                           /*afterSwitch=*/true);
     };
   }
 
@@ -733,8 +790,9 @@ int main(int argc, char **argv) {
   if (options.clip > 0 || lm)
     std::printf(
         "# gradient clipping %g; held-out loss every %lld steps on "
-        "%lld batches; seeds %s\n",
+        "%lld batches%s; seeds %s\n",
         options.clip, (long long)session.evalEvery, (long long)evalBatches,
+        useEval ? (" by @" + evalFunction).c_str() : "",
         llvm::join(llvm::map_range(
                        seedList, [](uint64_t s) { return std::to_string(s); }),
                    ",")
