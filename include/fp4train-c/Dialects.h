@@ -79,7 +79,7 @@ MLIR_CAPI_EXPORTED bool fp4trainScaledTensorTypeHasGlobalScale(MlirType type);
 // #fp4train.recipe and its parts
 //===----------------------------------------------------------------------===//
 
-/// The GEMM roles of role inference (docs/semantics.md, [ROLE1]-[ROLE6]).
+/// The GEMM roles of role inference (docs/semantics.md, [ROLE1]-[ROLE7]).
 typedef enum FP4TrainRole {
   FP4TrainRoleFprop = 0,
   FP4TrainRoleDgrad = 1,

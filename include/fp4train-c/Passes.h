@@ -47,7 +47,7 @@ fp4trainModuleRunPipeline(MlirModule module, MlirStringRef pipeline,
                           MlirStringCallback onError, void *userData);
 
 /// Classifies the contractions of every function with a body of `module`
-/// (docs/semantics.md, [ROLE1]-[ROLE6]) without changing it, and passes the
+/// (docs/semantics.md, [ROLE1]-[ROLE7]) without changing it, and passes the
 /// report of `fp4train-annotate-roles` to `onReport(json, reportUserData)`: a
 /// JSON array of objects with keys `role` (`fprop`, `dgrad`, `wgrad` or
 /// `other`), `op`, `param` (argument index or null), `m`, `n`, `k`, `batch`

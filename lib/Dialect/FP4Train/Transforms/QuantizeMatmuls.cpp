@@ -2,7 +2,7 @@
 //
 // Rewrites the Fprop, Dgrad and Wgrad contractions of a training step into
 // hadamard? -> quantize -> scaled_matmul sequences chosen by a recipe
-// (docs/recipes.md). Roles come from the shared RoleAnalysis ([ROLE1]-[ROLE6]).
+// (docs/recipes.md). Roles come from the shared RoleAnalysis ([ROLE1]-[ROLE7]).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- RoleAnalysis.cpp - Roles of the contractions of a training step ----===//
 //
-// [ROLE1]-[ROLE6] (docs/semantics.md). Two walks over use-def chains do it:
+// [ROLE1]-[ROLE7] (docs/semantics.md). Two walks over use-def chains do it:
 //
 // - backward from a contraction operand through layout and cast ops to a
 //   function argument, remembering which argument dimension each operand
@@ -64,6 +64,10 @@ struct ArgumentView {
   SmallVector<int64_t> argDim;
 };
 } // namespace
+
+/// The first matrix dimension of a weight of rank `rank`: 0 for a matrix,
+/// 1 for expert weights [E, out, in] ([ROLE7]).
+static int64_t getMatrixBase(int64_t rank) { return rank - 2; }
 
 static SmallVector<int64_t> identityDims(int64_t rank) {
   return llvm::to_vector(llvm::seq<int64_t>(0, rank));
@@ -315,7 +319,10 @@ static unsigned findGradOperand(linalg::LinalgOp op,
                                 const linalg::ContractionDimensions &dims,
                                 const GradientReach &reach,
                                 WeightLayout layout) {
-  int64_t outDim = layout == WeightLayout::OutIn ? 0 : 1;
+  // reach.weightDim has one entry per dimension of the gradient, which has
+  // the weight's rank.
+  int64_t outDim = getMatrixBase(int64_t(reach.weightDim.size())) +
+                   (layout == WeightLayout::OutIn ? 0 : 1);
   unsigned fallback = layout == WeightLayout::OutIn ? 0 : 1;
   const auto *it = llvm::find(reach.weightDim, outDim);
   if (it == reach.weightDim.end())
@@ -348,6 +355,30 @@ static int64_t productOfLoops(ArrayRef<int64_t> ranges,
   return product;
 }
 
+/// Whether operand `operand` of `op`, a view of parameter `view`, uses it as
+/// a weight: a matrix seen through two or more dimensions, or expert
+/// weights [E, ·, ·] ([ROLE7]) whose expert dimension is a batch dimension
+/// of the contraction, so that each expert's matrix meets its own tokens.
+static bool isWeightUse(linalg::LinalgOp op, OpOperand &operand,
+                        const ArgumentView &view,
+                        const linalg::ContractionDimensions &dims) {
+  int64_t rank = cast<RankedTensorType>(view.argument.getType()).getRank();
+  if (view.argDim.size() < 2)
+    return false;
+  if (rank == 2)
+    return true;
+  if (rank != 3)
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
+    if (view.argDim[r] != 0)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    return dim && llvm::is_contained(dims.batch, dim.getPosition());
+  }
+  return false;
+}
+
 /// Returns the role implied by which weight dimensions `op` contracts on
 /// operand `operand`, a view of a weight: Fprop for the `in` dimension,
 /// Dgrad for the `out` dimension.
@@ -364,10 +395,13 @@ static std::optional<Role> roleFromContractedDims(
   }
   if (contracted.size() != 1)
     return std::nullopt;
-  int64_t inDim = layout == WeightLayout::OutIn ? 1 : 0;
+  int64_t base =
+      getMatrixBase(cast<RankedTensorType>(view.argument.getType()).getRank());
+  int64_t inDim = base + (layout == WeightLayout::OutIn ? 1 : 0);
+  int64_t outDim = base + (layout == WeightLayout::OutIn ? 0 : 1);
   if (contracted.front() == inDim)
     return Role::fprop;
-  if (contracted.front() == 1 - inDim)
+  if (contracted.front() == outDim)
     return Role::dgrad;
   return std::nullopt;
 }
@@ -459,16 +493,22 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
   }
 
   // Contractions in program order, and the weights among the parameters:
-  // matrices used (through layout ops) as a contraction operand.
+  // matrices (or expert weights, [ROLE7]) used through layout ops as a
+  // contraction operand.
   SmallVector<linalg::LinalgOp> contractions = getContractions(function);
   llvm::SetVector<unsigned> weights;
-  for (linalg::LinalgOp op : contractions)
-    for (Value input : op.getDpsInputs())
-      if (std::optional<ArgumentView> view = traceToArgument(input, function))
+  for (linalg::LinalgOp op : contractions) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims))
+      continue;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (std::optional<ArgumentView> view =
+              traceToArgument(input->get(), function))
         if (params.contains(view->argument.getArgNumber()) &&
-            view->argDim.size() >= 2 &&
-            cast<RankedTensorType>(view->argument.getType()).getRank() == 2)
+            isWeightUse(op, *input, *view, *dims))
           weights.insert(view->argument.getArgNumber());
+  }
 
   SmallVector<ContractionRole> roles;
   for (linalg::LinalgOp op : contractions) {

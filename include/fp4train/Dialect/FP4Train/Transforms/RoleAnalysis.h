@@ -1,7 +1,7 @@
 //===- RoleAnalysis.h - Roles of the contractions of a training step -*- C++
 //-*-===//
 //
-// [ROLE1]-[ROLE6]: which contractions of a training step are Fprop, Dgrad and
+// [ROLE1]-[ROLE7]: which contractions of a training step are Fprop, Dgrad and
 // Wgrad, and which weight each one involves. Shared by the annotation pass
 // and the quantize pass, so both see the same roles.
 //

@@ -1,0 +1,82 @@
+"""Mixture-of-experts GEMMs ([ROLE7]): one quantized step of the expert
+MLPs of test/Pipelines/Inputs/moe_experts.mlir on the CPU JIT equals an
+independent emulation built on the numerics library's quantize, expert by
+expert, with [GEMM1] evaluated in numpy."""
+
+import fp4train
+import numpy as np
+import pytest
+
+from conftest import SOURCE_ROOT
+
+STEP = SOURCE_ROOT / "test" / "Pipelines" / "Inputs" / "moe_experts.mlir"
+E, C, D, F = 4, 32, 64, 128
+SCALE = np.float32(0.0001220703125)  # 1 / (E · C · D)
+
+
+def gemm(a, b, format_a, format_b, axis_a, axis_b):
+    """[GEMM1] of A and B quantized along their K axes, per expert: returns
+    f32 [E, M, N] for A [E, ·, ·] and B [E, ·, ·] whose K axes are axis_a and
+    axis_b. Each expert's operands are quantized on their own, so no block
+    straddles experts. Block terms are exact in double (E2M1 and FP8
+    products with power-of-two scales), rounded to f32 once, and summed in
+    f32 in K order."""
+    qa = fp4train.quantize(np.ascontiguousarray(a), format_a, axis=axis_a)
+    qb = fp4train.quantize(np.ascontiguousarray(b), format_b, axis=axis_b)
+    a = np.moveaxis(qa.dequantize(), axis_a, -1).astype(np.float64)
+    b = np.moveaxis(qb.dequantize(), axis_b, -1).astype(np.float64)
+    k = a.shape[-1]
+    total = np.zeros((a.shape[0], a.shape[1], b.shape[1]), np.float32)
+    for start in range(0, k, 32):
+        term = np.einsum("emk,enk->emn", a[..., start:start + 32],
+                         b[..., start:start + 32])
+        total = total + term.astype(np.float32)
+    return total
+
+
+def emulate(xe, target, w1, w2, formats):
+    """The step's loss and gradients with each GEMM as `gemm` computes it:
+    formats = (Fprop X, Fprop W, dY, Dgrad W, Wgrad X)."""
+    fx, fw, fdy, fdw, fwx = formats
+    h = gemm(xe, w1, fx, fw, 2, 2)
+    y = gemm(h, w2, fx, fw, 2, 2)
+    diff = y - target
+    dy = diff * np.float32(2.0) * SCALE
+    dw2 = gemm(dy, h, fdy, fwx, 1, 1)
+    dh = gemm(dy, w2, fdy, fdw, 2, 1)
+    dw1 = gemm(dh, xe, fdy, fwx, 1, 1)
+    loss = np.float32((diff.astype(np.float64) ** 2).sum() * float(SCALE))
+    return loss, dw1, dw2
+
+
+@pytest.mark.parametrize("recipe, formats", [
+    ("mxfp4", ("mxfp4",) * 5),
+    ("mxfp8", ("mxfp8-e4m3", "mxfp8-e4m3", "mxfp8-e5m2", "mxfp8-e4m3",
+               "mxfp8-e4m3")),
+])
+def test_quantized_expert_step_equals_emulation(ctx, recipe, formats):
+    module = ctx.parse(STEP.read_text())
+    quantized = fp4train.compile(
+        module, "train_step",
+        f"fp4train-cpu-pipeline{{recipe={recipe} numerics=runtime}}")
+    reference = fp4train.compile(
+        ctx.parse(STEP.read_text()), "train_step",
+        "fp4train-cpu-pipeline{recipe=none}")
+    rng = np.random.default_rng(7)
+    xe = rng.standard_normal((E, C, D), np.float32)
+    target = rng.standard_normal((E, C, D), np.float32)
+    w1 = (rng.standard_normal((E, F, D), np.float32) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((E, D, F), np.float32) * 0.1).astype(np.float32)
+    # Expert e's weights at a scale of its own: per-expert blocks must not
+    # mix them.
+    w1 *= np.float32(4.0) ** np.arange(E, dtype=np.float32)[:, None, None]
+    step = quantized(xe, target, w1, w2, 0)
+    f32 = reference(xe, target, w1, w2, 0)
+    emulated = emulate(xe, target, w1, w2, formats)
+    # The gradients are the emulation's bit for bit; the loss is summed in
+    # another order (f32 in the step, double here).
+    loss, want, exact = (float(v) for v in (step[0], emulated[0], f32[0]))
+    assert abs(loss - want) <= 1e-5 * abs(want)
+    assert abs(loss - want) <= 1e-3 * abs(loss - exact)
+    for name, got, expected in zip(("dW1", "dW2"), step[1:], emulated[1:]):
+        assert np.array_equal(np.asarray(got), expected), name
