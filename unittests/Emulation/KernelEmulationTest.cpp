@@ -386,8 +386,12 @@ std::vector<GemmCase> gemmCases() {
       // multiple, ragged M, N and K.
       {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128/128"},
       {1, 130, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128/128"},
-      // A batch.
+      // A batch; expert batches ([ROLE7], the shapes of
+      // test/Pipelines/Inputs/moe_experts.mlir: 4 experts' Fprop in MXFP4, a
+      // Dgrad in MXFP8).
       {2, 40, 24, 160, "f4E2M1FN", "f4E2M1FN", "auto"},
+      {4, 32, 128, 64, "f4E2M1FN", "f4E2M1FN", "auto"},
+      {4, 32, 64, 128, "f8E5M2", "f8E4M3FN", "auto"},
       // bf16 epilogue: tile multiples, ragged M and even N (32-bit pair
       // stores), odd N (one guarded bf16 store per element), a batch.
       {1, 128, 64, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128", true},

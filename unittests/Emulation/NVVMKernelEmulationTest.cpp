@@ -369,6 +369,10 @@ std::vector<GemmCase> gemmCases() {
       // the same permuted K order).
       {1, 100, 72, 96, "mxfp4", "e4m3"},
       {1, 64, 40, 128, "e5m2", "mxfp4"},
+      // Expert batches ([ROLE7], test/Pipelines/Inputs/moe_experts.mlir):
+      // 4 experts' Fprop, 2-D-blocked NVFP4 weights, and a Dgrad in MXFP8.
+      {4, 32, 128, 64, "nvfp4", "nvfp4-2d"},
+      {4, 32, 128, 64, "e5m2", "e4m3"},
       // bf16 epilogue: tile multiples, ragged M with even N (pair stores),
       // odd N (guarded single stores), NVFP4 and MXFP8.
       {1, 128, 128, 256, "mxfp4", "mxfp4", true},

@@ -275,6 +275,10 @@ std::vector<GemmCase> getTcgen05GemmCases() {
       {1, 128, 128, 640, "e4m3", "e4m3"},
       {1, 130, 70, 320, "e4m3", "e5m2"},
       {1, 100, 72, 96, "e4m3", "e4m3"},
+      // Expert batches ([ROLE7], test/Pipelines/Inputs/moe_experts.mlir):
+      // 4 experts' Fprop, 2-D-blocked NVFP4 weights, and a Dgrad in MXFP8.
+      {4, 32, 128, 64, "nvfp4", "nvfp4-2d"},
+      {4, 32, 128, 64, "e5m2", "e4m3"},
       // bf16 epilogue: a whole tile, ragged odd N, NVFP4 and MXFP8.
       {1, 128, 128, 256, "mxfp4", "mxfp4", true},
       {1, 130, 41, 192, "mxfp4", "mxfp4", true},
