@@ -58,12 +58,15 @@ DEFAULTS = dict(layers=4, d_model=128, heads=4, mlp=512, seq=64, batch=1, vocab=
 
 
 class Config:
-    def __init__(self, layers, d_model, heads, mlp, seq, batch, vocab):
+    def __init__(self, layers, d_model, heads, mlp, seq, batch, vocab, moe=0, topk=2, capacity=0):
         self.L, self.D, self.H, self.F = layers, d_model, heads, mlp
         self.S, self.B, self.V = seq, batch, vocab
         self.DH = d_model // heads
         self.T = seq * batch
         self.BH = batch * heads
+        # Mixture of experts: E experts per block (0: a dense MLP), top-K
+        # routing, C slots per expert.
+        self.E, self.K, self.C = moe, topk, capacity
 
     def params(self):
         """(name, shape) of every parameter, in argument order."""
@@ -73,8 +76,12 @@ class Config:
             out += [
                 ("l%d_g1" % l, (D,)), ("l%d_wq" % l, (D, D)), ("l%d_wk" % l, (D, D)),
                 ("l%d_wv" % l, (D, D)), ("l%d_wo" % l, (D, D)), ("l%d_g2" % l, (D,)),
-                ("l%d_w1" % l, (F, D)), ("l%d_w2" % l, (D, F)),
             ]
+            if self.E:  # the router and the experts' weights, [E, out, in]
+                out += [("l%d_wr" % l, (self.E, D)), ("l%d_w1" % l, (self.E, F, D)),
+                        ("l%d_w2" % l, (self.E, D, F))]
+            else:
+                out += [("l%d_w1" % l, (F, D)), ("l%d_w2" % l, (D, F))]
         out += [("gf", (D,)), ("whead", (self.V, D))]
         return out
 
@@ -92,6 +99,11 @@ def parse_config(argv, prog, extra=None):
     parser.add_argument("--batch", type=int, metavar="N", default=DEFAULTS["batch"], help="sequences per step (1)")
     parser.add_argument("--vocab", type=int, metavar="N", default=DEFAULTS["vocab"],
                         help="vocabulary size, tokens are 0..vocab-1 (256: bytes)")
+    parser.add_argument("--moe", type=int, metavar="E", default=0,
+                        help="a mixture of E experts in place of each MLP (0: dense)")
+    parser.add_argument("--topk", type=int, metavar="K", default=2, help="experts per token (2)")
+    parser.add_argument("--capacity", type=int, metavar="C", default=0,
+                        help="token slots per expert (0: 1.25·K·T/E rounded up to 32)")
     if extra:
         extra(parser)
     args = parser.parse_args(argv)
@@ -102,7 +114,24 @@ def parse_config(argv, prog, extra=None):
         parser.error("--d-model (%d) must be a multiple of --heads (%d)" % (args.d_model, args.heads))
     if not 2 <= args.vocab <= 256:
         parser.error("--vocab must be in [2, 256] (byte-level tokens), got %d" % args.vocab)
-    cfg = Config(args.layers, args.d_model, args.heads, args.mlp, args.seq, args.batch, args.vocab)
+    if args.moe:
+        if args.moe < 2:
+            parser.error("--moe must be at least 2 experts, got %d" % args.moe)
+        if not 1 <= args.topk <= args.moe:
+            parser.error("--topk must be in [1, --moe = %d], got %d" % (args.moe, args.topk))
+        tokens = args.seq * args.batch
+        if not args.capacity:
+            args.capacity = max(32, -(-int(math.ceil(1.25 * args.topk * tokens / args.moe)) // 32) * 32)
+        # Each expert's Wgrad contracts over its slots: K blocks of 32 (MX)
+        # or 16 (NVFP4) must not straddle two experts.
+        if args.capacity < 1 or args.capacity % 32:
+            parser.error("--capacity (%d) must be a positive multiple of 32: each expert's Wgrad "
+                         "contracts over its slots in FP4 blocks of 16 or 32, which never straddle "
+                         "experts" % args.capacity)
+    elif args.capacity or "--topk" in argv:
+        parser.error("--topk and --capacity need --moe")
+    cfg = Config(args.layers, args.d_model, args.heads, args.mlp, args.seq, args.batch, args.vocab,
+                 args.moe, args.topk, args.capacity)
     return cfg, args
 
 
@@ -213,6 +242,39 @@ class Emitter:
 
     def zeros(self, shape):
         return self.filled(shape)
+
+    def filled_i32(self, shape, value):
+        """An i32 tensor of `shape` filled with the integer `value`."""
+        name = "%%i32_%d_%s" % (value, shape_tag(shape))
+        if name not in self.prologue_names:
+            self.prologue_names.add(name)
+            empty = "%%empty_i32_%s" % shape_tag(shape)
+            if empty not in self.prologue_names:
+                self.prologue_names.add(empty)
+                self.prologue.append("  %s = tensor.empty() : %s" % (empty, ty(shape, "i32")))
+            constant = "%%c%d_i32" % value
+            if constant not in self.prologue_names:
+                self.prologue_names.add(constant)
+                self.prologue.append("  %s = arith.constant %d : i32" % (constant, value))
+            self.prologue.append("  %s = linalg.fill ins(%s : i32) outs(%s : %s) -> %s"
+                                 % (name, constant, empty, ty(shape, "i32"), ty(shape, "i32")))
+        return name
+
+    def expert_matmul(self, out, a, b, ashape, bshape, cshape, transpose_a=False, transpose_b=False):
+        """C[e] = op(A[e]) · op(B[e]) for every expert e: a linalg.batch_matmul,
+        with indexing maps where an operand is read transposed."""
+        init = self.zeros(cshape)
+        if transpose_a or transpose_b:
+            amap = "(e, k, m)" if transpose_a else "(e, m, k)"
+            bmap = "(e, n, k)" if transpose_b else "(e, k, n)"
+            self.emit("%%%s = linalg.batch_matmul indexing_maps = [" % out)
+            self.emit("        affine_map<(e, m, n, k) -> %s>, affine_map<(e, m, n, k) -> %s>," % (amap, bmap))
+            self.emit("        affine_map<(e, m, n, k) -> (e, m, n)>]")
+        else:
+            self.emit("%%%s = linalg.batch_matmul" % out)
+        self.emit("    ins(%s, %s : %s, %s)" % (a, b, ty(ashape), ty(bshape)))
+        self.emit("    outs(%s : %s) -> %s" % (init, ty(cshape), ty(cshape)))
+        return "%" + out
 
     def emit(self, text=""):
         self.body.extend(("  " + line if line else "") for line in text.split("\n"))
@@ -472,6 +534,11 @@ class Step:
         r2, hn = self.rmsnorm("block %d: RMSNorm 2, Hn = H · r2 ⊙ g2" % l,
                               p + "_norm2", p + "_r2", p + "_hn", h, P("g2"))
 
+        if c.E:
+            mo, saved = self.moe_forward(l, hn)
+            y = self.add(p + "_y", h, mo, [T, D])
+            saved.update(x=x, r1=r1, xn=xn, qh=qh, kh=kh, vht=vht, pr=pr, o=o, h=h, r2=r2, hn=hn)
+            return y, saved
         e.section("block %d: MLP and residual, X' = H + gelu(Hn · W1ᵀ) · W2ᵀ" % l)
         e.contraction("fprop", "U = Hn · W1ᵀ (block %d; explicit transpose of W1)" % l, W("w1"))
         w1_t = e.transpose(p + "_w1_t", P("w1"), [F, D], [1, 0])
@@ -482,6 +549,266 @@ class Step:
         mo = e.matmul(p + "_mlp_out", gu, P("w2"), [T, F], [D, F], [T, D], maps=["#a_mk", "#b_nk", "#c_mn"])
         y = self.add(p + "_y", h, mo, [T, D])
         return y, dict(x=x, r1=r1, xn=xn, qh=qh, kh=kh, vht=vht, pr=pr, o=o, h=h, r2=r2, hn=hn, u=u, gu=gu)
+
+    # -- mixture of experts ------------------------------------------------ #
+
+    def moe_forward(self, l, hn):
+        """The MoE MLP of block l on Hn [T, D]: a router, top-K routing with
+        C slots per expert (tokens past an expert's capacity are dropped),
+        the experts' GELU MLPs as batched GEMMs over [E, out, in] weights,
+        and the gated sum of each token's expert outputs. Returns the output
+        [T, D] and what the backward needs."""
+        c, e = self.cfg, self.e
+        T, D, F, E, K, C = c.T, c.D, c.F, c.E, c.K, c.C
+        p = "l%d_moe" % l
+        P = lambda n: "%%l%d_%s" % (l, n)  # noqa: E731
+        W = lambda n: (c.index("l%d_%s" % (l, n)), "l%d_%s" % (l, n))  # noqa: E731
+        te = ty([T, E])
+        e.section("block %d: router, P = softmax(Hn · Wrᵀ) over the %d experts" % (l, E))
+        e.contraction("fprop", "router logits = Hn · Wrᵀ (block %d; indexing maps)" % l, W("wr"))
+        logits = e.matmul(p + "_logits", hn, P("wr"), [T, D], [E, D], [T, E], maps=["#a_mk", "#b_nk", "#c_mn"])
+        lmax = e.generic(p + "_logits_max", ["#id", "#tok"], ["parallel", "reduction"], [(logits, te)],
+                         (e.filled([T], "minus_inf", "minus_infs"), ty([T])), ["x", "acc"],
+                         ["%m = arith.maximumf %acc, %x : f32"], "%m")
+        lsum = e.generic(p + "_logits_sumexp", ["#id", "#tok", "#tok"], ["parallel", "reduction"],
+                         [(logits, te), (lmax, ty([T]))], (e.zeros([T]), ty([T])), ["x", "m", "acc"],
+                         ["%d = arith.subf %x, %m : f32", "%ex = math.exp %d : f32",
+                          "%s = arith.addf %acc, %ex : f32"], "%s")
+        probs = e.generic(p + "_probs", ["#id", "#tok", "#tok", "#id"], ["parallel", "parallel"],
+                          [(logits, te), (lmax, ty([T])), (lsum, ty([T]))], (e.empty([T, E]), te),
+                          ["x", "m", "se", "out"],
+                          ["%d = arith.subf %x, %m : f32", "%ex = math.exp %d : f32",
+                           "%pr = arith.divf %ex, %se : f32"], "%pr")
+
+        e.section("block %d: top-%d routing: the expert of each choice (highest probability first, "
+                  "lowest index on ties) and its gate, the probability" % (l, K))
+        sels, gates = [], []
+        for j in range(K):
+            prev = [(sv, ty([T], "i32")) for sv in sels]
+            excluded = ["%ei = arith.index_cast %e : index to i32"]
+            excluded += ["%%ex%d = arith.cmpi eq, %%ei, %%s%d : i32" % (i, i) for i in range(j)]
+            masks = "%false"
+            for i in range(j):
+                excluded.append("%%masked%d = arith.ori %s, %%ex%d : i1" % (i, masks, i))
+                masks = "%%masked%d" % i
+            head = ["%e = linalg.index 1 : index", "%false = arith.constant false"] + excluded
+            g = e.generic("%s_gate%d" % (p, j), ["#id"] + ["#tok"] * (j + 1), ["parallel", "reduction"],
+                          [(probs, te)] + prev, (e.filled([T], "minus_inf", "minus_infs"), ty([T])),
+                          ["pr"] + ["s%d" % i for i in range(j)] + ["acc"],
+                          head + ["%%v = arith.select %s, %%minus_inf, %%pr : f32" % masks,
+                                  "%m = arith.maximumf %acc, %v : f32"], "%m")
+            sel = e.generic("%s_sel%d" % (p, j), ["#id", "#tok"] + ["#tok"] * (j + 1),
+                            ["parallel", "reduction"], [(probs, te), (g, ty([T]))] + prev,
+                            (e.filled_i32([T], E), ty([T], "i32")),
+                            ["pr", "m"] + ["s%d" % i for i in range(j)] + ["acc"],
+                            # ueq: a NaN row (a NaN token embedding) still
+                            # selects an expert, so every gather stays in
+                            # range and the loss reports the NaN.
+                            head + ["%is_max = arith.cmpf ueq, %pr, %m : f32",
+                                    "%%open = arith.xori %s, %%true : i1" % masks if j else "%open = arith.constant true",
+                                    "%cand = arith.andi %is_max, %open : i1",
+                                    "%lower = arith.cmpi slt, %ei, %acc : i32",
+                                    "%take = arith.andi %cand, %lower : i1",
+                                    "%r = arith.select %take, %ei, %acc : i32"], "%r")
+            sels.append(sel)
+            gates.append(g)
+        # %true for the masks above.
+        if "true" not in e.const_names:
+            e.const_names.add("true")
+            e.consts.append("  %true = arith.constant true")
+
+        e.section("block %d: slots: choice j of token t takes the next free slot of its expert, "
+                  "first choices before second ones, in token order; slot ≥ %d: dropped" % (l, C))
+        tt = ["affine_map<(t, u) -> (u)>", "affine_map<(t, u) -> (t)>"]
+        counts, poss = [], []
+        for j in range(K):
+            sv = ty([T], "i32")
+            before = e.generic("%s_before%d" % (p, j), tt + [tt[1]], ["parallel", "reduction"],
+                               [(sels[j], sv), (sels[j], sv)], (e.filled_i32([T], 0), sv),
+                               ["other", "mine", "acc"],
+                               ["%t = linalg.index 0 : index", "%u = linalg.index 1 : index",
+                                "%earlier = arith.cmpi ult, %u, %t : index",
+                                "%same = arith.cmpi eq, %other, %mine : i32",
+                                "%hit = arith.andi %earlier, %same : i1",
+                                "%inc = arith.extui %hit : i1 to i32", "%n = arith.addi %acc, %inc : i32"], "%n")
+            body = ["%pos0 = arith.addi %b, %c0_i32 : i32"]
+            last = "%pos0"
+            for i, cnt in enumerate(counts):
+                body += ["%%si%d = arith.index_cast %%s : i32 to index" % i,
+                         "%%taken%d = tensor.extract %s[%%si%d] : %s" % (i, cnt, i, ty([E], "i32")),
+                         "%%pos%d = arith.addi %s, %%taken%d : i32" % (i + 1, last, i)]
+                last = "%%pos%d" % (i + 1)
+            pos = e.generic("%s_pos%d" % (p, j), ["#vec", "#vec", "#vec"], ["parallel"],
+                            [(before, sv), (sels[j], sv)], (e.filled_i32([T], 0), sv), ["b", "s", "out"],
+                            body, last)
+            poss.append(pos)
+            cnt = e.generic("%s_count%d" % (p, j), ["affine_map<(x, t) -> (t)>", "affine_map<(x, t) -> (x)>"],
+                            ["parallel", "reduction"], [(sels[j], sv)], (e.filled_i32([E], 0), ty([E], "i32")),
+                            ["s", "acc"],
+                            ["%x = linalg.index 0 : index", "%xi = arith.index_cast %x : index to i32",
+                             "%hit = arith.cmpi eq, %s, %xi : i32", "%inc = arith.extui %hit : i1 to i32",
+                             "%n = arith.addi %acc, %inc : i32"], "%n")
+            counts.append(cnt)
+        # The slot table: the token (+1; 0: empty) and the gate in each slot.
+        ect = ["affine_map<(x, c, t) -> (t)>"] * (3 * K) + ["affine_map<(x, c, t) -> (x, c)>"]
+        routing = []
+        for j in range(K):
+            routing += [(sels[j], ty([T], "i32")), (poss[j], ty([T], "i32")), (gates[j], ty([T]))]
+        names = []
+        for j in range(K):
+            names += ["s%d" % j, "q%d" % j, "g%d" % j]
+        hits = ["%x = linalg.index 0 : index", "%xi = arith.index_cast %x : index to i32",
+                "%c = linalg.index 1 : index", "%ci = arith.index_cast %c : index to i32",
+                "%t = linalg.index 2 : index"]
+        for j in range(K):
+            hits += ["%%e%d = arith.cmpi eq, %%s%d, %%xi : i32" % (j, j),
+                     "%%p%d = arith.cmpi eq, %%q%d, %%ci : i32" % (j, j),
+                     "%%hit%d = arith.andi %%e%d, %%p%d : i1" % (j, j, j)]
+        tok_body = hits + ["%t1 = arith.index_cast %t : index to i32", "%tp1 = arith.addi %t1, %c1_i32 : i32"]
+        last = "%acc"
+        for j in range(K):
+            tok_body.append("%%add%d = arith.select %%hit%d, %%tp1, %%c0_i32 : i32" % (j, j))
+            tok_body.append("%%sum%d = arith.addi %s, %%add%d : i32" % (j, last, j))
+            last = "%%sum%d" % j
+        slot_tok = e.generic(p + "_slot_token", ect, ["parallel", "parallel", "reduction"], routing,
+                             (e.filled_i32([E, C], 0), ty([E, C], "i32")), names + ["acc"], tok_body, last)
+        gate_body = list(hits)
+        last = "%acc"
+        for j in range(K):
+            gate_body.append("%%add%d = arith.select %%hit%d, %%g%d, %%zero : f32" % (j, j, j))
+            gate_body.append("%%sum%d = arith.addf %s, %%add%d : f32" % (j, last, j))
+            last = "%%sum%d" % j
+        slot_gate = e.generic(p + "_slot_gate", ect, ["parallel", "parallel", "reduction"], routing,
+                              (e.zeros([E, C]), ty([E, C])), names + ["acc"], gate_body, last)
+        e.filled_i32([T], 1)  # declares %c1_i32
+
+        e.section("block %d: dispatch, Xe[e, c] = Hn[token in slot (e, c)] (zeros in empty slots)" % l)
+        ecd = ["affine_map<(x, c, d) -> (x, c)>", "#id3"]
+        xe = e.generic(p + "_xe", ecd, ["parallel"] * 3, [(slot_tok, ty([E, C], "i32"))],
+                       (e.empty([E, C, D]), ty([E, C, D])), ["tp1", "out"],
+                       ["%full = arith.cmpi sgt, %tp1, %c0_i32 : i32", "%t1 = arith.subi %tp1, %c1_i32 : i32",
+                        "%tg = arith.select %full, %t1, %c0_i32 : i32",
+                        "%row = arith.index_cast %tg : i32 to index", "%d = linalg.index 2 : index",
+                        "%%v = tensor.extract %s[%%row, %%d] : %s" % (hn, ty([T, D])),
+                        "%r = arith.select %full, %v, %zero : f32"], "%r")
+        e.section("block %d: experts, Ye = gelu(Xe · W1ᵀ) · W2ᵀ per expert" % l)
+        e.contraction("fprop", "Ue = Xe · W1ᵀ per expert (block %d; batched over the experts)" % l, W("w1"))
+        ue = e.expert_matmul(p + "_ue", xe, P("w1"), [E, C, D], [E, F, D], [E, C, F], transpose_b=True)
+        ge = e.generic(p + "_ge", ["#id3", "#id3"], ["parallel"] * 3, [(ue, ty([E, C, F]))],
+                       (e.empty([E, C, F]), ty([E, C, F])), ["z", "out"], self.gelu_body(False), "%gz")
+        e.contraction("fprop", "Ye = Ge · W2ᵀ per expert (block %d)" % l, W("w2"))
+        ye = e.expert_matmul(p + "_ye", ge, P("w2"), [E, C, F], [E, D, F], [E, C, D], transpose_b=True)
+        e.section("block %d: combine, out[t] = Σ_j gate_j[t] · Ye[expert_j[t], slot_j[t]] (kept choices)" % l)
+        mo = self.gather_choices(p + "_out", ye, sels, poss, gates)
+        return mo, dict(probs=probs, sels=sels, poss=poss, gates=gates, slot_tok=slot_tok,
+                        slot_gate=slot_gate, xe=xe, ue=ue, ge=ge, ye=ye)
+
+    def gather_choices(self, name, table, sels, poss, gates=None):
+        """out[t, d] = Σ_j [slot_j[t] < C] · gate_j[t] · table[expert_j[t],
+        slot_j[t], d] for a table [E, C, D] (gates None: 1)."""
+        c, e = self.cfg, self.e
+        T, D, E, C = c.T, c.D, c.E, c.C
+        ins, args = [], []
+        for j in range(len(sels)):
+            ins += [(sels[j], ty([T], "i32")), (poss[j], ty([T], "i32"))]
+            args += ["s%d" % j, "q%d" % j]
+            if gates:
+                ins.append((gates[j], ty([T])))
+                args.append("g%d" % j)
+        body = ["%%cap = arith.constant %d : i32" % C, "%d = linalg.index 1 : index"]
+        last = "%zero"
+        for j in range(len(sels)):
+            body += ["%%kept%d = arith.cmpi slt, %%q%d, %%cap : i32" % (j, j),
+                     "%%slot%d = arith.select %%kept%d, %%q%d, %%c0_i32 : i32" % (j, j, j),
+                     "%%xpert%d = arith.index_cast %%s%d : i32 to index" % (j, j),
+                     "%%cslot%d = arith.index_cast %%slot%d : i32 to index" % (j, j),
+                     "%%v%d = tensor.extract %s[%%xpert%d, %%cslot%d, %%d] : %s" % (j, table, j, j, ty([E, C, D]))]
+            value = "%%v%d" % j
+            if gates:
+                body.append("%%w%d = arith.mulf %%g%d, %%v%d : f32" % (j, j, j))
+                value = "%%w%d" % j
+            body += ["%%term%d = arith.select %%kept%d, %s, %%zero : f32" % (j, j, value),
+                     "%%sum%d = arith.addf %s, %%term%d : f32" % (j, last, j)]
+            last = "%%sum%d" % j
+        return e.generic(name, ["#tok"] * len(ins) + ["#id"], ["parallel", "parallel"], ins,
+                         (e.empty([T, D]), ty([T, D])), args + ["out"], body, last)
+
+    def moe_backward(self, l, dy, s):
+        """The gradient of the MoE MLP of block l given dY [T, D] of its
+        output: returns dHn and the gradients of Wr, W1 and W2."""
+        c, e = self.cfg, self.e
+        T, D, F, E, K, C = c.T, c.D, c.F, c.E, c.K, c.C
+        p = "l%d_moe" % l
+        P = lambda n: "%%l%d_%s" % (l, n)  # noqa: E731
+        W = lambda n: (c.index("l%d_%s" % (l, n)), "l%d_%s" % (l, n))  # noqa: E731
+        te = ty([T, E])
+        e.section("block %d: MoE backward: dYe[e, c] = gate · dY[token], dgate[e, c] = <dY[token], Ye[e, c]>" % l)
+        ecd = ["affine_map<(x, c, d) -> (x, c)>", "affine_map<(x, c, d) -> (x, c)>", "#id3"]
+        fetch = ["%full = arith.cmpi sgt, %tp1, %c0_i32 : i32", "%t1 = arith.subi %tp1, %c1_i32 : i32",
+                 "%tg = arith.select %full, %t1, %c0_i32 : i32", "%row = arith.index_cast %tg : i32 to index",
+                 "%d = linalg.index 2 : index",
+                 "%%dy = tensor.extract %s[%%row, %%d] : %s" % (dy, ty([T, D]))]
+        dye = e.generic(p + "_dye", ecd, ["parallel"] * 3,
+                        [(s["slot_tok"], ty([E, C], "i32")), (s["slot_gate"], ty([E, C]))],
+                        (e.empty([E, C, D]), ty([E, C, D])), ["tp1", "g", "out"],
+                        fetch + ["%gdy = arith.mulf %g, %dy : f32", "%r = arith.select %full, %gdy, %zero : f32"],
+                        "%r")
+        dgate = e.generic(p + "_dslot_gate", ["affine_map<(x, c, d) -> (x, c)>", "#id3",
+                                              "affine_map<(x, c, d) -> (x, c)>"],
+                          ["parallel", "parallel", "reduction"],
+                          [(s["slot_tok"], ty([E, C], "i32")), (s["ye"], ty([E, C, D]))],
+                          (e.zeros([E, C]), ty([E, C])), ["tp1", "y", "acc"],
+                          fetch + ["%prod = arith.mulf %dy, %y : f32", "%add = arith.select %full, %prod, %zero : f32",
+                                   "%r = arith.addf %acc, %add : f32"], "%r")
+        e.section("block %d: experts backward" % l)
+        e.contraction("wgrad", "dW2 = dYeᵀ · Ge per expert (block %d; over the slots)" % l, W("w2"))
+        dw2 = e.expert_matmul(p + "_dw2", dye, s["ge"], [E, C, D], [E, C, F], [E, D, F], transpose_a=True)
+        e.contraction("dgrad", "dGe = dYe · W2 per expert (block %d)" % l, W("w2"))
+        dge = e.expert_matmul(p + "_dge", dye, P("w2"), [E, C, D], [E, D, F], [E, C, F])
+        e.emit("// dUe = dGe ⊙ gelu'(Ue)")
+        due = e.generic(p + "_due", ["#id3", "#id3", "#id3"], ["parallel"] * 3,
+                        [(dge, ty([E, C, F])), (s["ue"], ty([E, C, F]))], (e.empty([E, C, F]), ty([E, C, F])),
+                        ["g", "z", "out"], self.gelu_body(True), "%dz")
+        e.contraction("wgrad", "dW1 = dUeᵀ · Xe per expert (block %d; over the slots)" % l, W("w1"))
+        dw1 = e.expert_matmul(p + "_dw1", due, s["xe"], [E, C, F], [E, C, D], [E, F, D], transpose_a=True)
+        e.contraction("dgrad", "dXe = dUe · W1 per expert (block %d)" % l, W("w1"))
+        dxe = e.expert_matmul(p + "_dxe", due, P("w1"), [E, C, F], [E, F, D], [E, C, D])
+        e.section("block %d: dHn from the experts: each kept choice's slot of dXe" % l)
+        dhn_experts = self.gather_choices(p + "_dhn_experts", dxe, s["sels"], s["poss"])
+        e.section("block %d: router backward: dP[t, expert_j[t]] = dgate of its slot; softmax backward" % l)
+        ins, args = [], []
+        body = ["%%cap = arith.constant %d : i32" % C, "%e = linalg.index 1 : index",
+                "%ei = arith.index_cast %e : index to i32"]
+        last = "%zero"
+        for j in range(K):
+            ins += [(s["sels"][j], ty([T], "i32")), (s["poss"][j], ty([T], "i32"))]
+            args += ["s%d" % j, "q%d" % j]
+            body += ["%%kept%d = arith.cmpi slt, %%q%d, %%cap : i32" % (j, j),
+                     "%%mine%d = arith.cmpi eq, %%s%d, %%ei : i32" % (j, j),
+                     "%%use%d = arith.andi %%kept%d, %%mine%d : i1" % (j, j, j),
+                     "%%slot%d = arith.select %%kept%d, %%q%d, %%c0_i32 : i32" % (j, j, j),
+                     "%%xpert%d = arith.index_cast %%s%d : i32 to index" % (j, j),
+                     "%%cslot%d = arith.index_cast %%slot%d : i32 to index" % (j, j),
+                     "%%dg%d = tensor.extract %s[%%xpert%d, %%cslot%d] : %s" % (j, dgate, j, j, ty([E, C])),
+                     "%%term%d = arith.select %%use%d, %%dg%d, %%zero : f32" % (j, j, j),
+                     "%%sum%d = arith.addf %s, %%term%d : f32" % (j, last, j)]
+            last = "%%sum%d" % j
+        dprobs = e.generic(p + "_dprobs", ["#tok"] * len(ins) + ["#id"], ["parallel", "parallel"], ins,
+                           (e.empty([T, E]), te), args + ["out"], body, last)
+        e.contraction("other", "Σ_e P ⊙ dP (block %d; a row-wise dot product, a contraction too)" % l)
+        dot = e.generic(p + "_dp_dot_p", ["#id", "#id", "#tok"], ["parallel", "reduction"],
+                        [(s["probs"], te), (dprobs, te)], (e.zeros([T]), ty([T])), ["pr", "dp", "acc"],
+                        ["%prod = arith.mulf %pr, %dp : f32", "%r = arith.addf %acc, %prod : f32"], "%r")
+        dlogits = e.generic(p + "_dlogits", ["#id", "#id", "#tok", "#id"], ["parallel", "parallel"],
+                            [(s["probs"], te), (dprobs, te), (dot, ty([T]))], (e.empty([T, E]), te),
+                            ["pr", "dp", "dot", "out"],
+                            ["%centered = arith.subf %dp, %dot : f32", "%dl = arith.mulf %pr, %centered : f32"],
+                            "%dl")
+        e.contraction("wgrad", "dWr = dlogitsᵀ · Hn (block %d; indexing maps)" % l, W("wr"))
+        dwr = e.matmul(p + "_dwr", dlogits, s["hn"], [T, E], [T, D], [E, D], maps=["#a_km", "#b_kn", "#c_mn"])
+        e.contraction("dgrad", "dHn = dHn(experts) + dlogits · Wr (block %d; accumulates)" % l, W("wr"))
+        dhn = e.matmul(p + "_dhn", dlogits, P("wr"), [T, E], [E, D], [T, D], init=dhn_experts)
+        return dhn, {"wr": dwr, "w1": dw1, "w2": dw2}
 
     # -- backward ---------------------------------------------------------- #
 
@@ -494,20 +821,26 @@ class Step:
         W = lambda n: (c.index(p + "_" + n), p + "_" + n)  # noqa: E731
         e.emit("")
         e.emit("// ==================== decoder block %d: backward ==================== //" % l)
-        e.section("block %d: MLP (dY is the gradient of X' = H + G · W2ᵀ)" % l)
-        e.contraction("wgrad", "dW2 = dYᵀ · G (block %d; over the tokens, by the indexing maps)" % l, W("w2"))
-        dw2 = e.matmul(p + "_dw2", dy, s["gu"], [T, D], [T, F], [D, F], maps=["#a_km", "#b_kn", "#c_mn"])
-        e.contraction("dgrad", "dG = dY · W2 (block %d)" % l, W("w2"))
-        dgu = e.matmul(p + "_dgu", dy, P("w2"), [T, D], [D, F], [T, F])
-        e.emit("// dU = dG ⊙ gelu'(U)")
-        du = e.generic(p + "_du", ["#id", "#id", "#id"], ["parallel", "parallel"],
-                       [(dgu, ty([T, F])), (s["u"], ty([T, F]))], (e.empty([T, F]), ty([T, F])),
-                       ["g", "z", "out"], self.gelu_body(True), "%dz")
-        e.contraction("wgrad", "dW1 = dUᵀ · Hn (block %d; explicit transpose of dU)" % l, W("w1"))
-        du_t = e.transpose(p + "_du_t", du, [T, F], [1, 0])
-        dw1 = e.matmul(p + "_dw1", du_t, s["hn"], [F, T], [T, D], [F, D])
-        e.contraction("dgrad", "dHn = dU · W1 (block %d)" % l, W("w1"))
-        dhn = e.matmul(p + "_dhn", du, P("w1"), [T, F], [F, D], [T, D])
+        moe_grads = {}
+        if c.E:
+            dhn, moe_grads = self.moe_backward(l, dy, s)
+        else:
+            e.section("block %d: MLP (dY is the gradient of X' = H + G · W2ᵀ)" % l)
+            e.contraction("wgrad", "dW2 = dYᵀ · G (block %d; over the tokens, by the indexing maps)" % l,
+                          W("w2"))
+            dw2 = e.matmul(p + "_dw2", dy, s["gu"], [T, D], [T, F], [D, F], maps=["#a_km", "#b_kn", "#c_mn"])
+            e.contraction("dgrad", "dG = dY · W2 (block %d)" % l, W("w2"))
+            dgu = e.matmul(p + "_dgu", dy, P("w2"), [T, D], [D, F], [T, F])
+            e.emit("// dU = dG ⊙ gelu'(U)")
+            du = e.generic(p + "_du", ["#id", "#id", "#id"], ["parallel", "parallel"],
+                           [(dgu, ty([T, F])), (s["u"], ty([T, F]))], (e.empty([T, F]), ty([T, F])),
+                           ["g", "z", "out"], self.gelu_body(True), "%dz")
+            e.contraction("wgrad", "dW1 = dUᵀ · Hn (block %d; explicit transpose of dU)" % l, W("w1"))
+            du_t = e.transpose(p + "_du_t", du, [T, F], [1, 0])
+            dw1 = e.matmul(p + "_dw1", du_t, s["hn"], [F, T], [T, D], [F, D])
+            e.contraction("dgrad", "dHn = dU · W1 (block %d)" % l, W("w1"))
+            dhn = e.matmul(p + "_dhn", du, P("w1"), [T, F], [F, D], [T, D])
+            moe_grads = {"w1": dw1, "w2": dw2}
         e.section("block %d: RMSNorm 2 backward, dH = dY (residual) + ∂(Hn)/∂H · dHn" % l)
         dg2, dh = self.rmsnorm_backward(p + "_norm2", p + "_dg2", p + "_dh", dhn, s["h"], s["r2"], P("g2"), dy)
 
@@ -562,7 +895,8 @@ class Step:
         dxn = e.matmul(p + "_dxn", dv, P("wv"), [T, D], [D, D], [T, D], init=dxqk)
         e.section("block %d: RMSNorm 1 backward, dX = dH (residual) + ∂(Xn)/∂X · dXn" % l)
         dg1, dx = self.rmsnorm_backward(p + "_norm1", p + "_dg1", p + "_dx", dxn, s["x"], s["r1"], P("g1"), dh)
-        grads = {"g1": dg1, "wq": dwq, "wk": dwk, "wv": dwv, "wo": dwo, "g2": dg2, "w1": dw1, "w2": dw2}
+        grads = {"g1": dg1, "wq": dwq, "wk": dwk, "wv": dwv, "wo": dwo, "g2": dg2}
+        grads.update(moe_grads)
         return dx, {p + "_" + k: v for k, v in grads.items()}
 
     # -- the whole step ---------------------------------------------------- #
@@ -712,9 +1046,16 @@ class Step:
         params, rtypes = self.build()
         # Each layer's weights carry their decoder block ([BLK1]), which the
         # recipes' keep-first-blocks / keep-last-blocks count.
+        # The routers of MoE blocks are marked ([MOE1]): recipes keep their
+        # GEMMs in high precision by default.
         def attrs(name):
             layer = re.match(r"l(\d+)_", name)
-            return "{fp4train.param%s}" % (", fp4train.block = %s : i64" % layer.group(1) if layer else "")
+            marks = "fp4train.param"
+            if layer:
+                marks += ", fp4train.block = %s : i64" % layer.group(1)
+            if name.endswith("_wr"):
+                marks += ", fp4train.router"
+            return "{%s}" % marks
         args = ["%%%s: %s %s" % (n, ty(s), attrs(n)) for n, s in params]
         args += ["%%tokens: %s" % ty([c.B, c.S], "i32"), "%%targets: %s" % ty([c.B, c.S], "i32"), "%step: i64"]
         out = ["func.func @%s(" % name]
@@ -831,7 +1172,7 @@ def param_data(cfg):
         elif base == "wpe":
             out[name] = (seed, -6, 0.0)
         else:
-            out[name] = (seed, weight_exp(shape[1]), 0.0)
+            out[name] = (seed, weight_exp(shape[-1]), 0.0)
     return out
 
 
@@ -1010,7 +1351,8 @@ LOSS_TOLERANCE = 1e-4
 
 
 def pattern_np(np, shape, seed, exp, offset):
-    rows, cols = (shape[0], shape[1]) if len(shape) == 2 else (1, shape[0])
+    # Expert weights [E, out, in] take the pattern of [E·out, in].
+    rows, cols = (math.prod(shape[:-1]), shape[-1]) if len(shape) >= 2 else (1, shape[0])
     i = np.arange(rows, dtype=np.int64)[:, None]
     j = np.arange(cols, dtype=np.int64)[None, :]
     u = (13 + 2 * seed) * i + (29 + 3 * seed) * j + seed
@@ -1053,11 +1395,35 @@ class Reference:
             s = np.exp(s - s.max(axis=-1, keepdims=True))
             o = (s / s.sum(axis=-1, keepdims=True)) @ v
             h = x + o.transpose(0, 2, 1, 3).reshape(T, D) @ w("wo").T
-            x = h + gelu(rmsnorm(h, w("g2")) @ w("w1").T) @ w("w2").T
+            hn = rmsnorm(h, w("g2"))
+            x = h + (self.moe(hn, w, gelu) if c.E else gelu(hn @ w("w1").T) @ w("w2").T)
         logits = rmsnorm(x, p["gf"]) @ p["whead"].T
         m = logits.max(axis=1, keepdims=True)
         lse = m[:, 0] + np.log(np.exp(logits - m).sum(axis=1))
         return float(np.mean(lse - logits[np.arange(T), self.targets]))
+
+    def moe(self, hn, w, gelu):
+        """The MoE MLP as the step computes it: softmax router, top-K by
+        probability (lowest index on ties), slots in order of (choice,
+        token), choices past C dropped, gated sum of the experts' outputs."""
+        np, c = self.np, self.c
+        logits = hn @ w("wr").T
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        out = np.zeros_like(hn)
+        taken = np.zeros(c.E, dtype=np.int64)
+        masked = probs.copy()
+        for _ in range(c.K):
+            sel = np.argmax(masked, axis=1)  # the first maximum: lowest index
+            gate = masked[np.arange(c.T), sel]
+            masked[np.arange(c.T), sel] = -np.inf
+            for t in range(c.T):
+                e = sel[t]
+                if taken[e] < c.C:
+                    y = gelu(hn[t] @ w("w1")[e].T) @ w("w2")[e].T
+                    out[t] += gate[t] * y
+                taken[e] += 1
+        return out
 
 
 def parse_memrefs(np, text):
@@ -1191,6 +1557,11 @@ def main(argv):
     for name, default in DEFAULTS.items():
         if getattr(args, name) != default:
             shown += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    if cfg.E:
+        shown += ["--moe", str(cfg.E), "--topk", str(cfg.K), "--capacity", str(cfg.C)]
+        if mode == "driver" or (mode == "check" and not args.jit):
+            sys.exit("%s: error: --moe steps are checked with `check --jit` (the driver "
+                     "builds dense steps' parameters only)" % prog)
     if mode == "check":
         import numpy as np
 

@@ -75,8 +75,9 @@ Trainer::Trainer(JitFunction &jit, const StepSignature &signature,
       elements *= extent;
     std::vector<float> whole(elements);
     if (shape.size() >= 2) {
-      // Glorot: the same for [out, in] and [in, out] layouts.
-      float fanSum = float(shape[0] + shape[1]);
+      // Glorot: the same for [out, in] and [in, out] layouts; expert
+      // weights [E, out, in] are E such matrices.
+      float fanSum = float(shape[shape.size() - 2] + shape.back());
       std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / fanSum));
       for (float &x : whole)
         x = normal(rng);

@@ -250,6 +250,16 @@ func.func private @block_without_param(tensor<4x4xf32> {fp4train.block = 0 : i64
 
 // -----
 
+// expected-error @below {{'fp4train.router' must be a unit attribute}}
+func.func private @router_not_unit(tensor<4x4xf32> {fp4train.param, fp4train.router = 1 : i64})
+
+// -----
+
+// expected-error @below {{'fp4train.router' is only valid on a parameter ({fp4train.param})}}
+func.func private @router_without_param(tensor<4x4xf32> {fp4train.router})
+
+// -----
+
 // expected-error @below {{'fp4train.param' on argument #1 needs a ranked tensor or memref, got 'i64'}}
 func.func private @param_scalar(tensor<4x4xf32> {fp4train.param}, i64 {fp4train.param})
 

@@ -80,7 +80,7 @@ func.func @attributes() attributes {
 // CHECK-SAME: empty = #fp4train.recipe<>
 // CHECK-SAME: mx = #fp4train.recipe<name = "mxfp4-hadamard", fprop = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>, dgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>>, wgrad = <lhs = <format = mxfp4>, rhs = <format = mxfp4>, hadamard = <32, fixed>>>
 // CHECK-SAME: nv = #fp4train.recipe<name = "nvfp4", fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>, dgrad = <lhs = <format = nvfp4, rounding = stochastic>, rhs = <format = nvfp4>>, wgrad = <lhs = <format = nvfp4, rounding = stochastic>, rhs = <format = nvfp4>, hadamard = <16, random>>, weights_2d = true, keep_last = 2>
-// CHECK-SAME: paper = #fp4train.recipe<name = "nvfp4-kept", fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>, keep_first_blocks = 2, keep_last_blocks = 8>
+// CHECK-SAME: paper = #fp4train.recipe<name = "nvfp4-kept", fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>, keep_first_blocks = 2, keep_last_blocks = 8, quantize_router = true>
 // CHECK-SAME: wgrad_only = #fp4train.recipe<wgrad = <lhs = <format = mxfp8_e5m2>, rhs = <format = mxfp8_e4m3>>, keep_first = 1>
 func.func @recipes() attributes {
     empty = #fp4train.recipe<>,
@@ -96,17 +96,17 @@ func.func @recipes() attributes {
       weights_2d = true, keep_last = 2>,
     paper = #fp4train.recipe<name = "nvfp4-kept",
       fprop = <lhs = <format = nvfp4>, rhs = <format = nvfp4>>,
-      keep_last_blocks = 8, keep_first_blocks = 2>,
+      keep_last_blocks = 8, keep_first_blocks = 2, quantize_router = true>,
     wgrad_only = #fp4train.recipe<
       wgrad = <lhs = <format = mxfp8_e5m2>, rhs = <format = mxfp8_e4m3>>, keep_first = 1>} {
   return
 }
 
 // CHECK-LABEL: func @discardable
-// CHECK-SAME: %{{.*}}: tensor<64x128xf32> {fp4train.block = 3 : i64, fp4train.param}
+// CHECK-SAME: %{{.*}}: tensor<64x128xf32> {fp4train.block = 3 : i64, fp4train.param, fp4train.router}
 // CHECK: linalg.matmul
 // CHECK-SAME: {fp4train.role = #fp4train.role<fprop>}
-func.func @discardable(%w: tensor<64x128xf32> {fp4train.param, fp4train.block = 3 : i64}, %x: tensor<32x128xf32>,
+func.func @discardable(%w: tensor<64x128xf32> {fp4train.param, fp4train.block = 3 : i64, fp4train.router}, %x: tensor<32x128xf32>,
                        %y: tensor<32x64xf32>) -> tensor<32x64xf32> {
   %0 = linalg.matmul
       indexing_maps = [affine_map<(m, n, k) -> (m, k)>,

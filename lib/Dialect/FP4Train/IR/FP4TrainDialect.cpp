@@ -106,6 +106,19 @@ LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
              << kParamAttrName << "})";
     return success();
   }
+  if (name == kRouterAttrName) {
+    // [MOE1] a mixture-of-experts router.
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kRouterAttrName << "' must be a unit attribute";
+    if (!function || regionIndex != 0 ||
+        !function.getArgAttr(argIndex, kParamAttrName))
+      return op->emitError()
+             << "'" << kRouterAttrName << "' is only valid on a parameter ({"
+             << kParamAttrName << "})";
+    return success();
+  }
   if (name != kParamAttrName)
     return op->emitError() << "unknown fp4train argument attribute '" << name
                            << "'";

@@ -40,7 +40,8 @@ struct RecipeBuilder {
                     unsigned roles = kAllRoles) {
     return RecipeAttr::get(context, name, fprop, dgrad, wgrad, weights2d,
                            /*keepFirst=*/0, /*keepLast=*/0, roles,
-                           /*keepFirstBlocks=*/0, /*keepLastBlocks=*/0);
+                           /*keepFirstBlocks=*/0, /*keepLastBlocks=*/0,
+                           /*quantizeRouter=*/false);
   }
 
   /// MXFP4 on `roles`; `wgradHadamard` rotates the Wgrad operands and
@@ -328,5 +329,6 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
       keepLast.value_or(recipe.getKeepLast()),
       roles ? roles->bits : recipe.getRoles(),
       keepFirstBlocks.value_or(recipe.getKeepFirstBlocks()),
-      keepLastBlocks.value_or(recipe.getKeepLastBlocks()));
+      keepLastBlocks.value_or(recipe.getKeepLastBlocks()),
+      quantizeRouter.value_or(recipe.getQuantizeRouter()));
 }

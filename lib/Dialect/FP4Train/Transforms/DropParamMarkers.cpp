@@ -21,6 +21,7 @@ struct DropParamMarkersPass
     getOperation().walk([](func::FuncOp function) {
       for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
         function.removeArgAttr(i, FP4TrainDialect::kBlockAttrName);
+        function.removeArgAttr(i, FP4TrainDialect::kRouterAttrName);
         function.removeArgAttr(i, FP4TrainDialect::kParamAttrName);
       }
     });

@@ -67,8 +67,9 @@ struct ContractionPlan {
 /// Parameters whose GEMMs keep the graph's precision, with the reason: the
 /// first `keep_first` and last `keep_last` weights in the program order of
 /// their Fprop, and every weight of the first `keep_first_blocks` and last
-/// `keep_last_blocks` decoder blocks ([BLK1]). A block count the step
-/// cannot satisfy is an error on `function`.
+/// `keep_last_blocks` decoder blocks ([BLK1]), and routers unless the
+/// recipe quantizes them ([MOE1]). A block count the step cannot satisfy
+/// is an error on `function`.
 static FailureOr<llvm::DenseMap<unsigned, StringRef>>
 findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
                 RecipeAttr recipe) {
@@ -103,6 +104,12 @@ findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
       diag << "is more than the step's " << blocks.size() << " decoder blocks";
     return diag;
   }
+  // [MOE1] Routers keep the graph's precision unless the recipe says.
+  if (!recipe.getQuantizeRouter())
+    for (const ContractionRole &info : roles)
+      if (info.param &&
+          function.getArgAttr(*info.param, FP4TrainDialect::kRouterAttrName))
+        kept[*info.param] = "router";
   SmallVector<int64_t> order(blocks.begin(), blocks.end());
   for (const ContractionRole &info : roles) {
     if (!info.param || !info.block || kept.count(*info.param))

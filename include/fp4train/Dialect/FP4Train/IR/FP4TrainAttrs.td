@@ -212,7 +212,9 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     roles are quantized at all (`roles = [fprop, dgrad]`; default every
     role): the per-role ablation of the MXFP4 paper is the same recipe with
     fewer roles. `keep_first_blocks` / `keep_last_blocks` keep every GEMM of
-    the first and last decoder blocks (the parameters' `fp4train.block`).
+    the first and last decoder blocks (the parameters' `fp4train.block`);
+    the GEMMs of mixture-of-experts routers (`fp4train.router` parameters)
+    stay in high precision unless `quantize_router`.
 
     Recipes are data: a new paper's recipe needs no code change. The named
     presets of the design document (`nvfp4`, `mxfp4`, `mxfp4-hadamard`, ...)
@@ -238,7 +240,8 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     DefaultValuedParameter<"unsigned", "0">:$keep_last,
     FP4Train_RoleSetParameter:$roles,
     DefaultValuedParameter<"unsigned", "0">:$keep_first_blocks,
-    DefaultValuedParameter<"unsigned", "0">:$keep_last_blocks
+    DefaultValuedParameter<"unsigned", "0">:$keep_last_blocks,
+    DefaultValuedParameter<"bool", "false">:$quantize_router
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -41,6 +41,10 @@ def FP4Train_Dialect : Dialect {
     /// Name of the integer attribute that places a parameter in a decoder
     /// block (0, 1, ...), which keep-first-blocks / keep-last-blocks count.
     static constexpr ::llvm::StringLiteral kBlockAttrName = "fp4train.block";
+    /// Name of the unit attribute that marks a parameter as a
+    /// mixture-of-experts router, whose GEMMs recipes keep in high
+    /// precision unless quantize_router is set.
+    static constexpr ::llvm::StringLiteral kRouterAttrName = "fp4train.router";
     /// Name of the discardable attribute that pins a contraction's role.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "fp4train.role";
     /// Name of the module attribute in which fp4train-check-indices lists

@@ -75,6 +75,7 @@ struct RecipeOverrides {
   Override<unsigned> keepLast;
   Override<unsigned> keepFirstBlocks;
   Override<unsigned> keepLastBlocks;
+  Override<bool> quantizeRouter;
   Override<RoleSet> roles;
 
   /// Calls `visit(field, name, description)` for each field, in a fixed
@@ -101,6 +102,10 @@ struct RecipeOverrides {
     visit(self.keepLastBlocks, "keep-last-blocks",
           "trailing decoder blocks (fp4train.block) whose GEMMs keep the "
           "graph's precision");
+    visit(self.quantizeRouter, "quantize-router",
+          "quantize the GEMMs of mixture-of-experts routers "
+          "(fp4train.router) too (1) or keep them in the graph's precision "
+          "(0, the default)");
     visit(self.roles, "roles",
           "the roles quantized; the others keep the graph's precision");
   }
