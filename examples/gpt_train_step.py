@@ -1089,8 +1089,8 @@ class Step:
 
 def arg_summary(c):
     n = len(c.params())
-    per = ", ".join("%d+8l %s" % (2 + i, name) for i, name in
-                    enumerate(("g1", "wq", "wk", "wv", "wo", "g2", "w1", "w2")))
+    names = ("g1", "wq", "wk", "wv", "wo", "g2") + (("wr", "w1", "w2") if c.E else ("w1", "w2"))
+    per = ", ".join("%d+%dl %s" % (2 + i, len(names), name) for i, name in enumerate(names))
     return ("0 wte, 1 wpe;\nblock l: %s;\n%d gf, %d whead; %d tokens, %d targets, %d step"
             % (per, n - 2, n - 1, n, n + 1, n + 2))
 
@@ -1140,6 +1140,15 @@ recipe's keep-last / keep-first count them from there.""".format(
         B=c.B, S=c.S, T=c.T, V=c.V, D=c.D, L=c.L, H=c.H, DH=c.DH, F=c.F, n=len(contractions),
         args=arg_summary(c),
         counts=", ".join("%d %s" % (roles[r], r) for r in ("fprop", "dgrad", "wgrad", "other") if r in roles))
+    if c.E:
+        lines = lines.replace(
+            "    X' = H + gelu(rmsnorm(H) ⊙ g2 · W1ᵀ) · W2ᵀ     g2 : [D], W1 : [F, D], W2 : [D, F]",
+            "    X' = H + moe(rmsnorm(H) ⊙ g2)                  g2 : [D]\n"
+            "    moe: P = softmax(Hn · Wrᵀ), top-{K} experts per token, {C} slots per expert\n"
+            "      (choices past them dropped), out[t] = Σ_kept P[t, e] · Ye[e, slot],\n"
+            "      Ye = gelu(Xe · W1[e]ᵀ) · W2[e]ᵀ on the dispatched tokens Xe\n"
+            "                                  Wr : [{E}, D] (a router), W1 : [{E}, F, D], W2 : [{E}, D, F]"
+            .format(K=c.K, C=c.C, E=c.E))
     out = lines.split("\n")
     for role, what in contractions:
         out.append("  %-5s  %s" % ("other" if role == "other" else role.capitalize(), what))
