@@ -46,6 +46,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -752,6 +753,11 @@ int main(int argc, char **argv) {
   if (switched) {
     session.switchStep = std::max<int64_t>(
         1, int64_t(std::llround(switchAt * double(session.horizon))));
+    if (*session.switchStep >= session.horizon)
+      fail("--switch-at " + llvm::formatv("{0}", double(switchAt)).str() +
+           " of " + llvm::Twine(session.horizon) +
+           " steps switches at the last step or later: no step would run "
+           "with the switched roles");
     session.compileSwitched = [&](llvm::StringRef recipe) {
       return compileRecipe(recipe,
                            getRolesAfterSwitch(context, recipe, switched),
