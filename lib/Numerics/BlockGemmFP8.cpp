@@ -191,7 +191,6 @@ Status packed::runPackedFP8Gemm(const GemmOperand &a, const GemmOperand &b,
   const int mr = shape.mr, nr = shape.nr;
   // Reused across calls, as the int8 kernels' scratch (BlockGemmKernels.cpp).
   thread_local PackedFP8Operand scratchA, scratchB;
-  thread_local CacheAlignedArray<float> scratchTotals;
   PackedFP8Operand &packedA = scratchA, &packedB = scratchB;
   packFP8Operand(a, mr, packedA);
   packFP8Operand(b, nr, packedB);
@@ -206,19 +205,21 @@ Status packed::runPackedFP8Gemm(const GemmOperand &a, const GemmOperand &b,
   int64_t sliceBlocks = std::max<int64_t>(1, kSliceValues / a.blockSize);
   int64_t chunksA = (tilesA + chunkA - 1) / chunkA;
   int64_t chunksB = (tilesB + chunkB - 1) / chunkB;
-  // T of every tile pair, [tileA][tileB][mr · nr].
-  CacheAlignedArray<float> &totals = scratchTotals;
-  totals.resize(tilesA * tilesB * mr * nr);
   float g = a.globalDecodeScale * b.globalDecodeScale;
 
   parallelFor(chunksA * chunksB, 1, [&](int64_t begin, int64_t end) {
+    // T of the item's tile pairs, [tileA - firstA][tileB - firstB][mr · nr]:
+    // at most chunkA · chunkB tiles, whatever the size of C.
+    CacheAlignedArray<float> totals;
+    totals.resize(chunkA * chunkB * mr * nr);
     for (int64_t item = begin; item < end; ++item) {
       int64_t firstA = item / chunksB * chunkA,
               firstB = item % chunksB * chunkB;
       int64_t lastA = std::min(tilesA, firstA + chunkA);
       int64_t lastB = std::min(tilesB, firstB + chunkB);
       auto total = [&](int64_t tileA, int64_t tileB) {
-        return totals.data() + (tileA * tilesB + tileB) * mr * nr;
+        return totals.data() +
+               ((tileA - firstA) * chunkB + (tileB - firstB)) * mr * nr;
       };
       for (int64_t tileA = firstA; tileA < lastA; ++tileA)
         for (int64_t tileB = firstB; tileB < lastB; ++tileB)

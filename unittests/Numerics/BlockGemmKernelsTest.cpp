@@ -470,6 +470,12 @@ TEST(BlockGemmKernels, FP8ManyTilesAndChunks) {
   OwnedOperand b = randomFP8Operand(70, 2048, 32, ElementType::E5M2, true,
                                     uniformCodes(110, 140), 41);
   expectMatchesReference(a.op, b.op, "e4m3 x e5m2 100x70x2048");
+  // More than one chunk of B tiles (256 rows each) too.
+  OwnedOperand c = randomFP8Operand(200, 256, 32, ElementType::E5M2, true,
+                                    uniformCodes(110, 140), 44);
+  OwnedOperand d = randomFP8Operand(600, 256, 32, ElementType::E4M3FN, true,
+                                    uniformCodes(110, 140), 45);
+  expectMatchesReference(c.op, d.op, "e5m2 x e4m3 200x600x256");
 }
 
 TEST(BlockGemmKernels, UnsupportedPairsUseTheReference) {
