@@ -143,25 +143,7 @@ void Trainer::setFunction(JitFunction &next, JitFunction *nextEval) {
   eval = nextEval;
 }
 
-float Trainer::callEval(int64_t step) {
-  callStep = step;
-  callRate = 0;
-  std::vector<const void *> args(eval->getArguments().size(), nullptr);
-  for (auto [i, index] : llvm::enumerate(signature.params))
-    args[index] = params[i].data();
-  args[signature.input] = inputData();
-  args[signature.target] = targetData();
-  if (signature.learningRate)
-    args[*signature.learningRate] = &callRate;
-  if (signature.step)
-    args[*signature.step] = &callStep;
-  std::vector<void *> results = {&callLoss};
-  if (llvm::Error error = eval->call(args, results))
-    fail(llvm::toString(std::move(error)));
-  return callLoss;
-}
-
-float Trainer::call(int64_t step, float rate) {
+void Trainer::setCallArgs(int64_t step, float rate) {
   callRate = rate;
   callStep = step;
   callArgs.assign(jit->getArguments().size(), nullptr);
@@ -173,6 +155,19 @@ float Trainer::call(int64_t step, float rate) {
     callArgs[*signature.learningRate] = &callRate;
   if (signature.step)
     callArgs[*signature.step] = &callStep;
+}
+
+float Trainer::callEval(int64_t step) {
+  // @eval_loss takes the step's arguments ([EVAL1]).
+  setCallArgs(step, 0.0f);
+  std::vector<void *> results = {&callLoss};
+  if (llvm::Error error = eval->call(callArgs, results))
+    fail(llvm::toString(std::move(error)));
+  return callLoss;
+}
+
+float Trainer::call(int64_t step, float rate) {
+  setCallArgs(step, rate);
   callResults = {&callLoss};
   for (std::vector<float> &out : outs)
     callResults.push_back(out.data());

@@ -112,6 +112,9 @@ private:
   /// loss, and the parameter results are in `outs`. The pointers it passed
   /// stay in callArgs / callResults (the scalars are members).
   float call(int64_t step, float rate);
+  /// Points callArgs at the parameters, the current input and target, the
+  /// rate and the step.
+  void setCallArgs(int64_t step, float rate);
   /// Calls @eval_loss on the current input and target; returns the loss.
   float callEval(int64_t step);
   /// Fills the input and target with this process's shards of what `draw`

@@ -270,16 +270,20 @@ TEST(BlockGemmKernels, ManyTilesAndChunks) {
   expectMatchesReference(a.op, b.op, "100x70x4096");
 }
 
+/// `count` draws of N(0, 1) from `seed`.
+std::vector<float> normalValues(int64_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = normal(rng);
+  return values;
+}
+
 TEST(BlockGemmKernels, QuantizedOperands) {
   // The path the linear layer takes: quantize, view, multiply.
   const int64_t m = 45, n = 37, k = 256;
-  std::mt19937 rng(15);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(m * k), w(n * k);
-  for (float &v : x)
-    v = normal(rng);
-  for (float &v : w)
-    v = normal(rng);
+  std::vector<float> x = normalValues(m * k, 15), w = normalValues(n * k, 16);
   for (Format format : {Format::MXFP4, Format::NVFP4})
     for (bool twoD : {false, true}) {
       if (twoD && format != Format::NVFP4)
@@ -354,13 +358,7 @@ TEST(BlockGemmKernels, FP8QuantizedOperands) {
   // take the double path; a few huge and tiny values push some blocks of
   // the E5M2 pairs over the 53-bit check.
   const int64_t m = 45, n = 37, k = 256;
-  std::mt19937 rng(33);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(m * k), w(n * k);
-  for (float &v : x)
-    v = normal(rng);
-  for (float &v : w)
-    v = normal(rng);
+  std::vector<float> x = normalValues(m * k, 33), w = normalValues(n * k, 34);
   for (int64_t i = 0; i < m * k; i += 97)
     x[i] *= i % 2 ? 1e-6f : 1e4f;
   for (Format formatA : {Format::MXFP8E4M3, Format::MXFP8E5M2})

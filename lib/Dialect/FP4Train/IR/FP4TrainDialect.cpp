@@ -85,6 +85,18 @@ LogicalResult FP4TrainDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown fp4train attribute '" << name << "'";
 }
 
+/// Fails unless argument `argIndex` of `op` is a function argument marked
+/// {fp4train.param}: the marks that qualify a parameter (`name`) need one.
+static LogicalResult verifyOnParameter(Operation *op, unsigned regionIndex,
+                                       unsigned argIndex, StringRef name) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (function && regionIndex == 0 &&
+      function.getArgAttr(argIndex, FP4TrainDialect::kParamAttrName))
+    return success();
+  return op->emitError() << "'" << name << "' is only valid on a parameter ({"
+                         << FP4TrainDialect::kParamAttrName << "})";
+}
+
 LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
                                                         unsigned regionIndex,
                                                         unsigned argIndex,
@@ -98,26 +110,14 @@ LogicalResult FP4TrainDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitError()
              << "'" << kBlockAttrName << "' must be a non-negative i64, got "
              << attr.getValue();
-    auto function = dyn_cast<FunctionOpInterface>(op);
-    if (!function || regionIndex != 0 ||
-        !function.getArgAttr(argIndex, kParamAttrName))
-      return op->emitError()
-             << "'" << kBlockAttrName << "' is only valid on a parameter ({"
-             << kParamAttrName << "})";
-    return success();
+    return verifyOnParameter(op, regionIndex, argIndex, name);
   }
   if (name == kRouterAttrName) {
     // [MOE1] a mixture-of-experts router.
-    auto function = dyn_cast<FunctionOpInterface>(op);
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
              << "'" << kRouterAttrName << "' must be a unit attribute";
-    if (!function || regionIndex != 0 ||
-        !function.getArgAttr(argIndex, kParamAttrName))
-      return op->emitError()
-             << "'" << kRouterAttrName << "' is only valid on a parameter ({"
-             << kParamAttrName << "})";
-    return success();
+    return verifyOnParameter(op, regionIndex, argIndex, name);
   }
   if (name != kParamAttrName)
     return op->emitError() << "unknown fp4train argument attribute '" << name
