@@ -243,6 +243,21 @@ class Emitter:
     def zeros(self, shape):
         return self.filled(shape)
 
+    def const_i32(self, value):
+        """%c<value>_i32, declared once."""
+        name = "c%d_i32" % value
+        if name not in self.const_names:
+            self.const_names.add(name)
+            self.consts.append("  %%%s = arith.constant %d : i32" % (name, value))
+        return "%" + name
+
+    def const_true(self):
+        """%true, declared once."""
+        if "true" not in self.const_names:
+            self.const_names.add("true")
+            self.consts.append("  %true = arith.constant true")
+        return "%true"
+
     def filled_i32(self, shape, value):
         """An i32 tensor of `shape` filled with the integer `value`."""
         name = "%%i32_%d_%s" % (value, shape_tag(shape))
@@ -252,12 +267,8 @@ class Emitter:
             if empty not in self.prologue_names:
                 self.prologue_names.add(empty)
                 self.prologue.append("  %s = tensor.empty() : %s" % (empty, ty(shape, "i32")))
-            constant = "%%c%d_i32" % value
-            if constant not in self.prologue_names:
-                self.prologue_names.add(constant)
-                self.prologue.append("  %s = arith.constant %d : i32" % (constant, value))
             self.prologue.append("  %s = linalg.fill ins(%s : i32) outs(%s : %s) -> %s"
-                                 % (name, constant, empty, ty(shape, "i32"), ty(shape, "i32")))
+                                 % (name, self.const_i32(value), empty, ty(shape, "i32"), ty(shape, "i32")))
         return name
 
     def expert_matmul(self, out, a, b, ashape, bshape, cshape, transpose_a=False, transpose_b=False):
@@ -564,6 +575,8 @@ class Step:
         P = lambda n: "%%l%d_%s" % (l, n)  # noqa: E731
         W = lambda n: (c.index("l%d_%s" % (l, n)), "l%d_%s" % (l, n))  # noqa: E731
         te = ty([T, E])
+        # The constants the bodies below use.
+        e.const_i32(0), e.const_i32(1), e.const_true()
         e.section("block %d: router, P = softmax(Hn · Wrᵀ) over the %d experts" % (l, E))
         e.contraction("fprop", "router logits = Hn · Wrᵀ (block %d; indexing maps)" % l, W("wr"))
         logits = e.matmul(p + "_logits", hn, P("wr"), [T, D], [E, D], [T, E], maps=["#a_mk", "#b_nk", "#c_mn"])
@@ -612,10 +625,6 @@ class Step:
                                     "%r = arith.select %take, %ei, %acc : i32"], "%r")
             sels.append(sel)
             gates.append(g)
-        # %true for the masks above.
-        if "true" not in e.const_names:
-            e.const_names.add("true")
-            e.consts.append("  %true = arith.constant true")
 
         e.section("block %d: slots: choice j of token t takes the next free slot of its expert, "
                   "first choices before second ones, in token order; slot ≥ %d: dropped" % (l, C))
@@ -631,8 +640,7 @@ class Step:
                                 "%same = arith.cmpi eq, %other, %mine : i32",
                                 "%hit = arith.andi %earlier, %same : i1",
                                 "%inc = arith.extui %hit : i1 to i32", "%n = arith.addi %acc, %inc : i32"], "%n")
-            body = ["%pos0 = arith.addi %b, %c0_i32 : i32"]
-            last = "%pos0"
+            body, last = [], "%b"
             for i, cnt in enumerate(counts):
                 body += ["%%si%d = arith.index_cast %%s : i32 to index" % i,
                          "%%taken%d = tensor.extract %s[%%si%d] : %s" % (i, cnt, i, ty([E], "i32")),
@@ -680,7 +688,6 @@ class Step:
             last = "%%sum%d" % j
         slot_gate = e.generic(p + "_slot_gate", ect, ["parallel", "parallel", "reduction"], routing,
                               (e.zeros([E, C]), ty([E, C])), names + ["acc"], gate_body, last)
-        e.filled_i32([T], 1)  # declares %c1_i32
 
         e.section("block %d: dispatch, Xe[e, c] = Hn[token in slot (e, c)] (zeros in empty slots)" % l)
         ecd = ["affine_map<(x, c, d) -> (x, c)>", "#id3"]
