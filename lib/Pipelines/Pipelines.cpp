@@ -177,6 +177,7 @@ static void addGPUFrontHalf(OpPassManager &pm,
   // sink them back so that they do not become kernel arguments.
   pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createFP4TrainMergeIdenticalKernels());
 }
 
 /// The start of the GPU back half shared by both pipelines: buffer

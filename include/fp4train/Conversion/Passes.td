@@ -341,6 +341,23 @@ def FP4TrainCheckNoOutlinedGPUCode
   }];
 }
 
+def FP4TrainMergeIdenticalKernels
+    : Pass<"fp4train-merge-identical-kernels", "ModuleOp"> {
+  let summary = "Keep one gpu.module per distinct outlined kernel";
+  let description = [{
+    Kernel outlining makes one `gpu.module` per `gpu.launch`; a training
+    step whose layers, experts or evaluation function repeat shapes holds
+    many copies of the same kernel, each compiled again by the back end.
+    This pass compares the modules with their own names and the names of
+    their symbols set aside (the printed module, each symbol renamed by its
+    position), keeps the first module of each distinct text, points every
+    `gpu.launch_func` of a copy at the kept module's symbol in the same
+    position, and erases the copies nothing else names ([KRN1] in
+    docs/passes.md). Runs in both GPU pipelines after kernel outlining.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FP4TrainCheckDeviceSymbolNames
     : Pass<"fp4train-check-device-symbol-names", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Reject device symbols that the GPU assembly printers cannot write";

@@ -33,3 +33,21 @@ func.func @weight_rows_partial(%x: tensor<8x64xf32>, %w: tensor<24x64xf32> {fp4t
       ins(%x, %w : tensor<8x64xf32>, tensor<24x64xf32>) outs(%init : tensor<8x24xf32>) -> tensor<8x24xf32>
   return %y : tensor<8x24xf32>
 }
+
+// -----
+
+// [MOE1] Per-expert global scales number the stochastic-rounding seeds of
+// each expert slice after the contractions; 2^31 experts would need more
+// than the 32 bits under the step.
+func.func @too_many_experts(%x: tensor<2147483648x1x16xf32>,
+                            %w: tensor<2147483648x16x16xf32> {fp4train.param},
+                            %init: tensor<2147483648x1x16xf32>) -> tensor<2147483648x1x16xf32> {
+  // expected-error @below {{per-expert global scales for 2147483648 experts in a function of 1 contractions number more stochastic-rounding seeds than fit in 32 bits; use per-expert-global-scale=0}}
+  %y = linalg.batch_matmul
+      indexing_maps = [affine_map<(e, m, n, k) -> (e, m, k)>,
+                       affine_map<(e, m, n, k) -> (e, n, k)>,
+                       affine_map<(e, m, n, k) -> (e, m, n)>]
+      ins(%x, %w : tensor<2147483648x1x16xf32>, tensor<2147483648x16x16xf32>)
+      outs(%init : tensor<2147483648x1x16xf32>) -> tensor<2147483648x1x16xf32>
+  return %y : tensor<2147483648x1x16xf32>
+}

@@ -29,7 +29,10 @@ if sys.argv[1:] == ["--blocks"]:
 
 def operand(entry):
     block = "x".join(str(b) for b in entry["block"])
-    return "%s/%s/%s" % (entry["format"], block, entry["rounding"])
+    text = "%s/%s/%s" % (entry["format"], block, entry["rounding"])
+    if entry.get("global_scale") == "expert":
+        text += "/per-expert"
+    return text
 
 
 for entry in json.load(sys.stdin):

@@ -7,8 +7,10 @@ must say it in one line on stderr that starts with the tool's name; fp4-opt
 must report an `error:` diagnostic. Never a signal, an `LLVM ERROR`, a stack
 dump or a hang (each run has a time limit).
 
-usage: option_sweep.py BIN_DIR SRC_DIR WORK_DIR
-Prints one line per finding and a closing `N passed, M failed` line.
+usage: option_sweep.py BIN_DIR SRC_DIR WORK_DIR [EVERY]
+Prints one line per finding and a closing `N passed, M failed` line. With
+EVERY, only every EVERY-th run of the list (from the first) is made: the
+sanitized build's sample, where each run costs several times as much.
 """
 
 import concurrent.futures
@@ -92,6 +94,7 @@ def judge(kind, name, args, rc, err):
 
 def main():
     bin_dir, src_dir, work = sys.argv[1:4]
+    every = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     tool = lambda name: os.path.join(bin_dir, name)
     examples = os.path.join(src_dir, "examples")
     os.makedirs(work, exist_ok=True)
@@ -173,6 +176,7 @@ def main():
                     "--seq", "32", "-o", os.path.join(work, "gpt.mlir")],
                    check=True)
 
+    runs = runs[::every]
     findings = []
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         futures = []

@@ -76,7 +76,8 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  bool weights2d, unsigned keepFirst,
                                  unsigned keepLast, unsigned roles,
                                  unsigned keepFirstBlocks,
-                                 unsigned keepLastBlocks, bool quantizeRouter) {
+                                 unsigned keepLastBlocks, bool quantizeRouter,
+                                 bool perExpertGlobalScale) {
   if (roles == 0 || (roles & ~kAllRoles))
     return emitError() << "roles must name one or more of fprop, dgrad and "
                           "wgrad (the recipe `none` quantizes nothing)";

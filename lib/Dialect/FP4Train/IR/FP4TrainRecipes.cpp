@@ -41,7 +41,8 @@ struct RecipeBuilder {
     return RecipeAttr::get(context, name, fprop, dgrad, wgrad, weights2d,
                            /*keepFirst=*/0, /*keepLast=*/0, roles,
                            /*keepFirstBlocks=*/0, /*keepLastBlocks=*/0,
-                           /*quantizeRouter=*/false);
+                           /*quantizeRouter=*/false,
+                           /*perExpertGlobalScale=*/true);
   }
 
   /// MXFP4 on `roles`; `wgradHadamard` rotates the Wgrad operands and
@@ -330,5 +331,6 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
       roles ? roles->bits : recipe.getRoles(),
       keepFirstBlocks.value_or(recipe.getKeepFirstBlocks()),
       keepLastBlocks.value_or(recipe.getKeepLastBlocks()),
-      quantizeRouter.value_or(recipe.getQuantizeRouter()));
+      quantizeRouter.value_or(recipe.getQuantizeRouter()),
+      perExpertGlobalScale.value_or(recipe.getPerExpertGlobalScale()));
 }

@@ -61,6 +61,10 @@ struct ContractionPlan {
   int64_t kAlign = 1;
   /// K after zero padding.
   int64_t paddedK = 0;
+  /// [MOE1] The batch dimension indexes experts and an operand is NVFP4
+  /// with per-expert global scales: the contraction is quantized and
+  /// multiplied expert by expert.
+  bool perExpert = false;
 };
 } // namespace
 
@@ -123,8 +127,24 @@ findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
   return kept;
 }
 
+/// [MOE1] Whether `info` is a contraction of expert weights `[E, out, in]`
+/// ([ROLE7]): its parameter has rank 3 and its one batch loop runs over the
+/// experts.
+static bool isExpertContraction(FunctionOpInterface function,
+                                const ContractionRole &info) {
+  if (!info.param)
+    return false;
+  auto type =
+      dyn_cast<RankedTensorType>(function.getArgumentTypes()[*info.param]);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(info.op);
+  return type && type.getRank() == 3 && succeeded(dims) &&
+         dims->batch.size() == 1;
+}
+
 static ContractionPlan
-planContraction(const ContractionRole &info, RecipeAttr recipe,
+planContraction(FunctionOpInterface function, const ContractionRole &info,
+                RecipeAttr recipe,
                 const llvm::DenseMap<unsigned, StringRef> &kept) {
   ContractionPlan plan;
   plan.info = info;
@@ -183,6 +203,12 @@ planContraction(const ContractionRole &info, RecipeAttr recipe,
   plan.operands[1 - lhsOperand].spec = gemm.getRhs();
   plan.operands[1 - lhsOperand].recipeOperand = "rhs";
 
+  plan.perExpert =
+      recipe.getPerExpertGlobalScale() &&
+      llvm::is_contained({gemm.getLhs().getFormat(), gemm.getRhs().getFormat()},
+                         Format::nvfp4) &&
+      isExpertContraction(function, info);
+
   plan.kAlign = getKBlockSize(gemm.getLhs().getFormat());
   if (HadamardAttr hadamard = gemm.getHadamard())
     plan.kAlign = std::max(plan.kAlign, hadamard.getSize());
@@ -198,59 +224,85 @@ namespace {
 /// Builds the quantized sequence of the contractions of one function.
 class ContractionRewriter {
 public:
-  ContractionRewriter(FunctionOpInterface function, Value step)
-      : function(function), step(step) {}
+  /// `numContractions`: how many contractions the function has ([SR1]
+  /// seeds of expert slices are numbered after them).
+  ContractionRewriter(Value step, unsigned numContractions)
+      : step(step), numContractions(numContractions) {}
 
   /// Rewrites the contraction of `plan`, the `index`-th of its function.
   LogicalResult rewrite(const ContractionPlan &plan, unsigned index);
 
 private:
-  /// `(step << 32) + 2 * index + operand`: the [SR1] seed of one operand.
+  /// `(step << 32) + 2 * index + operand`: the [SR1] seed of one operand of
+  /// contraction `index`, or of its slice `expert` ([MOE1]), numbered as
+  /// contraction `index + numContractions * (expert + 1)`.
   Value stochasticSeed(OpBuilder &b, Location loc, unsigned index,
-                       unsigned operand);
+                       unsigned operand, std::optional<int64_t> expert);
   Value constantI64(OpBuilder &b, Location loc, int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
   }
-  /// Quantizes the K-major operand `value` as `plan` says, returning a
-  /// `[batch..., rows', K']` block-scaled tensor (rows' padded for 16x16
-  /// blocks, K' padded to `paddedK`).
+  /// The K-major operand `value` padded to `paddedK` (and, for 16x16
+  /// blocks, its rows to whole tiles), ready to quantize; a Dgrad 2-D
+  /// weight stays in its own `[out, in]` layout ([NV1]).
+  Value prepareOperand(OpBuilder &b, Location loc, Value value,
+                       const OperandPlan &plan, int64_t paddedK);
+  /// Quantizes the prepared operand `value`, or its slice `expert` along
+  /// the batch dimension, as `plan` says: a K-major `[batch..., rows', K']`
+  /// block-scaled tensor.
   Value quantizeOperand(OpBuilder &b, Location loc, Value value,
-                        const OperandPlan &plan, int64_t paddedK, Value seed);
+                        const OperandPlan &plan, Value seed,
+                        std::optional<int64_t> expert);
 
-  FunctionOpInterface function;
   Value step;
+  unsigned numContractions;
 };
 } // namespace
 
-Value ContractionRewriter::stochasticSeed(OpBuilder &b, Location loc,
-                                          unsigned index, unsigned operand) {
-  Value shifted = arith::ShLIOp::create(b, loc, step, constantI64(b, loc, 32));
-  return arith::AddIOp::create(b, loc, shifted,
-                               constantI64(b, loc, 2 * index + operand));
+/// The slice `[index, :, ...]` of `value` along its leading dimension, of
+/// size 1 there (same rank).
+static Value extractLeadingSlice(OpBuilder &b, Location loc, Value value,
+                                 int64_t index) {
+  auto type = cast<ShapedType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(b.getContext(), type.getShape());
+  offsets[0] = b.getIndexAttr(index);
+  sizes[0] = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
 }
 
-Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
-                                           Value value, const OperandPlan &plan,
-                                           int64_t paddedK, Value seed) {
+/// `dest` with `slice` (size 1 along the leading dimension) written at
+/// `index` along it.
+static Value insertLeadingSlice(OpBuilder &b, Location loc, Value slice,
+                                Value dest, int64_t index) {
+  auto type = cast<ShapedType>(slice.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = b.getIndexAttr(index);
+  return tensor::InsertSliceOp::create(
+      b, loc, slice, dest, offsets,
+      getAsIndexOpFoldResult(b.getContext(), type.getShape()), strides);
+}
+
+Value ContractionRewriter::stochasticSeed(OpBuilder &b, Location loc,
+                                          unsigned index, unsigned operand,
+                                          std::optional<int64_t> expert) {
+  int64_t number = index;
+  if (expert)
+    number += int64_t(numContractions) * (*expert + 1);
+  Value shifted = arith::ShLIOp::create(b, loc, step, constantI64(b, loc, 32));
+  return arith::AddIOp::create(b, loc, shifted,
+                               constantI64(b, loc, 2 * number + operand));
+}
+
+Value ContractionRewriter::prepareOperand(OpBuilder &b, Location loc,
+                                          Value value, const OperandPlan &plan,
+                                          int64_t paddedK) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
-  Format format = plan.spec.getFormat();
-  bool global = format == Format::nvfp4;
-  auto quantize = [&](Value input, std::optional<int64_t> dim2) -> Value {
-    auto inputType = cast<RankedTensorType>(input.getType());
-    auto resultType = ScaledTensorType::getForFormat(
-        b.getContext(), format, inputType.getShape(), rank - 1, dim2, global);
-    bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
-    return QuantizeOp::create(
-        b, loc, resultType, input, stochastic ? seed : Value(),
-        /*amax=*/Value(), /*origin=*/ValueRange(),
-        /*logical_shape=*/DenseI64ArrayAttr(), plan.spec.getRounding(),
-        plan.spec.getScaleMode());
-  };
-
   if (!plan.twoD)
-    return quantize(padDimWithZeros(b, loc, value, rank - 1, paddedK),
-                    std::nullopt);
+    return padDimWithZeros(b, loc, value, rank - 1, paddedK);
 
   // [NV1] 2-D weight blocks: quantize the weight in its own [out, in]
   // layout, padded to whole 16x16 tiles, so Fprop and Dgrad quantize the
@@ -261,17 +313,38 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
   int64_t paddedOut = plan.transposedWeight ? paddedK : paddedRows;
   int64_t paddedIn = plan.transposedWeight ? paddedRows : paddedK;
   weight = padDimWithZeros(b, loc, weight, rank - 2, paddedOut);
-  weight = padDimWithZeros(b, loc, weight, rank - 1, paddedIn);
-  Value quantized = quantize(weight, rank - 2);
-  if (!plan.transposedWeight)
+  return padDimWithZeros(b, loc, weight, rank - 1, paddedIn);
+}
+
+Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
+                                           Value value, const OperandPlan &plan,
+                                           Value seed,
+                                           std::optional<int64_t> expert) {
+  if (expert)
+    value = extractLeadingSlice(b, loc, value, *expert);
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  Format format = plan.spec.getFormat();
+  std::optional<int64_t> dim2;
+  if (plan.twoD)
+    dim2 = rank - 2;
+  auto resultType = ScaledTensorType::getForFormat(
+      b.getContext(), format, type.getShape(), rank - 1, dim2,
+      /*hasGlobalScale=*/format == Format::nvfp4);
+  bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
+  Value quantized =
+      QuantizeOp::create(b, loc, resultType, value, stochastic ? seed : Value(),
+                         /*amax=*/Value(), /*origin=*/ValueRange(),
+                         /*logical_shape=*/DenseI64ArrayAttr(),
+                         plan.spec.getRounding(), plan.spec.getScaleMode());
+  if (!plan.twoD || !plan.transposedWeight)
     return quantized;
-  auto quantizedType = cast<ScaledTensorType>(quantized.getType());
-  SmallVector<int64_t> shape(quantizedType.getShape());
+  SmallVector<int64_t> shape(resultType.getShape());
   std::swap(shape[rank - 2], shape[rank - 1]);
   auto viewType = ScaledTensorType::get(
-      b.getContext(), shape, quantizedType.getElementType(),
-      quantizedType.getBlockShape(), quantizedType.getScaleType(),
-      quantizedType.getHasGlobalScale());
+      b.getContext(), shape, resultType.getElementType(),
+      resultType.getBlockShape(), resultType.getScaleType(),
+      resultType.getHasGlobalScale());
   return TransposeOp::create(b, loc, viewType, quantized);
 }
 
@@ -313,29 +386,57 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
                                    hadamardStep);
     }
   }
+  for (unsigned i = 0; i < 2; ++i)
+    operands[i] =
+        prepareOperand(b, loc, operands[i], plan.operands[i], plan.paddedK);
 
-  for (unsigned i = 0; i < 2; ++i) {
-    Value seed;
-    if (plan.operands[i].spec.getRounding() == RoundingMode::stochastic)
-      seed = stochasticSeed(b, loc, index, i);
-    operands[i] = quantizeOperand(b, loc, operands[i], plan.operands[i],
-                                  plan.paddedK, seed);
-  }
+  /// The K-major quantized operands of the whole batch, or of one expert.
+  auto quantizeBoth = [&](std::optional<int64_t> expert) {
+    std::array<Value, 2> quantized;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value seed;
+      if (plan.operands[i].spec.getRounding() == RoundingMode::stochastic)
+        seed = stochasticSeed(b, loc, index, i, expert);
+      quantized[i] =
+          quantizeOperand(b, loc, operands[i], plan.operands[i], seed, expert);
+    }
+    return quantized;
+  };
 
-  // [GEMM1] accumulates onto the contraction's init, in f32.
+  // [GEMM1] accumulates onto the contraction's init, in f32, padded to the
+  // quantized operands' rows.
   Value acc =
       toGroupedLayout(b, loc, init->get(), op.getMatchingIndexingMap(init),
                       ranges, resultGroups);
   auto accType = cast<RankedTensorType>(acc.getType());
   acc = castElements(b, loc, acc, b.getF32Type());
   int64_t rank = accType.getRank();
+  // [MOE1] Per-expert global scales: each expert's slice is quantized on
+  // its own (and multiplied on its own below).
+  SmallVector<std::array<Value, 2>> quantized;
+  if (plan.perExpert) {
+    for (int64_t expert = 0, e = accType.getDimSize(0); expert < e; ++expert)
+      quantized.push_back(quantizeBoth(expert));
+  } else {
+    quantized.push_back(quantizeBoth(std::nullopt));
+  }
   for (unsigned i = 0; i < 2; ++i) {
     int64_t rows =
-        cast<ScaledTensorType>(operands[i].getType()).getShape()[rank - 2];
+        cast<ScaledTensorType>(quantized[0][i].getType()).getShape()[rank - 2];
     acc = padDimWithZeros(b, loc, acc, rank - 2 + i, rows);
   }
-  Value result = ScaledMatmulOp::create(b, loc, acc.getType(), operands[0],
-                                        operands[1], acc);
+  Value result = acc;
+  if (!plan.perExpert) {
+    result = ScaledMatmulOp::create(b, loc, acc.getType(), quantized[0][0],
+                                    quantized[0][1], acc);
+  } else {
+    for (auto [expert, pair] : llvm::enumerate(quantized)) {
+      Value slice = extractLeadingSlice(b, loc, acc, expert);
+      slice = ScaledMatmulOp::create(b, loc, slice.getType(), pair[0], pair[1],
+                                     slice);
+      result = insertLeadingSlice(b, loc, slice, result, expert);
+    }
+  }
   result = sliceToShape(b, loc, result, accType.getShape());
   result = castElements(b, loc, result, accType.getElementType());
   result = fromGroupedLayout(b, loc, result,
@@ -350,7 +451,8 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
 // Report
 //===----------------------------------------------------------------------===//
 
-static llvm::json::Object describeOperand(const OperandPlan &plan) {
+static llvm::json::Object describeOperand(const OperandPlan &plan,
+                                          bool perExpert) {
   Format format = plan.spec.getFormat();
   llvm::json::Array block;
   if (plan.twoD)
@@ -364,6 +466,8 @@ static llvm::json::Object describeOperand(const OperandPlan &plan) {
   };
   if (format != Format::nvfp4)
     object["scale_mode"] = stringifyScaleMode(plan.spec.getScaleMode());
+  else
+    object["global_scale"] = perExpert ? "expert" : "tensor";
   return object;
 }
 
@@ -377,7 +481,7 @@ static llvm::json::Object describePlan(const ContractionPlan &plan) {
   object["kept"] = nullptr;
   llvm::json::Array operands;
   for (const OperandPlan &operand : plan.operands)
-    operands.push_back(describeOperand(operand));
+    operands.push_back(describeOperand(operand, plan.perExpert));
   object["operands"] = std::move(operands);
   if (HadamardAttr hadamard = plan.gemm.getHadamard())
     object["hadamard"] = llvm::json::Object{
@@ -440,7 +544,7 @@ struct QuantizeMatmulsPass
     SmallVector<ContractionPlan> plans;
     for (const ContractionRole &info : roles) {
       ContractionPlan &plan =
-          plans.emplace_back(planContraction(info, recipe, *kept));
+          plans.emplace_back(planContraction(function, info, recipe, *kept));
       if (!plan.gemm)
         continue;
       linalg::LinalgOp op = info.op;
@@ -483,6 +587,18 @@ struct QuantizeMatmulsPass
                   "forbids zero padding";
     }
 
+    // [SR1] seeds of expert slices ([MOE1]) are numbered after the
+    // contractions; every number must leave the step's 32 bits alone.
+    for (ContractionPlan &plan : plans)
+      if (plan.perExpert &&
+          2 * uint64_t(plans.size()) * (uint64_t(plan.info.batch) + 1) >
+              (uint64_t(1) << 32))
+        return plan.info.op.emitError("per-expert global scales for ")
+               << plan.info.batch << " experts in a function of "
+               << plans.size()
+               << " contractions number more stochastic-rounding seeds than "
+                  "fit in 32 bits; use per-expert-global-scale=0";
+
     Value step;
     if (llvm::any_of(plans, [](const ContractionPlan &p) { return p.gemm; })) {
       FailureOr<Value> stepValue = getStep(function);
@@ -490,7 +606,7 @@ struct QuantizeMatmulsPass
         return failure();
       step = *stepValue;
     }
-    ContractionRewriter rewriter(function, step);
+    ContractionRewriter rewriter(step, plans.size());
     for (auto [index, plan] : llvm::enumerate(plans)) {
       report.push_back(describePlan(plan));
       if (plan.gemm && failed(rewriter.rewrite(plan, index)))

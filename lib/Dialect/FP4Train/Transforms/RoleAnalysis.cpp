@@ -699,6 +699,9 @@ static std::string describeQuantization(const llvm::json::Object &row) {
                 *block, os, [&](const llvm::json::Value &size) { os << size; },
                 "x");
           os << ' ' << formatCell(o->get("rounding"));
+          // [MOE1] Per-tensor global scales are the rule; say the exception.
+          if (o->getString("global_scale") == "expert")
+            os << " per-expert";
         },
         " | ");
   }

@@ -214,7 +214,10 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     fewer roles. `keep_first_blocks` / `keep_last_blocks` keep every GEMM of
     the first and last decoder blocks (the parameters' `fp4train.block`);
     the GEMMs of mixture-of-experts routers (`fp4train.router` parameters)
-    stay in high precision unless `quantize_router`.
+    stay in high precision unless `quantize_router`; an NVFP4 operand of an
+    expert contraction (expert weights `[E, out, in]`) has one global scale
+    per expert (`per_expert_global_scale`, the default) or one for the
+    whole tensor.
 
     Recipes are data: a new paper's recipe needs no code change. The named
     presets of the design document (`nvfp4`, `mxfp4`, `mxfp4-hadamard`, ...)
@@ -241,7 +244,8 @@ def FP4Train_RecipeAttr : FP4Train_Attr<"Recipe", "recipe"> {
     FP4Train_RoleSetParameter:$roles,
     DefaultValuedParameter<"unsigned", "0">:$keep_first_blocks,
     DefaultValuedParameter<"unsigned", "0">:$keep_last_blocks,
-    DefaultValuedParameter<"bool", "false">:$quantize_router
+    DefaultValuedParameter<"bool", "false">:$quantize_router,
+    DefaultValuedParameter<"bool", "true">:$per_expert_global_scale
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -76,6 +76,7 @@ struct RecipeOverrides {
   Override<unsigned> keepFirstBlocks;
   Override<unsigned> keepLastBlocks;
   Override<bool> quantizeRouter;
+  Override<bool> perExpertGlobalScale;
   Override<RoleSet> roles;
 
   /// Calls `visit(field, name, description)` for each field, in a fixed
@@ -106,6 +107,9 @@ struct RecipeOverrides {
           "quantize the GEMMs of mixture-of-experts routers "
           "(fp4train.router) too (1) or keep them in the graph's precision "
           "(0, the default)");
+    visit(self.perExpertGlobalScale, "per-expert-global-scale",
+          "one NVFP4 global scale per expert of an expert contraction (1, "
+          "the default) or one per tensor (0)");
     visit(self.roles, "roles",
           "the roles quantized; the others keep the graph's precision");
   }
