@@ -77,14 +77,19 @@ class QuantizedTensor:
         self.format = format
         self._options = options
 
-    def dequantize(self, unrotate=False):
+    def dequantize(self, unrotate=False, global_scale=True):
         """Decodes the codes and scales to a float32 array of the input's
         shape, as ``fp4-quant``'s ``OUT.deq.npy``. With a Hadamard rotation
-        the values stay rotated unless ``unrotate`` (``--unrotate``)."""
+        the values stay rotated unless ``unrotate`` (``--unrotate``). With
+        ``global_scale=False`` an NVFP4 tensor decodes to its elements times
+        their block scales alone (exact in float32): the operands whose
+        products [GEMM1] sums before it applies the global scales."""
         options = dict(self._options)
         if unrotate:
             options["unrotate"] = True
-        decode = float(self.global_scale[1]) if self.global_scale is not None else 1.0
+        decode = 1.0
+        if self.global_scale is not None and global_scale:
+            decode = float(self.global_scale[1])
         return _fp4train._dequantize(self.codes, self.scales, decode, options)
 
     def __repr__(self):

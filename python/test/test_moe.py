@@ -1,4 +1,4 @@
-"""Mixture-of-experts GEMMs ([ROLE7]): one quantized step of the expert
+"""Mixture-of-experts GEMMs ([ROLE7], [MOE1]): one quantized step of the expert
 MLPs of test/Pipelines/Inputs/moe_experts.mlir on the CPU JIT equals an
 independent emulation built on the numerics library's quantize, expert by
 expert, with [GEMM1] evaluated in numpy."""
@@ -80,3 +80,84 @@ def test_quantized_expert_step_equals_emulation(ctx, recipe, formats):
     assert abs(loss - want) <= 1e-3 * abs(loss - exact)
     for name, got, expected in zip(("dW1", "dW2"), step[1:], emulated[1:]):
         assert np.array_equal(np.asarray(got), expected), name
+
+
+def nvfp4_values(x, axis, block, per_expert):
+    """x [E, ·, ·] quantized to NVFP4 along `axis` (or in 16x16 tiles of
+    its last two axes): the elements times their block scales, and each
+    expert's global decode scale, from one amax per expert or one for the
+    whole tensor ([MOE1])."""
+    if per_expert:
+        parts = [fp4train.quantize(np.ascontiguousarray(x[e]), "nvfp4",
+                                   axis=axis - 1, block=block)
+                 for e in range(x.shape[0])]
+    else:
+        parts = [fp4train.quantize(np.ascontiguousarray(x), "nvfp4",
+                                   axis=axis, block=block)]
+    values = np.concatenate([
+        q.dequantize(global_scale=False).reshape((-1,) + x.shape[1:])
+        for q in parts])
+    decode = np.array([q.global_scale[1] for q in parts], np.float32)
+    return values, np.broadcast_to(decode, (x.shape[0],))
+
+
+def nvfp4_gemm(a, b, axis_a, axis_b, block_b, per_expert):
+    """[GEMM1] for NVFP4 operands with 16-element K blocks:
+    T = sum of f32(sa·sb·P) per block in f32, then f32(g · T) with
+    g = f32(S_dec,a · S_dec,b) per expert."""
+    va, ga = nvfp4_values(a, axis_a, 16, per_expert)
+    vb, gb = nvfp4_values(b, axis_b, block_b, per_expert)
+    va = np.moveaxis(va, axis_a, -1).astype(np.float64)
+    vb = np.moveaxis(vb, axis_b, -1).astype(np.float64)
+    total = np.zeros((va.shape[0], va.shape[1], vb.shape[1]), np.float32)
+    for start in range(0, va.shape[-1], 16):
+        term = np.einsum("emk,enk->emn", va[..., start:start + 16],
+                         vb[..., start:start + 16])
+        total = total + term.astype(np.float32)
+    g = (ga * gb).astype(np.float32)
+    return g[:, None, None] * total
+
+
+def emulate_nvfp4(xe, target, w1, w2, per_expert):
+    """The step under nvfp4 with rounding to nearest and no rotation: 2-D
+    weight tiles for Fprop and Dgrad, 16-element blocks elsewhere."""
+    gemm = lambda a, b, axis_a, axis_b, block_b: nvfp4_gemm(
+        a, b, axis_a, axis_b, block_b, per_expert)
+    h = gemm(xe, w1, 2, 2, "16x16")
+    y = gemm(h, w2, 2, 2, "16x16")
+    diff = y - target
+    dy = diff * np.float32(2.0) * SCALE
+    dw2 = gemm(dy, h, 1, 1, 16)
+    dh = gemm(dy, w2, 2, 1, "16x16")
+    dw1 = gemm(dh, xe, 1, 1, 16)
+    loss = np.float32((diff.astype(np.float64) ** 2).sum() * float(SCALE))
+    return loss, dw1, dw2
+
+
+def test_nvfp4_global_scales_per_expert_and_per_tensor(ctx):
+    """[MOE1] With per-expert global scales (the default) each expert's
+    GEMMs equal an emulation that quantizes each expert's slices on their
+    own; with per-expert-global-scale=0, one that quantizes whole tensors.
+    Experts at scales 4^e apart make the two differ."""
+    rng = np.random.default_rng(11)
+    xe = rng.standard_normal((E, C, D), np.float32)
+    target = rng.standard_normal((E, C, D), np.float32)
+    w1 = (rng.standard_normal((E, F, D), np.float32) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((E, D, F), np.float32) * 0.1).astype(np.float32)
+    w1 *= np.float32(4.0) ** np.arange(E, dtype=np.float32)[:, None, None]
+    results = {}
+    for per_expert in (True, False):
+        step = fp4train.compile(
+            ctx.parse(STEP.read_text()), "train_step",
+            "fp4train-cpu-pipeline{recipe=nvfp4 stochastic-rounding=0 "
+            f"hadamard=0 per-expert-global-scale={int(per_expert)} "
+            "numerics=runtime}")(xe, target, w1, w2, 0)
+        emulated = emulate_nvfp4(xe, target, w1, w2, per_expert)
+        loss, want = float(step[0]), float(emulated[0])
+        assert abs(loss - want) <= 1e-5 * abs(want)
+        for name, got, expected in zip(("dW1", "dW2"), step[1:],
+                                       emulated[1:]):
+            assert np.array_equal(np.asarray(got), expected), (name,
+                                                               per_expert)
+        results[per_expert] = np.asarray(step[1])
+    assert not np.array_equal(results[True], results[False])
