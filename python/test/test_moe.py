@@ -14,6 +14,19 @@ E, C, D, F = 4, 32, 64, 128
 SCALE = np.float32(0.0001220703125)  # 1 / (E · C · D)
 
 
+def make_inputs(seed):
+    """The step's data (Xe, target) and weights (W1, W2), normal; expert
+    e's W1 at a scale 4^e of its own, so that quantization mixing experts
+    (a block, or a global scale) would show."""
+    rng = np.random.default_rng(seed)
+    xe = rng.standard_normal((E, C, D), np.float32)
+    target = rng.standard_normal((E, C, D), np.float32)
+    w1 = (rng.standard_normal((E, F, D), np.float32) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((E, D, F), np.float32) * 0.1).astype(np.float32)
+    w1 *= np.float32(4.0) ** np.arange(E, dtype=np.float32)[:, None, None]
+    return xe, target, w1, w2
+
+
 def gemm(a, b, format_a, format_b, axis_a, axis_b):
     """[GEMM1] of A and B quantized along their K axes, per expert: returns
     f32 [E, M, N] for A [E, ·, ·] and B [E, ·, ·] whose K axes are axis_a and
@@ -62,14 +75,7 @@ def test_quantized_expert_step_equals_emulation(ctx, recipe, formats):
     reference = fp4train.compile(
         ctx.parse(STEP.read_text()), "train_step",
         "fp4train-cpu-pipeline{recipe=none}")
-    rng = np.random.default_rng(7)
-    xe = rng.standard_normal((E, C, D), np.float32)
-    target = rng.standard_normal((E, C, D), np.float32)
-    w1 = (rng.standard_normal((E, F, D), np.float32) * 0.1).astype(np.float32)
-    w2 = (rng.standard_normal((E, D, F), np.float32) * 0.1).astype(np.float32)
-    # Expert e's weights at a scale of its own: per-expert blocks must not
-    # mix them.
-    w1 *= np.float32(4.0) ** np.arange(E, dtype=np.float32)[:, None, None]
+    xe, target, w1, w2 = make_inputs(7)
     step = quantized(xe, target, w1, w2, 0)
     f32 = reference(xe, target, w1, w2, 0)
     emulated = emulate(xe, target, w1, w2, formats)
@@ -138,13 +144,8 @@ def test_nvfp4_global_scales_per_expert_and_per_tensor(ctx):
     """[MOE1] With per-expert global scales (the default) each expert's
     GEMMs equal an emulation that quantizes each expert's slices on their
     own; with per-expert-global-scale=0, one that quantizes whole tensors.
-    Experts at scales 4^e apart make the two differ."""
-    rng = np.random.default_rng(11)
-    xe = rng.standard_normal((E, C, D), np.float32)
-    target = rng.standard_normal((E, C, D), np.float32)
-    w1 = (rng.standard_normal((E, F, D), np.float32) * 0.1).astype(np.float32)
-    w2 = (rng.standard_normal((E, D, F), np.float32) * 0.1).astype(np.float32)
-    w1 *= np.float32(4.0) ** np.arange(E, dtype=np.float32)[:, None, None]
+    Experts at scales 4^e apart (make_inputs) make the two differ."""
+    xe, target, w1, w2 = make_inputs(11)
     results = {}
     for per_expert in (True, False):
         step = fp4train.compile(

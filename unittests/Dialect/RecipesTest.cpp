@@ -165,7 +165,7 @@ TEST(RecipeOverrideValues, FieldNamesAreDistinct) {
         EXPECT_TRUE(names.insert(name).second) << name.str();
         ++count;
       });
-  EXPECT_EQ(count, 11u);
+  EXPECT_EQ(count, 12u);
   EXPECT_TRUE(overrides.empty());
 }
 

@@ -7,9 +7,9 @@
 // CHECK-SAME: (%[[X:.*]]: tensor<8x40xf32>, %[[W:.*]]: tensor<24x40xf32> {fp4train.param}, %[[INIT:.*]]: tensor<8x24xf32>)
 // CHECK: %[[PX:.*]] = tensor.pad %[[X]] low[0, 0] high[0, 8]
 // CHECK: tensor<8x40xf32> to tensor<8x48xf32>
-// CHECK: %[[QX:.*]] = fp4train.quantize %[[PX]] : tensor<8x48xf32> -> !fp4train.scaled<8x48xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 // CHECK: %[[PW:.*]] = tensor.pad %[[W]] low[0, 0] high[8, 8]
 // CHECK: tensor<24x40xf32> to tensor<32x48xf32>
+// CHECK: %[[QX:.*]] = fp4train.quantize %[[PX]] : tensor<8x48xf32> -> !fp4train.scaled<8x48xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 // CHECK: %[[QW:.*]] = fp4train.quantize %[[PW]] : tensor<32x48xf32> -> !fp4train.scaled<32x48xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
 // CHECK: %[[PACC:.*]] = tensor.pad %[[INIT]] low[0, 0] high[0, 8]
 // CHECK: tensor<8x24xf32> to tensor<8x32xf32>
