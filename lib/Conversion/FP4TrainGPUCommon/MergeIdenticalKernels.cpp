@@ -64,17 +64,18 @@ struct MergeIdenticalKernelsPass
           MergeIdenticalKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The first module of each text, and for each later copy the symbols
-    // that replace its own, position by position.
+    // The first module of each text, and for each later copy (by name) the
+    // copy and the module that replaces it.
     llvm::StringMap<gpu::GPUModuleOp> firstOfText;
-    llvm::DenseMap<StringAttr, gpu::GPUModuleOp> replacedBy;
+    llvm::DenseMap<StringAttr, std::pair<gpu::GPUModuleOp, gpu::GPUModuleOp>>
+        replacedBy;
     SmallVector<gpu::GPUModuleOp> copies;
     for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
       auto [it, inserted] =
           firstOfText.try_emplace(getCanonicalText(gpuModule), gpuModule);
       if (inserted)
         continue;
-      replacedBy[gpuModule.getSymNameAttr()] = it->second;
+      replacedBy[gpuModule.getSymNameAttr()] = {gpuModule, it->second};
       copies.push_back(gpuModule);
     }
     if (copies.empty())
@@ -85,10 +86,9 @@ struct MergeIdenticalKernelsPass
       auto it = replacedBy.find(kernel.getRootReference());
       if (it == replacedBy.end() || kernel.getNestedReferences().size() != 1)
         return;
-      gpu::GPUModuleOp copy = cast<gpu::GPUModuleOp>(
-          SymbolTable::lookupSymbolIn(module, kernel.getRootReference()));
+      auto [copy, kept] = it->second;
       SmallVector<Operation *> copySymbols = getSymbols(copy);
-      SmallVector<Operation *> keptSymbols = getSymbols(it->second);
+      SmallVector<Operation *> keptSymbols = getSymbols(kept);
       auto position =
           llvm::find_if(copySymbols,
                         [&](Operation *symbol) {
@@ -99,7 +99,7 @@ struct MergeIdenticalKernelsPass
       if (position == int64_t(copySymbols.size()))
         return;
       launch.setKernelAttr(
-          SymbolRefAttr::get(it->second.getSymNameAttr(),
+          SymbolRefAttr::get(kept.getSymNameAttr(),
                              {FlatSymbolRefAttr::get(SymbolTable::getSymbolName(
                                  keptSymbols[position]))}));
     });
