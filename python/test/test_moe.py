@@ -27,15 +27,17 @@ def make_inputs(seed):
     return xe, target, w1, w2
 
 
-def gemm(a, b, format_a, format_b, axis_a, axis_b):
+def gemm(a, b, format_a, format_b, axis_a, axis_b, **options):
     """[GEMM1] of A and B quantized along their K axes, per expert: returns
     f32 [E, M, N] for A [E, ·, ·] and B [E, ·, ·] whose K axes are axis_a and
     axis_b. Each expert's operands are quantized on their own, so no block
-    straddles experts. Block terms are exact in double (E2M1 and FP8
-    products with power-of-two scales), rounded to f32 once, and summed in
-    f32 in K order."""
-    qa = fp4train.quantize(np.ascontiguousarray(a), format_a, axis=axis_a)
-    qb = fp4train.quantize(np.ascontiguousarray(b), format_b, axis=axis_b)
+    straddles experts; options go to both quantizes (a rotation). Block
+    terms are exact in double (E2M1 and FP8 products with power-of-two
+    scales), rounded to f32 once, and summed in f32 in K order."""
+    qa = fp4train.quantize(np.ascontiguousarray(a), format_a, axis=axis_a,
+                           **options)
+    qb = fp4train.quantize(np.ascontiguousarray(b), format_b, axis=axis_b,
+                           **options)
     a = np.moveaxis(qa.dequantize(), axis_a, -1).astype(np.float64)
     b = np.moveaxis(qb.dequantize(), axis_b, -1).astype(np.float64)
     k = a.shape[-1]
@@ -88,14 +90,17 @@ def test_quantized_expert_step_equals_emulation(ctx, recipe, formats):
         assert np.array_equal(np.asarray(got), expected), name
 
 
-def nvfp4_values(x, axis, block, per_expert):
+def nvfp4_values(x, axis, block, per_expert, seeds=None):
     """x [E, ·, ·] quantized to NVFP4 along `axis` (or in 16x16 tiles of
     its last two axes): the elements times their block scales, and each
     expert's global decode scale, from one amax per expert or one for the
-    whole tensor ([MOE1])."""
+    whole tensor ([MOE1]). seeds: expert e rounds stochastically with
+    seeds[e] ([SR1]); None: to nearest."""
     if per_expert:
+        rounding = [{} if seeds is None else dict(rounding="sr", seed=seed)
+                    for seed in seeds or [None] * x.shape[0]]
         parts = [fp4train.quantize(np.ascontiguousarray(x[e]), "nvfp4",
-                                   axis=axis - 1, block=block)
+                                   axis=axis - 1, block=block, **rounding[e])
                  for e in range(x.shape[0])]
     else:
         parts = [fp4train.quantize(np.ascontiguousarray(x), "nvfp4",
@@ -107,13 +112,19 @@ def nvfp4_values(x, axis, block, per_expert):
     return values, np.broadcast_to(decode, (x.shape[0],))
 
 
-def nvfp4_gemm(a, b, axis_a, axis_b, block_b, per_expert):
+def nvfp4_gemm(a, b, axis_a, axis_b, block_b, per_expert, seeds_a=None):
     """[GEMM1] for NVFP4 operands with 16-element K blocks:
     T = sum of f32(sa·sb·P) per block in f32, then f32(g · T) with
-    g = f32(S_dec,a · S_dec,b) per expert."""
-    va, ga = nvfp4_values(a, axis_a, 16, per_expert)
+    g = f32(S_dec,a · S_dec,b) per expert; A's experts round stochastically
+    with seeds_a (per-expert only). Operands in 1-D blocks are quantized
+    with K innermost, as the quantize pass lays them out (which decides
+    where each element's random bits fall)."""
+    a = np.moveaxis(a, axis_a, -1)
+    va, ga = nvfp4_values(a, 2, 16, per_expert, seeds_a)
+    if block_b != "16x16":
+        b, axis_b = np.moveaxis(b, axis_b, -1), 2
     vb, gb = nvfp4_values(b, axis_b, block_b, per_expert)
-    va = np.moveaxis(va, axis_a, -1).astype(np.float64)
+    va = va.astype(np.float64)
     vb = np.moveaxis(vb, axis_b, -1).astype(np.float64)
     total = np.zeros((va.shape[0], va.shape[1], vb.shape[1]), np.float32)
     for start in range(0, va.shape[-1], 16):
