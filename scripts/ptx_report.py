@@ -24,7 +24,8 @@ With --check, exits non-zero when ptxas rejects a kernel, a kernel spills,
 or the PTX references an external function (libdevice).
 
 With --loop KERNEL (repeatable), it then analyses that GEMM kernel's main
-loop (one iteration = one staged K step of 128) per warp: PTX statements by
+loop (each staged K step of 128 ends in one barrier; an iteration may run
+several) per warp: PTX statements by
 class, shared and global bytes, and the bounds they put on the kernel
 against the chip's FP4 or FP8 tensor-core rate (see loop_report) and,
 where that loop is one scale block inside the K-step loop (sm_90a), the
@@ -156,14 +157,21 @@ def natural_loops(successors):
     return loops
 
 
+def cta_barriers(lines):
+    """The CTA barriers among `lines`: the K steps they stage (each staged
+    K step of the mma.sync GEMMs ends in one)."""
+    return sum(1 for l in lines if re.match(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.sync", l))
+
+
 def k_step_statements(ptx, iterations):
     """PTX statements per warp of one K step on the main loop's path, where
-    the main loop (one scale block) runs `iterations` times inside an
-    enclosing K-step loop (the one that loads the next tiles from global
-    memory): the enclosing loop's own statements (staging, the scaling
-    vote) plus `iterations` times the main loop's, without the other MMA
-    loops it holds (sm_90a's exact-scaling alternative). None where there
-    is no such loop."""
+    the main loop (one scale block) runs `iterations` times per K step
+    inside an enclosing K-step loop (the one that loads the next tiles from
+    global memory, possibly several K steps per iteration, one barrier
+    each): the enclosing loop's own statements (staging, the scaling vote)
+    per K step plus `iterations` times the main loop's, without the other
+    MMA loops it holds (sm_90a's exact-scaling alternative). None where
+    there is no such loop."""
     blocks, successors = basic_blocks(ptx.splitlines())
     def text(body):
         return [l for n in sorted(body) for l in blocks[n][1]]
@@ -178,7 +186,9 @@ def k_step_statements(ptx, iterations):
         return None
     step = min(outer, key=len)
     inner = set().union(*(b for b in with_mma if b < step))
-    return len(statements(text(step - inner))) + iterations * len(statements(text(main)))
+    own = text(step - inner)
+    steps = max(1, cta_barriers(own))
+    return len(statements(own)) / steps + iterations * len(statements(text(main)))
 
 
 # Per chip: the tensor-core FLOP per clock per SM of the kernels' MMA
@@ -330,9 +340,12 @@ def loop_report(name, ptx, regs, smem, threads, chip):
     warps = (threads or 256) // 32
     other = sum(v for c, v in classes.items() if c != "mma.sync")
     print()
-    # sm_120a's loop is a K step of 128, sm_90a's one scale block of it.
-    print("Main loop of %s, per warp and iteration (%d warps, %s):" % (
-        name, warps, first[0].split(".block_scale")[0]))
+    # sm_120a's loop stages K steps of 128 (one barrier each), sm_90a's is
+    # one scale block of a K step.
+    steps = cta_barriers(loop)
+    print("Main loop of %s, per warp and iteration (%s%d warps, %s):" % (
+        name, "%d K steps of 128, " % steps if steps else "", warps,
+        first[0].split(".block_scale")[0]))
     for key in ["mma.sync", "ld.shared", "st.shared", "ld.global", "mov", "alu/other", "bar/branch"]:
         if key in classes:
             print("  %-11s %4d" % (key, classes[key]))
@@ -371,7 +384,7 @@ def loop_report(name, ptx, regs, smem, threads, chip):
             step_mmas = iterations * mmas
             step_clocks = warps_per_sub * step_mmas * flop_per_mma / (rate / SUBPARTITIONS)
             print("  per K step of 128 (this loop %d times, plus the enclosing loop's staging):"
-                  " %d PTX statements, %.1f other per mma.sync;" % (
+                  " %.0f PTX statements, %.1f other per mma.sync;" % (
                       iterations, step, (step - step_mmas) / step_mmas))
             print("  issue bound on tensor-core utilization per K step: %.0f%% of the %s peak" % (
                 100 * min(1.0, step_clocks / (warps_per_sub * step)), params["name"]))
@@ -526,8 +539,8 @@ def main():
                 mma = "%d x tcgen05 %s %s" % (len(mmas), first[2], first[3])
             else:
                 mma = "%d x %s %s %s" % (len(mmas), first[1], first[2] or first[4], first[3] or "")
-            # One loop iteration is one staged K step of 128.
-            per_step = "%d" % len(mmas) if loop else "-"
+            # A loop iteration stages one K step of 128 per barrier.
+            per_step = "%d" % (len(mmas) // max(1, cta_barriers(loop))) if loop else "-"
         converts = len(CONVERT.findall(ptx))
         if ".extern" in ptx:
             failures.append("%s: the PTX references an external function" % name)

@@ -66,13 +66,13 @@
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
-func.func @fprop(%x: tensor<1024x512xf32>,
-                 %w: tensor<768x512xf32> {fp4train.param}) -> tensor<1024x768xf32> {
+func.func @fprop(%x: tensor<1024x1024xf32>,
+                 %w: tensor<768x1024xf32> {fp4train.param}) -> tensor<1024x768xf32> {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<1024x768xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%empty : tensor<1024x768xf32>) -> tensor<1024x768xf32>
   %y = linalg.matmul indexing_maps = [#mk, #nk, #mn]
-      ins(%x, %w : tensor<1024x512xf32>, tensor<768x512xf32>)
+      ins(%x, %w : tensor<1024x1024xf32>, tensor<768x1024xf32>)
       outs(%acc : tensor<1024x768xf32>) -> tensor<1024x768xf32>
   return %y : tensor<1024x768xf32>
 }

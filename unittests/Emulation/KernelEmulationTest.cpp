@@ -386,6 +386,11 @@ std::vector<GemmCase> gemmCases() {
       // multiple, ragged M, N and K.
       {1, 128, 128, 256, "f4E2M1FN", "f4E2M1FN", "16x16x128/128"},
       {1, 130, 72, 320, "f4E2M1FN", "f8E4M3FN", "16x16x128/128"},
+      // The main loop runs two K steps per iteration (buffer 0, buffer 1):
+      // 5 steps (two iterations, no odd step) and 4 steps (one iteration
+      // and a peeled odd step), each before the peeled last step.
+      {1, 40, 24, 640, "f4E2M1FN", "f4E2M1FN", "16x16x128"},
+      {1, 72, 40, 480, "f8E4M3FN", "f4E2M1FN", "32x32x64"},
       // A batch; expert batches ([ROLE7], the shapes of
       // test/Pipelines/Inputs/moe_experts.mlir: 4 experts' Fprop in MXFP4, a
       // Dgrad in MXFP8).

@@ -362,6 +362,10 @@ std::vector<GemmCase> gemmCases() {
       // K = 144 = 16 (mod 32): rows of 72 stored bytes, loaded 8 at a time
       // ([PK1], getGemmChunkBytes).
       {1, 100, 80, 144, "nvfp4", "nvfp4-2d"},
+      // Two K steps per loop iteration (buffer 0, buffer 1): 5 steps (two
+      // iterations) and 4 steps (one iteration and a peeled odd step).
+      {1, 40, 24, 640, "mxfp4", "mxfp4"},
+      {1, 72, 48, 480, "nvfp4", "nvfp4-2d"},
       // MXFP8 (m16n8k32 kind::mxf8f6f4, 1X UE8M0).
       {1, 128, 128, 256, "e4m3", "e4m3"},
       {1, 100, 72, 96, "e4m3", "e5m2"},

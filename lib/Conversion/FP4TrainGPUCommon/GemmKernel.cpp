@@ -506,24 +506,34 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   storeTile(im.c(0), loadTile(im.c(0)));
   target.buildBarrier(b, loc);
 
-  // Steps 0 .. kSteps - 2: prefetch step t + 1, compute step t, stage t + 1
-  // in the other buffer. The last step is peeled, so the loop needs no
-  // bounds check on the prefetch.
-  auto loop =
-      scf::ForOp::create(b, loc, im.c(0), im.c(kSteps - 1), im.c(1), accs);
-  {
+  // Steps 0 .. kSteps - 2: prefetch step t + 1, compute step t (in buffer
+  // t % 2), stage t + 1 in the other buffer. The loop runs two steps per
+  // iteration, buffer 0 then buffer 1, so every shared-memory offset is a
+  // constant (an immediate of the load) instead of one computed from the
+  // step's parity ([KLOOP1], docs/amdgpu.md); an odd step out and the last
+  // step are peeled, so the loop needs no bounds check on the prefetch.
+  auto step = [&](Value t, int64_t buffer, ValueRange in) {
+    Prefetch next = loadTile(im.add(t, 1));
+    SmallVector<Value> out = compute(im.c(buffer), in);
+    storeTile(im.c(1 - buffer), next);
+    target.buildBarrier(b, loc);
+    return out;
+  };
+  int64_t pairs = (kSteps - 1) / 2;
+  SmallVector<Value> done = accs;
+  if (pairs > 0) {
+    auto loop =
+        scf::ForOp::create(b, loc, im.c(0), im.c(2 * pairs), im.c(2), accs);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    Prefetch next = loadTile(im.add(t, 1));
-    Value buffer = im.rem(t, 2);
-    SmallVector<Value> updated = compute(buffer, loop.getRegionIterArgs());
-    storeTile(arith::SubIOp::create(b, loc, im.c(1), buffer), next);
-    target.buildBarrier(b, loc);
-    scf::YieldOp::create(b, loc, updated);
+    SmallVector<Value> even = step(t, 0, loop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, step(im.add(t, 1), 1, even));
+    done = loop.getResults();
   }
-  SmallVector<Value> last = compute(im.c((kSteps - 1) % 2), loop.getResults());
-  epilogue(last);
+  if ((kSteps - 1) % 2)
+    done = step(im.c(kSteps - 2), 0, done);
+  epilogue(compute(im.c((kSteps - 1) % 2), done));
 }
 
 /// True for an arith.truncf from f32 to bf16 that rounds to nearest even

@@ -37,7 +37,11 @@
 // CHECK:         vector.load %{{.*}} {alignment = 4 : i64} : memref<1x128x16xi8>, vector<4xi8>
 // CHECK:         scf.for
 // CHECK:           amdgpu.scaled_mfma 16x16x128
-// CHECK:           scf.yield
+// CHECK:           scf.yield %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+// The odd step out (K has 4 steps, the loop runs two) and the last step.
+// CHECK:         amdgpu.scaled_mfma 16x16x128
+// CHECK:         gpu.barrier
+// CHECK:         amdgpu.scaled_mfma 16x16x128
 // Epilogue: tiles 0 and 1 of a lane hold adjacent columns; per pair one
 // 8-byte load of the f32 accumulator, a vector add, one truncf, one 32-bit
 // store. Tile multiples: no guards.
@@ -194,6 +198,7 @@ func.func @transposed(%a: !c, %b: !b, %acc: tensor<128x128xf32>) -> tensor<128x1
 // CHECK-LABEL: func.func @ragged_even
 // CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x200x96xbf16>
 // CHECK:         scf.for
+// CHECK:         scf.yield %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
 // CHECK:         amdgpu.scaled_mfma 16x16x128
 // CHECK:         %[[RIN:.*]] = arith.cmpi ult, %{{.*}}, %c200{{.*}} : index
 // CHECK:         %[[CIN:.*]] = arith.cmpi ult, %{{.*}}, %c96{{.*}} : index
@@ -216,6 +221,7 @@ func.func @ragged_even(%a: !a, %b: !b, %acc: tensor<200x96xf32>) -> tensor<200x9
 // CHECK-LABEL: func.func @ragged_odd
 // CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x200x97xbf16>
 // CHECK:         scf.for
+// CHECK:         scf.yield %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
 // CHECK:         amdgpu.scaled_mfma 16x16x128
 // CHECK:         arith.cmpi ult, %[[COL:.*]], %c97{{.*}} : index
 // CHECK:         scf.if

@@ -24,8 +24,9 @@
 // CHECK-NOT:     vector.shuffle
 // CHECK:         vector.store %[[CHUNK]], %[[LDS]][%{{.*}}] {alignment = 16 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:         gpu.barrier
-// Double-buffered K loop: prefetch, compute, stage into the other buffer.
-// CHECK:         %{{.*}}:4 = scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// Double-buffered K loop (4 steps): prefetch, compute, stage into the other
+// buffer; two steps per iteration, buffer 0 then buffer 1.
+// CHECK:         %{{.*}}:4 = scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK:           vector.load %{{.*}} : memref<1x256x256xi8>, vector<16xi8>
 // The lane's scale (block L / 16), zero-extended into its scale VGPR, then
 // its fragments.
@@ -36,8 +37,13 @@
 // CHECK:           vector.bitcast %{{.*}} : vector<16xi8> to vector<32xf4E2M1FN>
 // CHECK:           amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %{{.*}}) + %{{.*}} : vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf32>
 // CHECK:           gpu.barrier
+// CHECK:           amdgpu.scaled_mfma 16x16x128
+// CHECK:           gpu.barrier
 // CHECK:           scf.yield
-// Last step peeled, then the epilogue C = acc + T.
+// The odd step out (step 2, buffer 0) and the last step peeled, then the
+// epilogue C = acc + T.
+// CHECK:         amdgpu.scaled_mfma 16x16x128
+// CHECK:         gpu.barrier
 // CHECK:         amdgpu.scaled_mfma 16x16x128
 // CHECK-NOT:     scf.if
 // CHECK:         memref.load %{{.*}} : memref<1x256x128xf32>

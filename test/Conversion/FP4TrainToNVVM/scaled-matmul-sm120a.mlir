@@ -15,13 +15,19 @@
 // CHECK-NOT:     vector.shuffle
 // CHECK:         vector.store %[[CHUNK]], %[[SMEM]]
 // CHECK:         gpu.barrier
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>
+// The K loop runs two steps per iteration (buffer 0, then buffer 1).
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>
 // CHECK:           vector.load %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<43008xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:           vector.bitcast %{{.*}} : vector<4xi8> to vector<1xi32>
 // CHECK-COUNT-16:  nvvm.mma.block_scale A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] B[%{{.*}}, %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] scaleA[%{{.*}}, %c0_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}] scaleB[%{{.*}}, %c0_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}] {blockScaleFormat = #nvvm.block_scale_format<ue8m0>, kind = #nvvm.block_scale_kind<mxf4>, multiplicandAPtxType = #nvvm.mma_type<e2m1>, multiplicandBPtxType = #nvvm.mma_type<e2m1>, scaleVecSize = #nvvm.scale_vec_size<x2>, shape = #nvvm.shape<m = 16, n = 8, k = 64>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-COUNT-16:  nvvm.mma.block_scale {{.*}} scaleA[%{{.*}}, %c2_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}] scaleB[%{{.*}}, %c2_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}]
 // CHECK:           gpu.barrier
-// CHECK:           scf.yield
+// CHECK-COUNT-32:  nvvm.mma.block_scale
+// CHECK:           gpu.barrier
+// CHECK:           scf.yield {{.*}} : vector<4xf32>, vector<4xf32>
+// The odd step out (step 2) and the last step, peeled.
+// CHECK-COUNT-32:  nvvm.mma.block_scale
+// CHECK:         gpu.barrier
 // CHECK-COUNT-32:  nvvm.mma.block_scale
 // CHECK-NOT:     scf.if
 // CHECK:         arith.addf
@@ -48,8 +54,11 @@ func.func @mxfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 // CHECK:       gpu.launch
 // CHECK:         arith.divui %{{.*}}, %c16
 // CHECK:         memref.load %{{.*}} : memref<1x8x10xi8>
-// CHECK:         scf.for
+// Two K steps, no loop: step 0 (prefetching step 1), then step 1.
+// CHECK-NOT:     scf.for
 // CHECK-COUNT-16:  nvvm.mma.block_scale {{.*}} scaleA[%{{.*}}, %c0_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}] scaleB[%{{.*}}, %c0_i16{{[_0-9]*}}, %c0_i16{{[_0-9]*}}] {blockScaleFormat = #nvvm.block_scale_format<ue4m3>, kind = #nvvm.block_scale_kind<mxf4nvf4>, {{.*}}scaleVecSize = #nvvm.scale_vec_size<x4>
+// CHECK:         gpu.barrier
+// CHECK-COUNT-32:  nvvm.mma.block_scale
 // CHECK:         scf.if
 // CHECK:           %[[OLD:.*]] = memref.load
 // CHECK:           %[[GT:.*]] = arith.mulf %[[G]], %{{.*}} : f32

@@ -32,7 +32,8 @@
 // CHECK:         %[[STAGED:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
 // CHECK:         vector.store %[[STAGED]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>
 // CHECK:         gpu.barrier
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
+// The K loop runs two steps per iteration (buffer 0, then buffer 1).
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args({{.*}}) -> (vector<4xf32>
 // CHECK-COUNT-16:  arith.constant 1246382666 : i32
 // CHECK:           arith.constant 1179010630 : i32
 // CHECK:           %[[FUSED:.*]] = nvvm.vote.sync  all %{{.*}}, %{{.*}} -> i1

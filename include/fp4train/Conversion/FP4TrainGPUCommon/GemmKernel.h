@@ -16,6 +16,8 @@
 //    the way where the target stages a wider type
 //    (getStagedElementType); two buffers alternate, so the loads of
 //    step t + 1 are in flight while step t computes, one barrier per step;
+//    the main loop runs two steps, one per buffer, so that every
+//    shared-memory offset is a constant;
 //  - the target's BlockScaledMMATargetInfo loads its fragments from the
 //    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
 //  - f32 accumulators start at zero ([GEMM1]'s T); the epilogue writes
