@@ -224,6 +224,9 @@ CHIPS["sm_121a"] = CHIPS["sm_120a"]
 CHIPS["sm_90"] = CHIPS["sm_90a"]
 CHIPS["sm_103a"] = CHIPS["sm_100a"]
 SUBPARTITIONS = 4
+# f32 adds, multiplies and fmas: what [GEMM1]'s block scaling costs outside
+# the tensor cores.
+F32_ARITHMETIC = re.compile(r"^(?:fma|mul|add|sub)(?:\.r[nzmp])?(?:\.ftz)?(?:\.sat)?\.f32$")
 
 
 def chip_of(ptx, default):
@@ -372,6 +375,14 @@ def loop_report(name, ptx, regs, smem, threads, chip):
     bound = min(1.0, mma_clocks / issue_clocks) if issue_clocks else 1.0
     print("  issue bound on tensor-core utilization: %.0f%% of the %s peak" % (
         100 * bound, params["name"]))
+    f32_ops = sum(1 for opcode, _ in body if F32_ARITHMETIC.match(opcode))
+    if f32_ops:
+        # [GEMM1]'s per-block scaling on the f32 pipe: one warp instruction
+        # per clock per sub-partition (32 f32 lanes), whatever else issues.
+        f32_bound = min(1.0, mma_clocks / (warps_per_sub * f32_ops))
+        print("  f32 arithmetic per mma.sync: %.1f (the block scaling); the f32 pipe alone"
+              " (32 lanes per sub-partition) caps tensor-core utilization at %.0f%% of the %s peak" % (
+                  f32_ops / mmas, 100 * f32_bound, params["name"]))
     step_global = 32 * global_bytes * resident_warps
     if not step_global:
         print("  no global loads in this loop (they are in the enclosing K-step loop)")
