@@ -112,6 +112,28 @@ class TiedEmbeddings(nn.Module):
         return self.unembed(F.silu(self.hidden(self.embed(tokens))))
 
 
+class SoftMoE(nn.Module):
+    """A mixture-of-experts MLP with dense (soft) routing: every token goes
+    through every expert ([E, out, in] weights, batched GEMMs), weighted by
+    the router's softmax. Top-k routing reads the data back into Python
+    (one_hot) or needs torch-mlir's tm_tensor ops: neither exports."""
+
+    def __init__(self, width=32, hidden=64, experts=4):
+        super().__init__()
+        self.inp = nn.Linear(width, width)
+        self.router = nn.Linear(width, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, hidden, width) * width ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, width, hidden) * hidden ** -0.5)
+
+    def forward(self, x):
+        x = self.inp(x)
+        gates = F.softmax(self.router(x), dim=-1)
+        xe = x.unsqueeze(0).expand(self.w1.shape[0], -1, -1)
+        h = F.gelu(torch.bmm(xe, self.w1.transpose(1, 2)))
+        ye = torch.bmm(h, self.w2.transpose(1, 2))
+        return torch.einsum("te,etd->td", gates, ye)
+
+
 class AutocastMLP(MLP):
     """The MLP with its matmuls under bf16 autocast (float32 master weights)."""
 

@@ -157,3 +157,35 @@ def test_parameters_not_float32():
     with pytest.raises(fp4train.Error,
                        match="parameter down.weight has dtype torch.bfloat16"):
         ft.export_training_step(model, models.mse_loss, x, y)
+
+
+def test_loss_fn_that_raises():
+    # The model's own failure in the eager check: one fp4train.Error naming
+    # it, the original exception chained.
+    model, x, y = small()
+    with pytest.raises(fp4train.Error,
+                       match=r"loss_fn\(model, \*data\) raised RuntimeError"):
+        ft.export_training_step(model, models.mse_loss, x[:, :3], y)
+
+
+class TopOneRouting(nn.Module):
+    """Each row goes to the expert of its largest logit through one_hot,
+    whose class count torch reads from the data: no static graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(16, 4)
+        self.experts = nn.Parameter(torch.randn(4, 16, 16))
+
+    def forward(self, x):
+        choice = F.one_hot(self.router(x).argmax(-1))
+        return torch.einsum("te,eod,td->to", choice.to(x.dtype),
+                            self.experts, x)
+
+
+def test_data_dependent_step_is_refused():
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 16), torch.randn(8, 16)
+    with pytest.raises(fp4train.Error,
+                       match="cannot be traced with static shapes"):
+        ft.export_training_step(TopOneRouting(), models.mse_loss, x, y)

@@ -59,6 +59,14 @@ def case(name):
                 (tokens(4, 8), tokens(4, 8, seed=1)),
                 {"embed.weight": LINEAR, "hidden.weight": LINEAR,
                  "hidden.bias": []}, 0)
+    if name == "moe":
+        # Expert weights [E, out, in] through torch.bmm: batched Fprop,
+        # Dgrad and Wgrad ([ROLE7]); the gated sum over experts and its two
+        # backward GEMMs are other.
+        return (models.SoftMoE(), models.mse_loss,
+                (normal(24, 32), normal(24, 32, seed=1)),
+                {"inp.weight": ["fprop", "wgrad"], "inp.bias": [],
+                 "router.weight": LINEAR, "w1": LINEAR, "w2": LINEAR}, 3)
     if name == "autocast":
         return (models.AutocastMLP(), models.mse_loss,
                 (normal(32, 64), normal(32, 64, seed=1)),
@@ -80,7 +88,7 @@ def exported():
     return get
 
 
-ALL = ["mlp", "nanogpt", "llama", "tied", "autocast"]
+ALL = ["mlp", "nanogpt", "llama", "tied", "moe", "autocast"]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -92,6 +100,32 @@ def test_roles_by_parameter_name(exported, name):
         assert sorted(e["role"] for e in roles[param]) == sorted(wanted), param
     assert set(roles) == set(expected) | {None}
     assert [e["role"] for e in roles[None]] == ["other"] * attention
+
+
+def test_experts_and_router_from_parameter_names(exported):
+    """[FE6]: the parameter named router is marked a router, so recipes
+    keep its GEMMs in f32 unless quantize_router; the expert weights'
+    GEMMs are batched over the 4 experts."""
+    step, _, _, data, _, _ = exported("moe")
+    roles = step.roles()
+    for name in ("w1", "w2"):
+        assert [e["batch"] for e in roles[name]] == [4, 4, 4], name
+    assert [e["batch"] for e in roles["router.weight"]] == [1, 1, 1]
+    assert step.mlir.count("fp4train.router") == 1
+    kept, _ = step.run("nvfp4", *data, step=0)
+    quantized, _ = step.run("nvfp4", *data, step=0, quantize_router=True)
+    f32, _ = step.run("f32", *data, step=0)
+    assert len({kept, quantized, f32}) == 3
+
+
+def test_router_names():
+    from fp4train._frontend import is_router
+    assert is_router("moe.router.weight")
+    assert is_router("model.layers.0.block_sparse_moe.gate.weight")
+    assert is_router("layers.1.mlp.gate.weight")
+    assert not is_router("model.layers.0.mlp.gate_proj.weight")
+    assert not is_router("gates.weight")
+    assert not is_router("router_bias")
 
 
 def test_blocks_from_parameter_names(exported):
@@ -132,7 +166,7 @@ def test_block_names():
     assert get_block("hlayers.2.w") is None
 
 
-@pytest.mark.parametrize("name", ["mlp", "nanogpt", "llama", "tied"])
+@pytest.mark.parametrize("name", ["mlp", "nanogpt", "llama", "tied", "moe"])
 def test_f32_step_equals_autograd(exported, name):
     step, model, loss_fn, data, _, _ = exported(name)
     loss, grads = step.run("f32", *data)

@@ -77,10 +77,19 @@ def trainable_parameters(model):
     return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
 
 
+def _first_line(error):
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def check_loss(model, loss_fn, data):
     """Runs the loss once in eager mode: a clear error before any tracing."""
-    with torch.no_grad():
-        loss = loss_fn(model, *data)
+    try:
+        with torch.no_grad():
+            loss = loss_fn(model, *data)
+    except Exception as error:  # the model's or loss_fn's own failure
+        raise Error(f"loss_fn(model, *data) raised {type(error).__name__}: "
+                    f"{_first_line(error)}") from error
     if not isinstance(loss, torch.Tensor):
         raise Error(f"loss_fn returned a {type(loss).__name__}, not a tensor")
     if loss.dim() != 0:
@@ -124,6 +133,13 @@ def capture(model, loss_fn, names, params, specs, data):
                             record_stack_traces=True)(*inputs, *weights)
     except NotImplementedError as error:
         raise Error(f"the step cannot be exported: {error}") from None
+    except RuntimeError as error:
+        # Tracing with the example data's static shapes: reading a tensor's
+        # value into Python (.item(), nonzero, one_hot's class count, an
+        # `if` on a tensor) has no static graph. The eager run passed.
+        raise Error("the step cannot be traced with static shapes (a value "
+                    "read back into Python: data-dependent control flow or "
+                    f"shapes): {_first_line(error)}") from None
     for node in graph.graph.nodes:
         op = str(node.target).split(".")
         if node.op == "call_function" and len(op) > 1 and \
