@@ -46,25 +46,34 @@ def lower(ir, module, pipelines, what):
         handler.detach()
 
 
-def check_dialects(ir, module, what):
-    """An Error naming the first op outside upstream MLIR, with its location
-    (the model's source line)."""
+def find_op(ir, module, predicate):
+    """The first op (pre-order) for which ``predicate(name)`` holds, and its
+    innermost source position (the model's line), or None."""
     found = []
 
     def visit(op):
-        if op.name.split(".")[0] not in _UPSTREAM:
+        if predicate(op.name):
             found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return None
+    # The innermost source position of a call-site chain: the model's line.
+    where = re.search(r'"([^"]+)":(\d+):(\d+)', str(found[0].location))
+    return found[0].name, ":".join(where.groups()) if where else \
+        "an unknown location"
+
+
+def check_dialects(ir, module, what):
+    """An Error naming the first op outside upstream MLIR, with its location
+    (the model's source line)."""
+    found = find_op(ir, module,
+                    lambda name: name.split(".")[0] not in _UPSTREAM)
     if found:
-        op = found[0]
-        # The innermost source position of a call-site chain: the model's line.
-        where = re.search(r'"([^"]+)":(\d+):(\d+)', str(op.location))
-        where = ":".join(where.groups()) if where else "an unknown location"
-        raise Error(f"{what} lowered part of the step to {op.name} (at "
-                    f"{where}), which is not an upstream MLIR op: fp4train "
+        raise Error(f"{what} lowered part of the step to {found[0]} (at "
+                    f"{found[1]}), which is not an upstream MLIR op: fp4train "
                     "cannot take the step")
 
 

@@ -9,8 +9,8 @@ version's custom syntax (docs/frontends.md [FE2]).
 import torch
 
 from .. import Error
-from .._frontend import (FUNCTION, check_dialects, complete_signature, lower,
-                         tensor_type)
+from .._frontend import (FUNCTION, check_dialects, complete_signature, find_op,
+                         lower, tensor_type)
 
 _ELEMENT = {torch.float32: "f32", torch.int32: "i32"}
 
@@ -18,6 +18,34 @@ _TORCH_TO_BACKEND = ("builtin.module(func.func(torch-match-quantized-custom-ops)
                      " torchdynamo-export-to-torch-backend-pipeline)")
 _BACKEND_TO_LINALG = ("builtin.module(torch-backend-to-linalg-on-tensors-"
                       "backend-pipeline{allow-non-finites=true})")
+
+
+# ATen ops torch-mlir lowers to its own tm_tensor dialect ([FE2]), which
+# fp4train cannot take: refused before that lowering, which itself crashes
+# the process on some of them (topk with its gradient: sort, then scatter).
+_TM_TENSOR = {
+    "torch.aten.sort": "tm_tensor.sort",
+    "torch.aten.topk": "tm_tensor.topk",
+    "torch.aten.cumsum": "tm_tensor.scan",
+    "torch.aten.cumprod": "tm_tensor.scan",
+    "torch.aten.scatter.src": "tm_tensor.scatter",
+    "torch.aten.scatter.value": "tm_tensor.scatter",
+    "torch.aten.scatter_add": "tm_tensor.scatter",
+    "torch.aten.scatter_reduce.two": "tm_tensor.scatter",
+    "torch.aten.index_put": "tm_tensor.scatter",
+    "torch.aten.index_put.hacked_twin": "tm_tensor.scatter",
+    "torch.aten._index_put_impl": "tm_tensor.scatter",
+    "torch.aten.bincount": "tm_tensor.scatter",
+}
+
+
+def _check_tm_tensor(ir, module):
+    found = find_op(ir, module, lambda name: name in _TM_TENSOR)
+    if found:
+        name, where = found
+        raise Error(f"torch-mlir would lower {name.removeprefix('torch.')} "
+                    f"to {_TM_TENSOR[name]} (at {where}), which is not an "
+                    "upstream MLIR op: fp4train cannot take the step")
 
 
 def _freeze_constants(graph):
@@ -50,7 +78,9 @@ def import_step(graph, data, params, names):
     except Exception as error:  # the importer raises what the op raised
         raise Error(f"torch-mlir cannot import the step: {error}") from None
     module = importer.module
-    lower(ir, module, (_TORCH_TO_BACKEND, _BACKEND_TO_LINALG), "torch-mlir")
+    lower(ir, module, (_TORCH_TO_BACKEND,), "torch-mlir")
+    _check_tm_tensor(ir, module)
+    lower(ir, module, (_BACKEND_TO_LINALG,), "torch-mlir")
     check_dialects(ir, module, "torch-mlir")
     return complete_signature(
         ir, module,
