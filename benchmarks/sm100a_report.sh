@@ -7,7 +7,7 @@
 # stage and the bounds the shared-memory and global traffic put on B200's
 # dense FP4 rate (scripts/ptx_report.py --loop), then the grid's waves over
 # B200's 148 SMs (one 145 KiB workgroup per SM) and the DRAM traffic of a
-# wave with L2 reuse assumed (launch order, and a grouped order).
+# wave with L2 reuse assumed (the kernel's grouped order, and launch order).
 #
 #   benchmarks/sm100a_report.sh BUILD_DIR
 set -euo pipefail
@@ -33,24 +33,22 @@ waves = math.ceil(tiles / sms)
 print("  %d x %d x %d: %d workgroups, %d waves over %d SMs, %.1f%% of the last wave busy"
       " (wave efficiency %.1f%%)" % (m, n, k, tiles, waves, sms, 100 * (tiles - sms * (waves - 1)) / sms,
                                     100 * tiles / (sms * waves)))
-# L2 reuse assumed: a wave's workgroups (launched x fastest: consecutive
-# column tiles of a band of row tiles) read each A and B tile they share
-# from DRAM once, the rest from L2. NVFP4 bytes per row and K: 1/2 code,
-# 1/16 scale. B200: 9 dense FP4 PFLOPS, 8 TB/s.
-rows = math.ceil(sms / tiles_n) + (1 if sms % tiles_n else 0)
-cols = min(sms, tiles_n)
-wave_bytes = (rows + cols) * tile * k * (1 / 2 + 1 / 16)
+# L2 reuse assumed: a wave's workgroups read each A and B tile they share
+# from DRAM once, the rest from L2. The kernel walks tiles in bands of 8 row
+# tiles, column by column ([RAS1], docs/nvvm.md); in plain launch order
+# (column tiles fastest) a wave would span a few rows of every column.
+# NVFP4 bytes per row and K: 1/2 code, 1/16 scale. B200: 9 dense FP4
+# PFLOPS, 8 TB/s.
 compute = sms * 2 * tile * tile * k / 9e15
-dram = wave_bytes / 8e12
-print("    L2 reuse assumed: a wave spans %d row tiles and %d column tiles, %.1f MB of operands"
-      " read from DRAM once: %.2f us against %.2f us of FP4 MMAs, a DRAM bound of %.0f%%" % (
-          rows, cols, wave_bytes / 1e6, dram * 1e6, compute * 1e6, 100 * min(1.0, compute / dram)))
-# A grouped (rasterized) order, bands of g row tiles walked column by
-# column, as persistent kernels schedule: a wave spans g x ceil(S / g).
-g = round(math.sqrt(sms))
-grouped = (g + math.ceil(sms / g)) * tile * k * (1 / 2 + 1 / 16)
-print("    in a grouped order (bands of %d row tiles, not implemented): %d x %d tiles, %.1f MB,"
-      " a DRAM bound of %.0f%%" % (g, g, math.ceil(sms / g), grouped / 1e6,
-                                   100 * min(1.0, compute / (grouped / 8e12))))
+def wave(rows, cols):
+    bytes_ = (rows + cols) * tile * k * (1 / 2 + 1 / 16)
+    return bytes_, 100 * min(1.0, compute / (bytes_ / 8e12))
+band = min(8, m // tile)
+grouped = wave(band, math.ceil(sms / band))
+plain = wave(math.ceil(sms / tiles_n) + (1 if sms % tiles_n else 0), min(sms, tiles_n))
+print("    L2 reuse assumed, bands of %d row tiles: a wave spans %d x %d tiles, %.1f MB of"
+      " operands from DRAM against %.2f us of FP4 MMAs: a DRAM bound of %.0f%% (launch order:"
+      " %.1f MB, %.0f%%)" % (band, band, math.ceil(sms / band), grouped[0] / 1e6,
+                           compute * 1e6, grouped[1], plain[0] / 1e6, plain[1]))
 PY
 done

@@ -275,6 +275,10 @@ std::vector<GemmCase> getTcgen05GemmCases() {
       {1, 128, 128, 640, "e4m3", "e4m3"},
       {1, 130, 70, 320, "e4m3", "e5m2"},
       {1, 100, 72, 96, "e4m3", "e4m3"},
+      // The grouped tile order ([RAS1], bands of 8 row tiles): a 3 x 3 grid
+      // (one band), and 9 x 3 tiles (a second band of one row), ragged.
+      {1, 300, 260, 64, "e4m3", "e4m3"},
+      {1, 1100, 260, 32, "e4m3", "e4m3"},
       // Expert batches ([ROLE7], test/Pipelines/Inputs/moe_experts.mlir):
       // 4 experts' Fprop, 2-D-blocked NVFP4 weights, and a Dgrad in MXFP8.
       {4, 32, 128, 64, "nvfp4", "nvfp4-2d"},

@@ -40,6 +40,29 @@ Value IndexMath::both(Value x, Value y) {
   return arith::AndIOp::create(b, loc, x, y);
 }
 
+std::pair<Value, Value>
+mlir::fp4train::getGroupedTile(OpBuilder &b, Location loc, Value x, Value y,
+                               int64_t tilesN, int64_t tilesM, int64_t group) {
+  IndexMath im{b, loc};
+  if (tilesM <= 1 || tilesN <= 1)
+    return {y, x};
+  group = std::min(group, tilesM);
+  Value id = im.add(x, im.mul(y, tilesN));
+  Value band = im.div(id, group * tilesN);
+  Value local = im.rem(id, group * tilesN);
+  Value firstRow = im.mul(band, group);
+  // Rows in this band: `group`, or what the last band has left.
+  Value rows = tilesM % group
+                   ? arith::MinUIOp::create(
+                         b, loc,
+                         arith::SubIOp::create(b, loc, im.c(tilesM), firstRow),
+                         im.c(group))
+                   : im.c(group);
+  Value row = im.add(firstRow, arith::RemUIOp::create(b, loc, local, rows));
+  Value col = arith::DivUIOp::create(b, loc, local, rows);
+  return {row, col};
+}
+
 Value mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
                               function_ref<Value()> thenFn,
                               function_ref<Value()> elseFn) {

@@ -44,6 +44,16 @@ struct IndexMath {
   Value both(Value x, Value y);
 };
 
+/// [RAS1] The output tile (row tile, column tile) of workgroup (`x`, `y`)
+/// of a `tilesN` x `tilesM` grid, in a grouped order: the grid's linear id
+/// `x + tilesN * y` walks bands of `group` row tiles column by column (the
+/// last band holds what is left), so the workgroups running at once share
+/// fewer A and B tiles' worth of DRAM traffic than in launch order. A
+/// bijection of the grid's tiles.
+std::pair<Value, Value> getGroupedTile(OpBuilder &b, Location loc, Value x,
+                                       Value y, int64_t tilesN, int64_t tilesM,
+                                       int64_t group);
+
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one value, or thenFn()
 /// when `cond` is null; the callbacks build with `b`, whose insertion point
 /// is inside the branch while they run.
