@@ -391,6 +391,9 @@ std::vector<GemmCase> gemmCases() {
       // and a peeled odd step), each before the peeled last step.
       {1, 40, 24, 640, "f4E2M1FN", "f4E2M1FN", "16x16x128"},
       {1, 72, 40, 480, "f8E4M3FN", "f4E2M1FN", "32x32x64"},
+      // The grouped tile order ([RAS1], bands of 8 row tiles): 10 x 3
+      // tiles of 64 (a second band of two rows), ragged.
+      {1, 620, 150, 128, "f4E2M1FN", "f4E2M1FN", "16x16x128"},
       // A batch; expert batches ([ROLE7], the shapes of
       // test/Pipelines/Inputs/moe_experts.mlir: 4 experts' Fprop in MXFP4, a
       // Dgrad in MXFP8).

@@ -366,6 +366,9 @@ std::vector<GemmCase> gemmCases() {
       // iterations) and 4 steps (one iteration and a peeled odd step).
       {1, 40, 24, 640, "mxfp4", "mxfp4"},
       {1, 72, 48, 480, "nvfp4", "nvfp4-2d"},
+      // The grouped tile order ([RAS1], bands of 8 row tiles): 9 x 3 tiles
+      // (a second band of one row), ragged.
+      {1, 1100, 260, 64, "mxfp4", "mxfp4"},
       // MXFP8 (m16n8k32 kind::mxf8f6f4, 1X UE8M0).
       {1, 128, 128, 256, "e4m3", "e4m3"},
       {1, 100, 72, 96, "e4m3", "e5m2"},

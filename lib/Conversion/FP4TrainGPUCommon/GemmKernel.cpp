@@ -484,8 +484,14 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   lane = target.getLaneId(b, loc, tid);
   subgroup = target.getSubgroupId(b, loc, tid);
   batch = launch.getBlockIds().z;
-  a.rowBase = im.mul(launch.getBlockIds().y, a.tileRows);
-  bt.rowBase = im.mul(launch.getBlockIds().x, bt.tileRows);
+  // [RAS1] Output tiles in bands of row tiles, so that the workgroups
+  // resident at once share their A and B tiles through the cache.
+  auto [rowTile, colTile] = getGroupedTile(
+      b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
+      llvm::divideCeil(n, bt.tileRows), llvm::divideCeil(m, a.tileRows),
+      kGemmRasterRows);
+  a.rowBase = im.mul(rowTile, a.tileRows);
+  bt.rowBase = im.mul(colTile, bt.tileRows);
   Value rowA =
       im.mul(im.div(subgroup, tiling.subgroupsN), tiling.repM * mma.getM());
   Value rowB =

@@ -97,9 +97,6 @@ constexpr int64_t kThreads = kProducers + 32;
 constexpr int64_t kAtomBytes = 512;
 constexpr int64_t kSwizzleAlign = 1024;
 constexpr int64_t kTmemColumns = 256;
-/// Row tiles per band of the grouped tile order ([RAS1]): a wave of B200's
-/// 148 workgroups spans 8 x 19 tiles instead of a few rows of all columns.
-constexpr int64_t kRasterRows = 8;
 /// Stages the 8-bit producers keep in flight behind the one they issue:
 /// their codes arrive by cp.async, and stage t is published (full[t % 4])
 /// after the copies of stage t + kAsyncLag are issued.
@@ -623,12 +620,13 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
   tid = launch.getThreadIds().x;
   batch = launch.getBlockIds().z;
-  // [RAS1] Output tiles in bands of kRasterRows row tiles, so that the
-  // workgroups on the SMs at once share their A and B tiles through L2.
+  // [RAS1] Output tiles in bands of kGemmRasterRows row tiles, so that the
+  // workgroups on the SMs at once share their A and B tiles through L2 (a
+  // wave of B200's 148 spans 8 x 19 tiles, not a few rows of all columns).
   auto [rowTile, colTile] = getGroupedTile(
       b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
       llvm::divideCeil(problem.n, kTile), llvm::divideCeil(problem.m, kTile),
-      kRasterRows);
+      kGemmRasterRows);
   rowBase[0] = km.mul(rowTile, kTile);
   rowBase[1] = km.mul(colTile, kTile);
   memory = buildDynamicSharedBytes(b, loc);

@@ -7,7 +7,8 @@
 //  - the workgroup computes a tileM x tileN tile of C for one batch entry
 //    with subgroupsM x subgroupsN subgroups, each owning repM x repN MMA
 //    instruction tiles; the grid is (ceil(N / tileN), ceil(M / tileM),
-//    batch);
+//    batch), and workgroup (x, y) takes the output tile of the grouped
+//    order ([RAS1], getGroupedTile: bands of kGemmRasterRows row tiles);
 //  - K advances kGemmTileK = 128 elements per step (4 MX blocks of 32 or 8
 //    NVFP4 blocks of 16). Each step's A and B^T tiles (codes and block
 //    scales) are loaded from global memory once per workgroup (16-byte
@@ -47,6 +48,8 @@ class ScaledMatmulOp;
 
 /// K elements staged per step of the GEMM kernels.
 inline constexpr int64_t kGemmTileK = 128;
+/// Row tiles per band of the grouped tile order ([RAS1], getGroupedTile).
+inline constexpr int64_t kGemmRasterRows = 8;
 
 /// How a workgroup is divided: subgroupsM x subgroupsN subgroups, each with
 /// repM x repN instruction tiles.
