@@ -4,7 +4,9 @@
 # (chip sm_120a, or CHIP: sm_90a) to PTX, assembles it with ptxas -v when
 # the CUDA toolkit is there (registers, spills, shared memory, occupancy),
 # and prints the main loop's PTX statements per warp and iteration against
-# the tensor-core rate (scripts/ptx_report.py --loop). With FORMAT mxfp4 it
+# the tensor-core rate (scripts/ptx_report.py --loop), then the grid's waves
+# and each wave's DRAM traffic with L2 reuse assumed (scripts/
+# wave_report.py). With FORMAT mxfp4 it
 # reports the 4096^3 MXFP4 GEMM of benchmarks/gfx950_gemm_4096.mlir (@gemm)
 # instead: on sm_90a, the loop ptx_report.py picks is the shorter of the
 # two a K step chooses between, the fused E8M0 scaling that real scales
@@ -29,7 +31,7 @@ esac
   --fp4train-cuda-pipeline="recipe=none chip=$chip format=isa"
 
 if [[ $chip == sm_120a ]]; then
-  mma="mma.sync m16n8k64 kind::mxf4nvf4 (K steps of 128 per loop iteration)"
+  mma="mma.sync m16n8k64 kind::mxf4nvf4 (two K steps of 128 per loop iteration)"
 elif [[ $block == 16 ]]; then
   mma="E2M1 widened to E4M3, mma.sync m16n8k16 e4m3 per 16-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"
@@ -41,3 +43,11 @@ echo
 echo "Static $chip report: 4096x4096x4096 ${format^^} GEMM, $mma, 128x128" \
   "workgroup tiles; from the PTX, no GPU"
 /usr/bin/python3 "$root/scripts/ptx_report.py" --loop gemm_kernel "$out/gemm.mlir" "$out/ptx"
+# Waves of one workgroup per SM and DRAM per wave (scripts/wave_report.py):
+# RTX 5090 (sm_120a) 170 SMs, 1676 dense FP4 TFLOPS, 1.792 TB/s; H100 SXM
+# (sm_90a) 132 SMs, 1979 dense FP8 TFLOPS, 3.35 TB/s. Global bytes per
+# element: an E2M1 code (1/2) and its share of a scale byte.
+if [[ $chip == sm_120a ]]; then chip_args=(--sms 170 --tflops 1676 --dram 1.792)
+else chip_args=(--sms 132 --tflops 1979 --dram 3.35); fi
+/usr/bin/python3 "$root/scripts/wave_report.py" "${chip_args[@]}" \
+  --bytes "$(/usr/bin/python3 -c "print(0.5 + 1 / $block)")" 4096 4096 4096

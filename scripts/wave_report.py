@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Waves and DRAM traffic of a GEMM grid, for the static kernel reports
+(benchmarks/sm100a_report.sh, sm120a_report.sh): how many waves of one
+workgroup per SM the grid of `tile` x `tile` output tiles takes, and, with
+L2 reuse assumed (a wave's workgroups read each A and B tile they share
+from DRAM once, the rest from L2), the DRAM time of a wave against its MMAs
+at the chip's peak, in the kernels' grouped order ([RAS1], bands of `band`
+row tiles walked column by column, docs/nvvm.md) and in plain launch order
+(column tiles fastest).
+
+    wave_report.py --sms 148 --tflops 9000 --dram 8 --bytes 0.5625 M N K
+"""
+import argparse
+import math
+
+
+def wave_bytes(rows, cols, tile, k, bytes_per_element):
+    return (rows + cols) * tile * k * bytes_per_element
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sms", type=int, required=True, help="SMs (one workgroup each)")
+    parser.add_argument("--tflops", type=float, required=True, help="dense peak of the MMA format")
+    parser.add_argument("--dram", type=float, required=True, help="DRAM TB/s")
+    parser.add_argument("--bytes", type=float, required=True,
+                        help="global bytes per operand element (codes and scales)")
+    parser.add_argument("--tile", type=int, default=128)
+    parser.add_argument("--band", type=int, default=8, help="row tiles per band ([RAS1])")
+    parser.add_argument("m", type=int)
+    parser.add_argument("n", type=int)
+    parser.add_argument("k", type=int)
+    args = parser.parse_args()
+    sms, tile = args.sms, args.tile
+    tiles_m, tiles_n = math.ceil(args.m / tile), math.ceil(args.n / tile)
+    tiles = tiles_m * tiles_n
+    waves = math.ceil(tiles / sms)
+    print("  %d x %d x %d: %d workgroups, %d waves over %d SMs, %.1f%% of the last wave busy"
+          " (wave efficiency %.1f%%)" % (
+              args.m, args.n, args.k, tiles, waves, sms,
+              100 * (tiles - sms * (waves - 1)) / sms, 100 * tiles / (sms * waves)))
+    resident = min(sms, tiles)
+    compute = resident * 2 * tile * tile * args.k / (args.tflops * 1e12)
+
+    def bound(bytes_):
+        return 100 * min(1.0, compute / (bytes_ / (args.dram * 1e12)))
+
+    band = min(args.band, tiles_m)
+    grouped = wave_bytes(band, min(tiles_n, math.ceil(resident / band)), tile, args.k, args.bytes)
+    plain_rows = math.ceil(resident / tiles_n) + (1 if resident % tiles_n else 0)
+    plain = wave_bytes(min(tiles_m, plain_rows), min(tiles_n, resident), tile, args.k, args.bytes)
+    print("    L2 reuse assumed, bands of %d row tiles: a wave spans %d x %d tiles, %.1f MB of"
+          " operands from DRAM against %.2f us of MMAs at the peak: a DRAM bound of %.0f%%"
+          " (launch order: %.1f MB, %.0f%%)" % (
+              band, band, min(tiles_n, math.ceil(resident / band)), grouped / 1e6,
+              compute * 1e6, bound(grouped), plain / 1e6, bound(plain)))
+
+
+if __name__ == "__main__":
+    main()
