@@ -486,10 +486,10 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   batch = launch.getBlockIds().z;
   // [RAS1] Output tiles in bands of row tiles, so that the workgroups
   // resident at once share their A and B tiles through the cache.
-  auto [rowTile, colTile] = getGroupedTile(
-      b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
-      llvm::divideCeil(n, bt.tileRows), llvm::divideCeil(m, a.tileRows),
-      kGemmRasterRows);
+  auto [rowTile, colTile] =
+      getGroupedTile(b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
+                     llvm::divideCeil(n, bt.tileRows),
+                     llvm::divideCeil(m, a.tileRows), kGemmRasterRows);
   a.rowBase = im.mul(rowTile, a.tileRows);
   bt.rowBase = im.mul(colTile, bt.tileRows);
   Value rowA =

@@ -52,12 +52,12 @@ mlir::fp4train::getGroupedTile(OpBuilder &b, Location loc, Value x, Value y,
   Value local = im.rem(id, group * tilesN);
   Value firstRow = im.mul(band, group);
   // Rows in this band: `group`, or what the last band has left.
-  Value rows = tilesM % group
-                   ? arith::MinUIOp::create(
-                         b, loc,
-                         arith::SubIOp::create(b, loc, im.c(tilesM), firstRow),
-                         im.c(group))
-                   : im.c(group);
+  Value rows =
+      tilesM % group
+          ? arith::MinUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, im.c(tilesM), firstRow),
+                im.c(group))
+          : im.c(group);
   Value row = im.add(firstRow, arith::RemUIOp::create(b, loc, local, rows));
   Value col = arith::DivUIOp::create(b, loc, local, rows);
   return {row, col};

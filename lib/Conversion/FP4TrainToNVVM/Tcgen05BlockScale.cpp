@@ -623,10 +623,10 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   // [RAS1] Output tiles in bands of kGemmRasterRows row tiles, so that the
   // workgroups on the SMs at once share their A and B tiles through L2 (a
   // wave of B200's 148 spans 8 x 19 tiles, not a few rows of all columns).
-  auto [rowTile, colTile] = getGroupedTile(
-      b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
-      llvm::divideCeil(problem.n, kTile), llvm::divideCeil(problem.m, kTile),
-      kGemmRasterRows);
+  auto [rowTile, colTile] =
+      getGroupedTile(b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
+                     llvm::divideCeil(problem.n, kTile),
+                     llvm::divideCeil(problem.m, kTile), kGemmRasterRows);
   rowBase[0] = km.mul(rowTile, kTile);
   rowBase[1] = km.mul(colTile, kTile);
   memory = buildDynamicSharedBytes(b, loc);
