@@ -293,6 +293,26 @@ def tcgen05_report(name, ptx, regs, smem):
     smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / shared_bytes)
     print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
           " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
+    # Issue slots: the producer loop (one stage per iteration, warps 0-3:
+    # one warp per sub-partition) and the MMA issuer's loop (warp 4, which
+    # shares sub-partition 0 with warp 0), at one PTX statement per clock
+    # of a sub-partition.
+    blocks, successors = basic_blocks(ptx.splitlines())
+    def text(body):
+        return [l for n in sorted(body) for l in blocks[n][1]]
+    loops = [text(b) for b in natural_loops(successors)]
+    producer = [t for t in loops if any("st.shared" in l or "cp.async" in l for l in t)
+                and not any(TCGEN05.search(l) for l in t)]
+    issuer = [t for t in loops if any(TCGEN05.search(l) for l in t)]
+    if producer and issuer:
+        p_slots = len(statements(min(producer, key=len)))
+        i_slots = len(statements(min(issuer, key=len)))
+        busiest = p_slots + i_slots
+        print("  issue slots per stage: producers %d PTX statements per warp, the MMA issuer %d;"
+              " sub-partition 0 runs both: %d, %.0f%% of the stage's tensor-core clocks (%s)" % (
+                  p_slots, i_slots, busiest, 100 * busiest / mma_clocks,
+                  "no bound" if busiest <= mma_clocks else
+                  "a bound of %.0f%%" % (100 * mma_clocks / busiest)))
     need = global_bytes / mma_clocks
     print("  producer global reads per stage: %d bytes, %.0f B/clock per SM at the MMA rate"
           " (DRAM gives %.0f; every tile is re-read by N/128 or M/128 workgroups, so L2 serves"
