@@ -157,6 +157,16 @@ def natural_loops(successors):
     return loops
 
 
+def kernel_loops(ptx):
+    """The kernel's natural loops (sets of basic-block indices) and a
+    function giving the lines of a set of blocks, in text order."""
+    blocks, successors = basic_blocks(ptx.splitlines())
+
+    def text(body):
+        return [l for n in sorted(body) for l in blocks[n][1]]
+    return natural_loops(successors), text
+
+
 def cta_barriers(lines):
     """The CTA barriers among `lines`: the K steps they stage (each staged
     K step of the mma.sync GEMMs ends in one)."""
@@ -172,10 +182,7 @@ def k_step_statements(ptx, iterations):
     per K step plus `iterations` times the main loop's, without the other
     MMA loops it holds (sm_90a's exact-scaling alternative). None where
     there is no such loop."""
-    blocks, successors = basic_blocks(ptx.splitlines())
-    def text(body):
-        return [l for n in sorted(body) for l in blocks[n][1]]
-    loops = natural_loops(successors)
+    loops, text = kernel_loops(ptx)
     with_mma = [b for b in loops if any(any_mma(l) for l in text(b))]
     if not with_mma:
         return None
@@ -297,10 +304,8 @@ def tcgen05_report(name, ptx, regs, smem):
     # one warp per sub-partition) and the MMA issuer's loop (warp 4, which
     # shares sub-partition 0 with warp 0), at one PTX statement per clock
     # of a sub-partition.
-    blocks, successors = basic_blocks(ptx.splitlines())
-    def text(body):
-        return [l for n in sorted(body) for l in blocks[n][1]]
-    loops = [text(b) for b in natural_loops(successors)]
+    loop_sets, text = kernel_loops(ptx)
+    loops = [text(b) for b in loop_sets]
     producer = [t for t in loops if any("st.shared" in l or "cp.async" in l for l in t)
                 and not any(TCGEN05.search(l) for l in t)]
     issuer = [t for t in loops if any(TCGEN05.search(l) for l in t)]

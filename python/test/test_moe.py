@@ -97,8 +97,8 @@ def nvfp4_values(x, axis, block, per_expert, seeds=None):
     whole tensor ([MOE1]). seeds: expert e rounds stochastically with
     seeds[e] ([SR1]); None: to nearest."""
     if per_expert:
-        rounding = [{} if seeds is None else dict(rounding="sr", seed=seed)
-                    for seed in seeds or [None] * x.shape[0]]
+        rounding = ([{}] * x.shape[0] if seeds is None else
+                    [dict(rounding="sr", seed=seed) for seed in seeds])
         parts = [fp4train.quantize(np.ascontiguousarray(x[e]), "nvfp4",
                                    axis=axis - 1, block=block, **rounding[e])
                  for e in range(x.shape[0])]
