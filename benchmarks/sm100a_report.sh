@@ -5,9 +5,10 @@
 # CUDA toolkit is there (registers, spills, shared memory), and prints per
 # kernel the tile, stages, shared memory per stage, TMEM columns, MMAs per
 # stage and the bounds the shared-memory and global traffic put on B200's
-# dense FP4 rate (scripts/ptx_report.py --loop), then the grid's waves over
-# B200's 148 SMs (one 145 KiB workgroup per SM) and the DRAM traffic of a
-# wave with L2 reuse assumed (the kernel's grouped order, and launch order).
+# dense FP4 rate (scripts/ptx_report.py --loop), then the rounds of the
+# persistent grid over B200's 148 SMs (one 145 KiB workgroup per SM) and the
+# DRAM traffic of a round with L2 reuse assumed (the kernel's grouped order,
+# and launch order).
 #
 #   benchmarks/sm100a_report.sh BUILD_DIR
 set -euo pipefail
@@ -19,13 +20,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/report_setup.sh"
 
 echo
 echo "Static sm_100a report: NVFP4 GEMMs on tcgen05.mma kind::mxf4nvf4.block16" \
-  "(128x128 workgroup tiles, 4-stage mbarrier pipeline); from the PTX, no GPU"
+  "(persistent, 128x128 tiles, 4-stage mbarrier pipeline, two TMEM accumulators); from the PTX, no GPU"
 /usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_100a \
   --loop gemm_4096_kernel --loop gemm_8192_kernel "$out/gemm.mlir" "$out/ptx"
 # B200: 148 SMs, 9 dense FP4 PFLOPS, 8 TB/s; NVFP4 global bytes per element:
 # 1/2 (code) + 1/16 (UE4M3 scale).
 for shape in "4096 4096" "8192 8192"; do
   set -- $shape
-  /usr/bin/python3 "$root/scripts/wave_report.py" --sms 148 --tflops 9000 --dram 8 \
+  /usr/bin/python3 "$root/scripts/wave_report.py" --persistent --sms 148 --tflops 9000 --dram 8 \
     --bytes 0.5625 "$1" "$2" 4096
 done

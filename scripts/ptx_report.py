@@ -273,7 +273,11 @@ def tcgen05_report(name, ptx, regs, smem):
     cps = len(re.findall(r"tcgen05\.cp\.", "\n".join(loop or [])))
     alloc = re.search(r"tcgen05\.alloc[^;]*;", ptx)
     columns = re.search(r"mov\.b32\s+%r\d+,\s*(\d+);\s*\n[^\n]*tcgen05\.alloc", ptx)
-    stages = len(re.findall(r"mbarrier\.init\.shared\.b64", ptx)) // 2 if alloc else 0
+    # Barriers: full and empty per stage, full and empty per TMEM
+    # accumulator (two: the epilogue drains one while the MMAs fill the
+    # other).
+    inits = len(re.findall(r"mbarrier\.init\.shared\.b64", ptx))
+    stages = (inits - 2 * 2) // 2 if alloc else 0
     # Tile 128 x 128, 4 MMAs of K 64 (FP4) or 32 (8-bit) per stage.
     k_stage = per_stage * (64 if fp4 else 32)
     stage_bytes = 2 * 128 * 128 + 2 * (k_stage // (16 if block == "block16" and fp4 else 32)) // 4 * 512
@@ -291,8 +295,8 @@ def tcgen05_report(name, ptx, regs, smem):
         name, kind, block, stages, k_stage))
     print("  shared memory per stage: %d bytes (A, B 16 KiB each, 128-byte swizzle; scales %d);"
           " dynamic shared memory %d bytes" % (stage_bytes, stage_bytes - 32768, smem))
-    print("  TMEM columns: %s (128 accumulator + scale atoms); registers: %s" % (
-        columns.group(1) if columns else "256", regs))
+    print("  TMEM columns: %s (two 128-column accumulators + scale atoms); registers: %s" % (
+        columns.group(1) if columns else "512", regs))
     print("  per stage: %d tcgen05.mma, %d tcgen05.cp (32x128b.warpx4), 1 tcgen05.commit" % (
         per_stage, cps))
     print("  tensor-core clocks per stage at B200's dense %s rate: %.0f" % (
@@ -303,21 +307,40 @@ def tcgen05_report(name, ptx, regs, smem):
     # Issue slots: the producer loop (one stage per iteration, warps 0-3:
     # one warp per sub-partition) and the MMA issuer's loop (warp 4, which
     # shares sub-partition 0 with warp 0), at one PTX statement per clock
-    # of a sub-partition.
+    # of a sub-partition. The epilogue warps (5-8, one per sub-partition,
+    # warp 8 on sub-partition 0 too) run once per tile, not per stage.
     loop_sets, text = kernel_loops(ptx)
-    loops = [text(b) for b in loop_sets]
-    producer = [t for t in loops if any("st.shared" in l or "cp.async" in l for l in t)
-                and not any(TCGEN05.search(l) for l in t)]
-    issuer = [t for t in loops if any(TCGEN05.search(l) for l in t)]
+    producer = [b for b in loop_sets
+                if any("st.shared" in l or "cp.async" in l for l in text(b))
+                and not any(TCGEN05.search(l) for l in text(b))]
+    issuer = [b for b in loop_sets if any(TCGEN05.search(l) for l in text(b))]
+    # The persistent tile loop: a loop around the producers' K-step loop
+    # (kernels whose grid has a workgroup per tile have none once LLVM
+    # folds the single iteration).
+    if producer:
+        k_loop = min(producer, key=len)
+        tile_loops = [b for b in loop_sets if k_loop < b]
+        print("  persistent tile loop: %s" % (
+            "yes (the producers' K-step loop runs once per output tile of the workgroup;"
+            " warps 5-8 store tile i's C from one TMEM accumulator while the MMAs of"
+            " tile i + 1 fill the other)" if tile_loops else
+            "no (one tile per workgroup at this grid)"))
     if producer and issuer:
-        p_slots = len(statements(min(producer, key=len)))
-        i_slots = len(statements(min(issuer, key=len)))
+        p_slots = len(statements(text(min(producer, key=len))))
+        i_slots = len(statements(text(min(issuer, key=len))))
         busiest = p_slots + i_slots
         print("  issue slots per stage: producers %d PTX statements per warp, the MMA issuer %d;"
               " sub-partition 0 runs both: %d, %.0f%% of the stage's tensor-core clocks (%s)" % (
                   p_slots, i_slots, busiest, 100 * busiest / mma_clocks,
                   "no bound" if busiest <= mma_clocks else
                   "a bound of %.0f%%" % (100 * mma_clocks / busiest)))
+    epilogue = [b for b in loop_sets if any("tcgen05.ld." in l for l in text(b))]
+    if epilogue:
+        # tcgen05.ld of 32 columns per iteration, 128 columns per tile.
+        e_slots = 4 * len(statements(text(min(epilogue, key=len))))
+        print("  epilogue per tile: %d PTX statements per warp (4 loads of 32 accumulator"
+              " columns), %.1f stages' worth of tensor-core clocks, hidden behind the next"
+              " tile's MMAs" % (e_slots, e_slots / mma_clocks))
     need = global_bytes / mma_clocks
     print("  producer global reads per stage: %d bytes, %.0f B/clock per SM at the MMA rate"
           " (DRAM gives %.0f; every tile is re-read by N/128 or M/128 workgroups, so L2 serves"

@@ -6,7 +6,8 @@ L2 reuse assumed (a wave's workgroups read each A and B tile they share
 from DRAM once, the rest from L2), the DRAM time of a wave against its MMAs
 at the chip's peak, in the kernels' grouped order ([RAS1], bands of `band`
 row tiles walked column by column, docs/nvvm.md) and in plain launch order
-(column tiles fastest).
+(column tiles fastest). With --persistent the grid is one workgroup per SM
+that walks the tiles itself (the sm_100a kernel): the waves are its rounds.
 
     wave_report.py --sms 148 --tflops 9000 --dram 8 --bytes 0.5625 M N K
 """
@@ -27,6 +28,8 @@ def main():
                         help="global bytes per operand element (codes and scales)")
     parser.add_argument("--tile", type=int, default=128)
     parser.add_argument("--band", type=int, default=8, help="row tiles per band ([RAS1])")
+    parser.add_argument("--persistent", action="store_true",
+                        help="one workgroup per SM walks the tiles (rounds, not waves)")
     parser.add_argument("m", type=int)
     parser.add_argument("n", type=int)
     parser.add_argument("k", type=int)
@@ -35,10 +38,16 @@ def main():
     tiles_m, tiles_n = math.ceil(args.m / tile), math.ceil(args.n / tile)
     tiles = tiles_m * tiles_n
     waves = math.ceil(tiles / sms)
-    print("  %d x %d x %d: %d workgroups, %d waves over %d SMs, %.1f%% of the last wave busy"
-          " (wave efficiency %.1f%%)" % (
-              args.m, args.n, args.k, tiles, waves, sms,
-              100 * (tiles - sms * (waves - 1)) / sms, 100 * tiles / (sms * waves)))
+    last = 100 * (tiles - sms * (waves - 1)) / sms
+    if args.persistent:
+        print("  %d x %d x %d: %d tiles on %d persistent workgroups, %d rounds, %.1f%% of the"
+              " last round busy (efficiency %.1f%%)" % (
+                  args.m, args.n, args.k, tiles, min(sms, tiles), waves, last,
+                  100 * tiles / (sms * waves)))
+    else:
+        print("  %d x %d x %d: %d workgroups, %d waves over %d SMs, %.1f%% of the last wave busy"
+              " (wave efficiency %.1f%%)" % (
+                  args.m, args.n, args.k, tiles, waves, sms, last, 100 * tiles / (sms * waves)))
     resident = min(sms, tiles)
     compute = resident * 2 * tile * tile * args.k / (args.tflops * 1e12)
 

@@ -266,6 +266,7 @@ void mlir::fp4train::buildCUDAKernelPipeline(
   FP4TrainToNVVMOptions nvvm;
   nvvm.chip = options.chip;
   nvvm.sr = options.sr;
+  nvvm.gemmWorkgroups = options.gemmWorkgroups;
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
   pm.addPass(createFP4TrainSingleWorkgroupOccupancy());
 }

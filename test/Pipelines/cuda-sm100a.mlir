@@ -16,8 +16,9 @@
 // RUN: fp4-opt %s --fp4train-cuda-kernel-pipeline="recipe=nvfp4 chip=sm_100a" | FileCheck %s --check-prefix=KERNEL
 
 // With mxfp4, two RNE quantize kernels (X, W), then the GEMM on
-// kind::mxf4nvf4 block32 with UE8M0 scales, launched with 160 threads and
-// 137 KiB of dynamic shared memory.
+// kind::mxf4nvf4 block32 with UE8M0 scales, launched with 288 threads
+// (producers, the MMA thread's warp, the epilogue) and 137 KiB of dynamic
+// shared memory.
 // MXFP4:     llvm.func @fprop
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
@@ -29,7 +30,7 @@
 // MXFP4-SAME:  cvt.rn.satfinite.e2m1x2.f32
 // MXFP4-NOT:   .extern
 // MXFP4:     gpu.binary @fprop_kernel_1
-// MXFP4-SAME:  .maxntid 160, 1, 1{{\\0A}}.minnctapersm 1
+// MXFP4-SAME:  .maxntid 288, 1, 1{{\\0A}}.minnctapersm 1
 // MXFP4-SAME:  mbarrier.init.shared.b64
 // MXFP4-SAME:  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
 // MXFP4-SAME:  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned

@@ -79,6 +79,7 @@ protected:
     CUDAPipelineOptions options;
     options.recipe = "none";
     options.chip = *parseGPUChip(getChip());
+    options.gemmWorkgroups = gemmWorkgroups;
     return ::fp4train::emulation_test::compile(
         context, source,
         [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); });
@@ -101,6 +102,10 @@ protected:
     };
     return runFn;
   }
+
+  /// The persistent GEMM's grid (0: the default, at least one workgroup
+  /// per tile in these cases).
+  unsigned gemmWorkgroups = 0;
 
 private:
   std::function<OwningOpRef<ModuleOp>(const std::string &)> compileFn;
@@ -297,6 +302,65 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(getTcgen05GemmCases())),
     [](const auto &info) {
       return getChipTestName<GemmCase>(info, getGemmTestName);
+    });
+
+//===----------------------------------------------------------------------===//
+// The persistent tile loop: fewer workgroups than tiles
+//===----------------------------------------------------------------------===//
+
+/// A GEMM on `workgroups` workgroups (gemm-workgroups), fewer than its
+/// tiles: each walks several tiles of the grouped order ([RAS1]), the
+/// stage ring and its mbarrier phases run on across tiles, and the two TMEM
+/// accumulators alternate (a workgroup with 3 or more tiles waits for the
+/// epilogue to free one).
+struct PersistentCase {
+  unsigned workgroups;
+  GemmCase gemm;
+};
+
+std::string getPersistentTestName(const PersistentCase &c) {
+  return std::to_string(c.workgroups) + "wg_" + getGemmTestName(c.gemm);
+}
+
+void PrintTo(const PersistentCase &c, std::ostream *os) {
+  *os << getPersistentTestName(c);
+}
+
+using SM100PersistentGemmKernelTest = SM100KernelTest<PersistentCase>;
+
+TEST_P(SM100PersistentGemmKernelTest, ExactDataBitForBit) {
+  gemmWorkgroups = getCase().workgroups;
+  EXPECT_EQ(checkGemmKernel(getCase().gemm, GemmData::Exact,
+                            /*bitForBit=*/true, getCompile(), getRun()),
+            0);
+}
+
+std::vector<PersistentCase> getPersistentCases() {
+  return {
+      // NVFP4, 3 x 3 ragged tiles of 2 K steps on 2 workgroups (5 and 4
+      // tiles: 10 steps through the 4-stage ring, each accumulator used
+      // 2-3 times).
+      {2, {1, 300, 260, 320, "nvfp4", "nvfp4"}},
+      // MXFP4, 3 batch entries of 2 x 1 tiles on 4 workgroups: workgroup 0
+      // takes (batch 0, tile 0) and (batch 2, tile 0).
+      {4, {3, 130, 70, 160, "mxfp4", "mxfp4"}},
+      // MXFP8 (cp.async two steps behind): 3 x 1 tiles of one K step on 2
+      // workgroups, so workgroup 1 has a single step, fewer than the lag.
+      {2, {1, 300, 100, 96, "e4m3", "e4m3"}},
+      {3, {1, 200, 250, 384, "e4m3", "e5m2"}},
+      // One workgroup over every tile of a 2-entry batch, bf16 epilogue.
+      {1, {2, 130, 41, 192, "mxfp4", "mxfp4", true}},
+      // 9 x 3 tiles in two bands on 5 workgroups.
+      {5, {1, 1100, 260, 32, "e4m3", "e4m3"}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100PersistentGemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getPersistentCases())),
+    [](const auto &info) {
+      return getChipTestName<PersistentCase>(info, getPersistentTestName);
     });
 
 //===----------------------------------------------------------------------===//

@@ -259,7 +259,10 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
            /*default=*/"::mlir::fp4train::NVVMStochasticRounding::Software",
            "stochastic rounding of the quantize kernels (hardware: 8 random "
            "bits per element, not [SR1])",
-           "::mlir::fp4train::getNVVMStochasticRoundingValues()">
+           "::mlir::fp4train::getNVVMStochasticRoundingValues()">,
+    Option<"gemmWorkgroups", "gemm-workgroups", "unsigned", /*default=*/"0",
+           "workgroups of the persistent tcgen05 GEMM (sm_100a, sm_103a; 0: "
+           "148, one per SM of a B200)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

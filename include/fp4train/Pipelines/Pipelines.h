@@ -228,6 +228,11 @@ struct CUDAPipelineOptions : public GPUPipelineOptions {
                      "8 random bits per element, not [SR1])"),
       llvm::cl::init(NVVMStochasticRounding::Software),
       getNVVMStochasticRoundingValues()};
+  Option<unsigned> gemmWorkgroups{
+      *this, "gemm-workgroups",
+      llvm::cl::desc("workgroups of the persistent tcgen05 GEMM (sm_100a, "
+                     "sm_103a; 0: 148, one per SM of a B200)"),
+      llvm::cl::init(0)};
 };
 
 /// The quantize pipeline, then fp4train-to-nvvm (GEMM, quantize and

@@ -620,10 +620,11 @@ static int64_t getTileN(const BlockScaledMMATargetInfo &mma) {
   return tiling.subgroupsN * tiling.repN * mma.getN();
 }
 
-LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(ScaledMatmulOp op,
-                                                          int64_t tileM,
-                                                          int64_t tileN,
-                                                          StringRef chip) {
+/// Emits an error on `op` naming `chip` when a kernel with tileM x tileN
+/// tiles needs more workgroups than a launch can take: 2^31 - 1 in x, 65535
+/// in y and z (HIP and CUDA alike).
+static LogicalResult checkGemmGrid(ScaledMatmulOp op, int64_t tileM,
+                                   int64_t tileN, StringRef chip) {
   GemmGrid grid = getGemmGrid(op, tileM, tileN);
   constexpr int64_t kMaxX = INT32_MAX, kMaxYZ = 65535;
   if (grid.x <= kMaxX && grid.y <= kMaxYZ && grid.z <= kMaxYZ)
@@ -636,8 +637,8 @@ LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(ScaledMatmulOp op,
 
 LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
     ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
-  return checkScaledMatmulKernelGrid(op, getTileM(mma), getTileN(mma),
-                                     mma.getTarget().getChip());
+  return checkGemmGrid(op, getTileM(mma), getTileN(mma),
+                       mma.getTarget().getChip());
 }
 
 LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
@@ -659,6 +660,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
   int64_t batch = 1;
   for (int64_t d : shape.drop_back(2))
     batch *= d;
+  problem.batch = batch;
 
   auto operand = [&](ValueRange parts, ScaledTensorType type, int64_t rows) {
     GemmGlobalOperand op;
@@ -705,6 +707,9 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     dynamicShared = arith::ConstantIntOp::create(
         rewriter, loc, rewriter.getI32Type(), config.dynamicSharedBytes);
   GemmGrid grid = getGemmGrid(op, config.tileM, config.tileN);
+  if (config.persistentWorkgroups)
+    grid = {std::min(grid.x * grid.y * grid.z, config.persistentWorkgroups), 1,
+            1};
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
       im.c(config.threads), im.c(1), im.c(1), dynamicShared,

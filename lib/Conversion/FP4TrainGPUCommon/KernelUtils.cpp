@@ -43,11 +43,20 @@ Value IndexMath::both(Value x, Value y) {
 std::pair<Value, Value>
 mlir::fp4train::getGroupedTile(OpBuilder &b, Location loc, Value x, Value y,
                                int64_t tilesN, int64_t tilesM, int64_t group) {
-  IndexMath im{b, loc};
   if (tilesM <= 1 || tilesN <= 1)
     return {y, x};
+  IndexMath im{b, loc};
+  return getGroupedTile(b, loc, im.add(x, im.mul(y, tilesN)), tilesN, tilesM,
+                        group);
+}
+
+std::pair<Value, Value>
+mlir::fp4train::getGroupedTile(OpBuilder &b, Location loc, Value id,
+                               int64_t tilesN, int64_t tilesM, int64_t group) {
+  IndexMath im{b, loc};
+  if (tilesM <= 1 || tilesN <= 1)
+    return {im.div(id, tilesN), im.rem(id, tilesN)};
   group = std::min(group, tilesM);
-  Value id = im.add(x, im.mul(y, tilesN));
   Value band = im.div(id, group * tilesN);
   Value local = im.rem(id, group * tilesN);
   Value firstRow = im.mul(band, group);
@@ -95,6 +104,21 @@ void mlir::fp4train::buildIf(OpBuilder &b, Location loc, Value cond,
     thenFn();
     scf::YieldOp::create(b, loc);
   });
+}
+
+void mlir::fp4train::buildIfElse(OpBuilder &b, Location loc, Value cond,
+                                 function_ref<void()> thenFn,
+                                 function_ref<void()> elseFn) {
+  auto branch = [&](function_ref<void()> fn) {
+    return [&b, &loc, fn](OpBuilder &nested, Location) {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(nested.getInsertionBlock(),
+                          nested.getInsertionPoint());
+      fn();
+      scf::YieldOp::create(b, loc);
+    };
+  };
+  scf::IfOp::create(b, loc, cond, branch(thenFn), branch(elseFn));
 }
 
 Value mlir::fp4train::buildDynamicSharedBytes(OpBuilder &b, Location loc) {

@@ -85,8 +85,7 @@ mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
     }
     switch (target.mma) {
     case GPUMMAKind::Tcgen05BlockScaled:
-      ok &= succeeded(checkScaledMatmulKernelGrid(
-          op, kTcgen05TileRows, kTcgen05TileRows, target.name));
+      // A persistent grid: the kernel walks any number of tiles.
       return;
     case GPUMMAKind::WarpFP8:
       ok &= succeeded(checkScaledMatmulKernelGrid(
@@ -141,9 +140,9 @@ namespace {
 
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
-                         const GPUTarget &target)
-      : OpConversionPattern(converter, context, /*benefit=*/2), target(target) {
-  }
+                         const GPUTarget &target, unsigned gemmWorkgroups)
+      : OpConversionPattern(converter, context, /*benefit=*/2), target(target),
+        gemmWorkgroups(gemmWorkgroups) {}
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
@@ -155,8 +154,10 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     Value acc = adaptor.getAcc().front();
     switch (target.mma) {
     case GPUMMAKind::Tcgen05BlockScaled:
-      return lowerScaledMatmulToTcgen05Kernel(op, lhs, rhs, acc, target,
-                                              rewriter);
+      return lowerScaledMatmulToTcgen05Kernel(
+          op, lhs, rhs, acc, target,
+          gemmWorkgroups ? gemmWorkgroups : kTcgen05DefaultWorkgroups,
+          rewriter);
     case GPUMMAKind::WarpFP8:
       return lowerScaledMatmulToKernel(
           op, lhs, rhs, acc, MmaSyncFP8TargetInfo(SM90TargetInfo(target)),
@@ -175,6 +176,7 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   }
 
   const GPUTarget &target;
+  unsigned gemmWorkgroups;
 };
 
 struct FP4TrainToNVVMPass
@@ -198,6 +200,12 @@ struct FP4TrainToNVVMPass
           << " does not have (sm_100a and sm_103a do); use sr=software";
       return signalPassFailure();
     }
+    if (gemmWorkgroups && target.mma != GPUMMAKind::Tcgen05BlockScaled) {
+      root->emitError("fp4train-to-nvvm: gemm-workgroups sets the grid of "
+                      "the persistent tcgen05 GEMM (sm_100a, sm_103a); ")
+          << target.name << "'s GEMM kernels take one workgroup per tile";
+      return signalPassFailure();
+    }
     if (failed(checkFP4TrainNVVMSupport(root, target)))
       return signalPassFailure();
 
@@ -205,8 +213,8 @@ struct FP4TrainToNVVMPass
     root->walk([&](gpu::LaunchOp launch) { userLaunches.insert(launch); });
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
-              populateFP4TrainToNVVMConversionPatterns(converter, patterns,
-                                                       target, sr);
+              populateFP4TrainToNVVMConversionPatterns(
+                  converter, patterns, target, sr, gemmWorkgroups);
             })))
       return signalPassFailure();
     root->walk([&](gpu::LaunchOp launch) {
@@ -220,9 +228,10 @@ struct FP4TrainToNVVMPass
 
 void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    const GPUTarget &target, NVVMStochasticRounding sr) {
-  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(),
-                                       target);
+    const GPUTarget &target, NVVMStochasticRounding sr,
+    unsigned gemmWorkgroups) {
+  patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), target,
+                                       gemmWorkgroups);
   // Quantize and Hadamard kernels need only the chip's conversions (and
   // none at all for Hadamard). The FP8 chips have no FP4 converts and take
   // the integer recipe for E2M1. [SR1] stays the software recipe on

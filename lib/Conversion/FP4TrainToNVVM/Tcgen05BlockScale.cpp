@@ -1,26 +1,35 @@
 //===- Tcgen05BlockScale.cpp - sm_100a/sm_103a tcgen05 block-scaled GEMM --===//
 //
-// One workgroup computes a 128 x 128 tile of C for one batch entry with one
-// tcgen05.mma.cta_group::1 shape M = 128, N = 128 (PTX ISA 9.7.16.10.1,
-// "Matrix shape"); K advances by a stage of 128 bytes per operand row (256
-// E2M1 or 128 8-bit elements), four MMAs of K = 64 (kind::mxf4nvf4) or
-// K = 32 (kind::mxf8f6f4) per stage. 160 threads in three roles:
+// A persistent kernel: workgroup w of the grid's G computes the 128 x 128
+// tiles of C w, w + G, w + 2G, ... of the grouped order over every batch
+// entry ([RAS1]), each with one tcgen05.mma.cta_group::1 shape M = 128,
+// N = 128 (PTX ISA 9.7.16.10.1, "Matrix shape") per K slice; K advances by
+// a stage of 128 bytes per operand row (256 E2M1 or 128 8-bit elements),
+// four MMAs of K = 64 (kind::mxf4nvf4) or K = 32 (kind::mxf8f6f4) per
+// stage. 288 threads in three roles, each looping over the workgroup's
+// tiles:
 //
-//  - warps 0-3, producers: stage t % 4, once the MMAs of step t - 4 have
-//    released it (mbarrier `empty`), in the swizzled layout below. E2M1
-//    codes go global -> registers -> packed two per byte (element 2i in the
-//    low nibble) -> st.shared; 8-bit codes go by cp.async (PTX ISA
-//    9.7.9.25.3), stage t published two stages later; scales through
-//    registers. Publishing is fence.proxy.async (the MMA reads shared
-//    memory through the async proxy) and an arrive on `full`;
-//  - thread 128 (lane 0 of warp 4), the MMA issuer: waits on `full`, copies
-//    the stage's scale factors to tensor memory (tcgen05.cp), issues the
-//    four MMAs and tcgen05.commit -> `empty` of the stage; after the last
-//    step a commit to `done`;
-//  - warps 0-3 again, the epilogue: wait on `done`, tcgen05.ld the
-//    accumulator (warp w reads TMEM lanes 32w..32w+31, the rows of C),
-//    C = acc + g * T ([GEMM1]) in f32 or RNE bf16.
-//  Warp 4 also allocates (and frees) 256 TMEM columns.
+//  - warps 0-3, producers: stage pipeline step s (K step s % kSteps of
+//    tile s / kSteps; the step count runs on across tiles) in stage s % 4,
+//    once the MMAs of step s - 4 have released it (mbarrier `empty`), in
+//    the swizzled layout below. E2M1 codes go global -> registers ->
+//    st.shared (stored two per byte, [PK1], the order the MMA reads); 8-bit
+//    codes go by cp.async (PTX ISA 9.7.9.25.3), step s published two steps
+//    later; scales through registers. Publishing is fence.proxy.async (the
+//    MMA reads shared memory through the async proxy) and an arrive on
+//    `full`;
+//  - thread 128 (lane 0 of warp 4), the MMA issuer: per tile i, waits until
+//    the epilogue has drained accumulator i % 2 (mbarrier `accEmpty`, from
+//    the third tile on), then per step waits on `full`, copies the stage's
+//    scale factors to tensor memory (tcgen05.cp), issues the four MMAs into
+//    the accumulator and tcgen05.commit -> `empty` of the stage; after the
+//    tile's last step a commit to `accFull` of the accumulator;
+//  - warps 5-8, the epilogue: per tile i, wait on `accFull` of accumulator
+//    i % 2, tcgen05.ld it (warp w reads TMEM lanes 32 (w % 4) .. +31, the
+//    rows of C), C = acc + g * T ([GEMM1]) in f32 or RNE bf16, then arrive
+//    on `accEmpty`. The MMAs of tile i + 1 run meanwhile, and the producers
+//    stage tile i + 1's first steps behind tile i's last.
+//  Warp 4 also allocates (and frees) 512 TMEM columns.
 //
 // Shared memory, from a 1024-byte aligned base (the 128-byte swizzle is a
 // function of address bits 4-9, PTX ISA 9.7.16.4.4 "Shared memory layout
@@ -31,7 +40,8 @@
 //   scale atoms of A, then of B: 512 bytes each, one per 4 scale blocks of
 //                            the stage, the scale of row r, block 4j + q at
 //                            byte 16 (r % 32) + 4 (r / 32) + q of atom j;
-// then the mbarriers full[4], empty[4], done and the TMEM address word.
+// then the mbarriers full[4], empty[4], accFull[2], accEmpty[2] and the TMEM
+// address word.
 //
 // Descriptors (Tcgen05Descriptors.h, PTX ISA 9.7.16.4.1 and .2):
 //   operand: K-major, SWIZZLE_128B, SBO 1024 (8-row groups), LBO 16 (unused:
@@ -50,9 +60,10 @@
 //     major, and the scale factor id: the byte of the TMEM column where the
 //     MMA's scale blocks start (block16 / 4X: 0; block32 with E2M1 / 2X: 0
 //     or 2; block32 with 8-bit elements / 1X: 0..3).
-// TMEM: accumulator columns 0-127 (lane = row of C, column = column of C,
-// PTX ISA 9.7.16.10.5 "Data path layout", M = 128 cta_group::1), then per
-// stage the scale atoms of A and of B, 4 columns each.
+// TMEM: accumulators in columns 0-127 and 128-255 (lane = row of C, column =
+// column of C, PTX ISA 9.7.16.10.5 "Data path layout", M = 128
+// cta_group::1), then per stage the scale atoms of A and of B, 4 columns
+// each.
 //
 // Ragged M, N and K: rows past M / N and K past the shape are staged as
 // code 0 with scale code 0 (they add +0); only in-range C is written.
@@ -92,11 +103,20 @@ constexpr int64_t kMmasPerStage = 4;
 constexpr int64_t kMmaKBytes = kRowBytes / kMmasPerStage;
 constexpr int64_t kProducers = 128;
 constexpr int64_t kMmaThread = kProducers;
-constexpr int64_t kThreads = kProducers + 32;
+/// Warps 5-8 run the epilogue.
+constexpr int64_t kEpilogueThread = kProducers + 32;
+constexpr int64_t kEpilogueThreads = 128;
+constexpr int64_t kThreads = kEpilogueThread + kEpilogueThreads;
+/// TMEM accumulators: the MMAs of tile i + 1 fill one while the epilogue
+/// drains tile i's from the other.
+constexpr int64_t kAccumulators = 2;
 /// A scale atom: 128 rows x 4 blocks, the source of one tcgen05.cp 32x128b.
 constexpr int64_t kAtomBytes = 512;
 constexpr int64_t kSwizzleAlign = 1024;
-constexpr int64_t kTmemColumns = 256;
+/// Two 128-column accumulators and the scale atoms of 4 stages (at most
+/// 128 columns, NVFP4), rounded up to a power of two as tcgen05.alloc
+/// takes it.
+constexpr int64_t kTmemColumns = 512;
 /// Stages the 8-bit producers keep in flight behind the one they issue:
 /// their codes arrive by cp.async, and stage t is published (full[t % 4])
 /// after the copies of stage t + kAsyncLag are issued.
@@ -123,14 +143,17 @@ struct Tcgen05Format {
   }
   /// Offset of the mbarriers and the TMEM address word.
   int64_t getBarrierOffset() const { return kStages * getStageBytes(); }
-  /// Stages, 8-byte mbarriers and the address word, and the slack for
-  /// aligning the base to 1024 bytes.
+  /// Stages, 8-byte mbarriers (full and empty per stage, full and empty
+  /// per accumulator) and the address word, and the slack for aligning the
+  /// base to 1024 bytes.
   int64_t getSharedBytes() const {
-    return getBarrierOffset() + 8 * (2 * kStages + 2) + kSwizzleAlign;
+    return getBarrierOffset() + 8 * (2 * kStages + 2 * kAccumulators + 1) +
+           kSwizzleAlign;
   }
   /// TMEM column of scale atom `atom` of operand `operand` in stage `stage`.
   int64_t getScaleColumn(int64_t stage, unsigned operand, int64_t atom) const {
-    return kTile + (stage * 2 + operand) * getAtoms() * 4 + atom * 4;
+    return kAccumulators * kTile + (stage * 2 + operand) * getAtoms() * 4 +
+           atom * 4;
   }
 
   t5::BlockScaledInstrDescriptor getInstrDescriptor(int64_t mma) const {
@@ -174,12 +197,27 @@ struct KernelMath : IndexMath {
   }
 };
 
+/// One output tile of C: its batch entry and the first rows of A and B^T
+/// (rows and columns of C).
+struct OutputTile {
+  Value batch;
+  Value rowBase[2];
+};
+
+/// Output tiles of every batch entry.
+int64_t getTcgen05Tiles(const GemmProblem &problem) {
+  return llvm::divideCeil(problem.n, kTile) *
+         llvm::divideCeil(problem.m, kTile) * problem.batch;
+}
+
 class Tcgen05KernelBuilder {
 public:
   Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
-                       const Tcgen05Format &format, bool viaIntrinsics)
+                       const Tcgen05Format &format, bool viaIntrinsics,
+                       int64_t workgroups)
       : b(b), loc(loc), km{{b, loc}}, problem(problem), format(format),
-        viaIntrinsics(viaIntrinsics) {}
+        viaIntrinsics(viaIntrinsics), workgroups(workgroups),
+        kSteps(llvm::divideCeil(problem.k, format.getStageK())) {}
 
   void build(gpu::LaunchOp launch);
 
@@ -203,8 +241,11 @@ private:
   }
   Value fullBarrier(Value stage) { return barrier(0, stage); }
   Value emptyBarrier(Value stage) { return barrier(kStages, stage); }
-  Value doneBarrier() { return barrier(2 * kStages); }
-  Value tmemSlot() { return barrier(2 * kStages + 1); }
+  Value accFullBarrier(Value acc) { return barrier(2 * kStages, acc); }
+  Value accEmptyBarrier(Value acc) {
+    return barrier(2 * kStages + kAccumulators, acc);
+  }
+  Value tmemSlot() { return barrier(2 * kStages + 2 * kAccumulators); }
   Value stageBase(Value stage) { return km.mul(stage, format.getStageBytes()); }
   /// The run-time start-address field of a descriptor OR'ed into `fields`.
   Value descriptor(uint64_t fields, Value offset);
@@ -222,6 +263,11 @@ private:
   void syncWarp() { NVVM::SyncWarpOp::create(b, loc, km.i32(-1)); }
   void commit(Value barrierPtr);
   void waitParity(Value barrierPtr, Value phase);
+  /// Waits for the completion of use `use` (index) of a barrier completed
+  /// once per use: phase parity use % 2.
+  void waitUse(Value barrierPtr, Value use) {
+    waitParity(barrierPtr, km.toI32(km.rem(use, 2)));
+  }
 
   /// Elements [first, first + count) of a vector (a shuffle, which
   /// convert-gpu-to-nvvm lowers, unlike vector.extract_strided_slice).
@@ -231,24 +277,41 @@ private:
         llvm::to_vector(llvm::seq<int64_t>(first, first + count)));
   }
 
+  /// [RAS1] Output tile `item` of this workgroup's (item `workgroup +
+  /// workgroups * item` of the grouped order of every batch entry's tiles).
+  OutputTile getTile(Value item);
+
   /// The `bytes` stored bytes of the 2 x `bytes` E2M1 codes of `operand`
-  /// from global (row, col) ([PK1]), zeros out of range.
-  Value loadCodes(unsigned operand, Value row, Value col, int64_t bytes);
+  /// from global (batch, row, col) ([PK1]), zeros out of range.
+  Value loadCodes(unsigned operand, Value batch, Value row, Value col,
+                  int64_t bytes);
   /// cp.async of the same 16 codes to shared byte `offset` (zero-filled out
   /// of range).
-  void copyCodesAsync(unsigned operand, Value row, Value col, Value offset);
+  void copyCodesAsync(unsigned operand, Value batch, Value row, Value col,
+                      Value offset);
   /// The bounds condition of the chunk of `codes` codes at (row, col) (null
   /// when always in range), with `row` and `col` clamped to a valid chunk.
   Value clampChunk(unsigned operand, Value &row, Value &col, int64_t codes);
-  /// Makes the stage's shared-memory writes visible to the MMA thread.
+  /// Makes the shared-memory writes of pipeline step `step` visible to the
+  /// MMA thread.
   void publish(Value step);
-  /// The scale codes of stage `step` of global row `row`.
-  Value loadScales(unsigned operand, Value row, Value step);
-  void produce(Value step);
-  void issueMMAs(Value step);
-  void epilogue();
-  void storeColumns(Value row, Value rowInBounds, Value col, Value t,
-                    int64_t count);
+  /// The scale codes of K step `kStep` of global row `row`.
+  Value loadScales(unsigned operand, Value batch, Value row, Value kStep);
+  /// Stages K step `kStep` of `tile` as pipeline step `step` (stage
+  /// step % kStages).
+  void produce(Value step, Value kStep, const OutputTile &tile);
+  /// The producer warps: every K step of every tile of the workgroup.
+  void buildProducers();
+  /// Issues pipeline step `step` into the accumulator at TMEM column
+  /// `accColumn` (i32), overwriting it when `first`.
+  void issueMMAs(Value step, Value first, Value accColumn);
+  /// The MMA thread: a tile's steps into accumulator item % 2, once the
+  /// epilogue has drained what it held.
+  void buildIssuer();
+  /// The epilogue warps: drain accumulator item % 2 into C, free it.
+  void buildEpilogue();
+  void storeColumns(Value batch, Value row, Value rowInBounds, Value col,
+                    Value t, int64_t count);
 
   OpBuilder &b;
   Location loc;
@@ -256,9 +319,15 @@ private:
   const GemmProblem &problem;
   Tcgen05Format format;
   bool viaIntrinsics;
+  /// The launch's workgroups (the grid is workgroups x 1 x 1).
+  int64_t workgroups;
+  /// K steps per tile.
+  int64_t kSteps;
 
   // Set by build().
-  Value tid, batch, rowBase[2], memory, pad, base, tmem, kSteps;
+  Value tid, memory, pad, base, tmem;
+  /// This workgroup and the number of output tiles it computes.
+  Value workgroup, items;
   /// Global addresses (index) of the operands' code buffers.
   Value codesAddress[2];
 };
@@ -333,8 +402,21 @@ Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row, Value &col,
   return inBounds;
 }
 
-Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col,
-                                      int64_t bytes) {
+OutputTile Tcgen05KernelBuilder::getTile(Value item) {
+  int64_t tilesN = llvm::divideCeil(problem.n, kTile);
+  int64_t tilesM = llvm::divideCeil(problem.m, kTile);
+  Value id = km.add(workgroup, km.mul(item, workgroups));
+  OutputTile tile;
+  tile.batch = km.div(id, tilesM * tilesN);
+  auto [rowTile, colTile] = getGroupedTile(b, loc, km.rem(id, tilesM * tilesN),
+                                           tilesN, tilesM, kGemmRasterRows);
+  tile.rowBase[0] = km.mul(rowTile, kTile);
+  tile.rowBase[1] = km.mul(colTile, kTile);
+  return tile;
+}
+
+Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value batch, Value row,
+                                      Value col, int64_t bytes) {
   const GemmGlobalOperand &op = getOperand(operand);
   auto type = VectorType::get({bytes}, b.getI8Type());
   Value inBounds = clampChunk(operand, row, col, 2 * bytes);
@@ -351,8 +433,8 @@ Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value row, Value col,
       arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
 }
 
-void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
-                                          Value col, Value offset) {
+void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value batch,
+                                          Value row, Value col, Value offset) {
   const GemmGlobalOperand &op = getOperand(operand);
   Value inBounds = clampChunk(operand, row, col, 16);
   // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
@@ -372,16 +454,17 @@ void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value row,
                           NVVM::LoadCacheModifierKind::CG, size);
 }
 
-Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value row,
-                                       Value step) {
+Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value batch, Value row,
+                                       Value kStep) {
   const GemmGlobalOperand &op = getOperand(operand);
   int64_t perStage = format.getBlocksPerStage();
   return loadScaleCodes(
       b, loc, op, batch, row, op.rows % kTile ? km.lt(row, op.rows) : Value(),
-      km.mul(step, perStage), perStage, problem.k / format.blockSize);
+      km.mul(kStep, perStage), perStage, problem.k / format.blockSize);
 }
 
-void Tcgen05KernelBuilder::produce(Value step) {
+void Tcgen05KernelBuilder::produce(Value step, Value kStep,
+                                   const OutputTile &tile) {
   Value stage = km.rem(step, kStages);
   Value stageOffset = stageBase(stage);
   // Item tid + 128 q of a tile is 16-byte chunk tid % 8 of row tid / 8 +
@@ -392,18 +475,18 @@ void Tcgen05KernelBuilder::produce(Value step) {
   Value firstRow = km.div(tid, 8);
   Value swizzled =
       km.mul(arith::XOrIOp::create(b, loc, chunk, km.rem(firstRow, 8)), 16);
-  Value kBase = km.mul(step, format.getStageK());
+  Value kBase = km.mul(kStep, format.getStageK());
   for (unsigned operand = 0; operand < 2; ++operand) {
     Value tileOffset = km.add(stageOffset, operand * kTileBytes);
     for (int64_t q = 0; q < kTile * 8 / kProducers; ++q) {
       Value row = km.add(firstRow, 16 * q);
-      Value globalRow = km.add(rowBase[operand], row);
+      Value globalRow = km.add(tile.rowBase[operand], row);
       Value offset =
           km.add(km.add(tileOffset, km.mul(row, kRowBytes)), swizzled);
       if (!format.fp4) {
         // 8-bit codes need no repacking: an asynchronous copy.
-        copyCodesAsync(operand, globalRow, km.add(kBase, km.mul(chunk, 16)),
-                       offset);
+        copyCodesAsync(operand, tile.batch, globalRow,
+                       km.add(kBase, km.mul(chunk, 16)), offset);
         continue;
       }
       // 32 E2M1 codes in 16 stored bytes ([PK1] is the smem order), one
@@ -411,11 +494,11 @@ void Tcgen05KernelBuilder::produce(Value step) {
       Value col = km.add(kBase, km.mul(chunk, 32));
       int64_t bytes =
           getGemmChunkBytes(b.getType<Float4E2M1FNType>(), problem.k);
-      Value value = loadCodes(operand, globalRow, col, bytes);
+      Value value = loadCodes(operand, tile.batch, globalRow, col, bytes);
       if (bytes == 8)
         value = vector::ShuffleOp::create(
             b, loc, value,
-            loadCodes(operand, globalRow, km.add(col, 16), bytes),
+            loadCodes(operand, tile.batch, globalRow, km.add(col, 16), bytes),
             llvm::to_vector(llvm::seq<int64_t>(0, 16)));
       vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
                               llvm::Align(16));
@@ -426,7 +509,8 @@ void Tcgen05KernelBuilder::produce(Value step) {
   Value inAtom =
       km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
   for (unsigned operand = 0; operand < 2; ++operand) {
-    Value scales = loadScales(operand, km.add(rowBase[operand], tid), step);
+    Value scales = loadScales(operand, tile.batch,
+                              km.add(tile.rowBase[operand], tid), kStep);
     Value atomsOffset = km.add(
         stageOffset, 2 * kTileBytes + operand * format.getAtoms() * kAtomBytes);
     for (int64_t j = 0; j < format.getAtoms(); ++j) {
@@ -451,7 +535,7 @@ void Tcgen05KernelBuilder::publish(Value step) {
                                  /*count=*/Value());
 }
 
-void Tcgen05KernelBuilder::issueMMAs(Value step) {
+void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
   Value stage = km.rem(step, kStages);
   waitParity(fullBarrier(stage), km.toI32(km.rem(km.div(step, kStages), 2)));
   fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
@@ -484,10 +568,9 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
 
   uint64_t operandDesc =
       t5::SmemDescriptor{16, 8 * kRowBytes, 0, t5::Swizzle::B128}.encode();
-  Value first = km.eq(step, 0);
   Value notFirst = arith::XOrIOp::create(
       b, loc, first, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  Value accumulator = tmemPtr(km.i32(0));
+  Value accumulator = tmemPtr(accColumn);
   NVVM::MMABlockScaleKind kind = format.fp4 ? NVVM::MMABlockScaleKind::MXF4NVF4
                                             : NVVM::MMABlockScaleKind::MXF8F6F4;
   NVVM::Tcgen05MMABlockScale blockScale =
@@ -523,8 +606,9 @@ void Tcgen05KernelBuilder::issueMMAs(Value step) {
   commit(emptyBarrier(stage));
 }
 
-void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
-                                        Value t, int64_t count) {
+void Tcgen05KernelBuilder::storeColumns(Value batch, Value row,
+                                        Value rowInBounds, Value col, Value t,
+                                        int64_t count) {
   Type bf16 = b.getBF16Type();
   bool toBF16 = problem.isBF16Result();
   auto scaled = [&](Value x) -> Value {
@@ -566,69 +650,169 @@ void Tcgen05KernelBuilder::storeColumns(Value row, Value rowInBounds, Value col,
   });
 }
 
-void Tcgen05KernelBuilder::epilogue() {
-  waitParity(doneBarrier(), km.i32(0));
-  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+void Tcgen05KernelBuilder::buildEpilogue() {
   // Warp w may only access TMEM lanes 32 (w % 4) .. +31 (PTX ISA 9.7.16.8.3
-  // "Access restrictions"); with M = 128 lane r holds row r of C.
+  // "Access restrictions"); with M = 128 lane r holds row r of C. Warps 5-8
+  // cover lanes 32-63, 64-95, 96-127 and 0-31.
   Value warp = km.div(tid, 32);
   Value lane = km.rem(tid, 32);
-  Value tileRow = km.add(km.mul(warp, 32), lane);
-  Value row = km.add(rowBase[0], tileRow);
+  Value tileRow = km.add(km.mul(km.rem(warp, 4), 32), lane);
+  Value laneField = km.toI32(km.mul(km.mul(km.rem(warp, 4), 32), 1 << 16));
+  auto tiles = scf::ForOp::create(b, loc, km.c(0), items, km.c(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value item = tiles.getInductionVar();
+  OutputTile tile = getTile(item);
+  Value acc = km.rem(item, kAccumulators);
+  // Use item / 2 of accumulator item % 2: its MMAs have completed.
+  waitUse(accFullBarrier(acc), km.div(item, kAccumulators));
+  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  Value row = km.add(tile.rowBase[0], tileRow);
   Value rowInBounds = problem.m % kTile ? km.lt(row, problem.m) : Value();
-  Value laneField = km.toI32(km.mul(km.mul(warp, 32), 1 << 16));
+  Value accField =
+      arith::AddIOp::create(b, loc, laneField, km.toI32(km.mul(acc, kTile)));
   constexpr int64_t kColumns = 32;
   auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(kTile), km.c(kColumns));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value column = loop.getInductionVar();
+    Value address =
+        tmemPtr(arith::AddIOp::create(b, loc, accField, km.toI32(column)));
+    // tcgen05.ld.sync.aligned.32x32b.x32: thread i of the warp gets 32
+    // consecutive columns of lane 32 (w % 4) + i.
+    auto wordsType = VectorType::get({kColumns}, b.getI32Type());
+    syncWarp();
+    Value words;
+    if (!viaIntrinsics) {
+      words = NVVM::Tcgen05LdOp::create(b, loc, wordsType, /*pack=*/false,
+                                        NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                        address, /*offset=*/Value());
+      NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
+    } else {
+      words = LLVM::CallIntrinsicOp::create(
+                  b, loc, wordsType,
+                  b.getStringAttr("llvm.nvvm.tcgen05.ld.32x32b.x32"),
+                  ValueRange{address, arith::ConstantIntOp::create(
+                                          b, loc, b.getI1Type(), 0)})
+                  .getResult(0);
+      callIntrinsic("llvm.nvvm.tcgen05.wait.ld", {});
+    }
+    Value t = vector::BitCastOp::create(
+        b, loc, VectorType::get({kColumns}, b.getF32Type()), words);
+    Value colBase = km.add(tile.rowBase[1], column);
+    int64_t group = problem.n % 4 == 0 ? 4 : 1;
+    for (int64_t j = 0; j < kColumns; j += group) {
+      Value part = group == 1
+                       ? vector::ExtractOp::create(b, loc, t, j).getResult()
+                       : slice(t, j, group);
+      storeColumns(tile.batch, row, rowInBounds, km.add(colBase, j), part,
+                   group);
+    }
+  }
+  // Every load of the accumulator has completed (tcgen05.wait::ld): the
+  // MMA thread may overwrite it with tile item + 2.
+  fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), accEmptyBarrier(acc),
+                                 /*count=*/Value());
+}
+
+void Tcgen05KernelBuilder::buildProducers() {
+  // FP4 producers stage through registers and publish each stage at once;
+  // 8-bit ones publish step s - kAsyncLag after issuing the copies of step
+  // s (kAsyncLag + 1 stages of copies in flight per thread). Pipeline steps
+  // count on across tiles, so the ring and its phases run through the whole
+  // kernel and the next tile's first stages load while the MMAs finish the
+  // last ones of this tile.
+  int64_t lag = format.fp4 ? 0 : kAsyncLag;
+  auto tiles = scf::ForOp::create(b, loc, km.c(0), items, km.c(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value item = tiles.getInductionVar();
+    OutputTile tile = getTile(item);
+    auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(kSteps), km.c(1));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kStep = loop.getInductionVar();
+    Value step = km.add(km.mul(item, kSteps), kStep);
+    // Stage step % 4 is free once the MMAs of step - 4 have completed.
+    buildIf(b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                  km.c(kStages)),
+            [&]() {
+              waitUse(emptyBarrier(km.rem(step, kStages)),
+                      km.add(km.div(step, kStages), 1));
+            });
+    produce(step, kStep, tile);
+    if (!lag) {
+      publish(step);
+    } else {
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      buildIf(b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                    km.c(lag)),
+              [&]() {
+                NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
+                publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
+              });
+    }
+  }
+  if (!lag)
+    return;
+  // The last `lag` steps (fewer when the workgroup has fewer steps): every
+  // copy has landed, publish them in order.
+  Value steps = km.mul(items, kSteps);
+  Value first = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, steps, km.c(lag)), km.c(0));
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  auto tail = scf::ForOp::create(b, loc, first, steps, km.c(1));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value column = loop.getInductionVar();
-  Value address =
-      tmemPtr(arith::AddIOp::create(b, loc, laneField, km.toI32(column)));
-  // tcgen05.ld.sync.aligned.32x32b.x32: thread i of the warp gets 32
-  // consecutive columns of lane 32 w + i.
-  auto wordsType = VectorType::get({kColumns}, b.getI32Type());
-  syncWarp();
-  Value words;
-  if (!viaIntrinsics) {
-    words = NVVM::Tcgen05LdOp::create(b, loc, wordsType, /*pack=*/false,
-                                      NVVM::Tcgen05LdStShape::SHAPE_32X32B,
-                                      address, /*offset=*/Value());
-    NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
-  } else {
-    words =
-        LLVM::CallIntrinsicOp::create(
-            b, loc, wordsType,
-            b.getStringAttr("llvm.nvvm.tcgen05.ld.32x32b.x32"),
-            ValueRange{address,
-                       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)})
-            .getResult(0);
-    callIntrinsic("llvm.nvvm.tcgen05.wait.ld", {});
+  b.setInsertionPointToStart(tail.getBody());
+  publish(tail.getInductionVar());
+}
+
+void Tcgen05KernelBuilder::buildIssuer() {
+  auto tiles = scf::ForOp::create(b, loc, km.c(0), items, km.c(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value item = tiles.getInductionVar();
+  Value acc = km.rem(item, kAccumulators);
+  // Accumulator item % 2 last held tile item - 2: wait until the epilogue
+  // has read it (use item / 2 - 1 of its empty barrier).
+  buildIf(b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, item,
+                                km.c(kAccumulators)),
+          [&]() {
+            waitUse(accEmptyBarrier(acc),
+                    km.add(km.div(item, kAccumulators), 1));
+            fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+          });
+  Value accColumn = km.toI32(km.mul(acc, kTile));
+  auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(kSteps), km.c(1));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kStep = loop.getInductionVar();
+    issueMMAs(km.add(km.mul(item, kSteps), kStep), km.eq(kStep, 0), accColumn);
   }
-  Value t = vector::BitCastOp::create(
-      b, loc, VectorType::get({kColumns}, b.getF32Type()), words);
-  Value colBase = km.add(rowBase[1], column);
-  int64_t group = problem.n % 4 == 0 ? 4 : 1;
-  for (int64_t j = 0; j < kColumns; j += group) {
-    Value part = group == 1
-                     ? vector::ExtractOp::create(b, loc, t, j).getResult()
-                     : slice(t, j, group);
-    storeColumns(row, rowInBounds, km.add(colBase, j), part, group);
-  }
+  commit(accFullBarrier(acc));
 }
 
 void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   MLIRContext *ctx = b.getContext();
   tid = launch.getThreadIds().x;
-  batch = launch.getBlockIds().z;
-  // [RAS1] Output tiles in bands of kGemmRasterRows row tiles, so that the
-  // workgroups on the SMs at once share their A and B tiles through L2 (a
-  // wave of B200's 148 spans 8 x 19 tiles, not a few rows of all columns).
-  auto [rowTile, colTile] =
-      getGroupedTile(b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
-                     llvm::divideCeil(problem.n, kTile),
-                     llvm::divideCeil(problem.m, kTile), kGemmRasterRows);
-  rowBase[0] = km.mul(rowTile, kTile);
-  rowBase[1] = km.mul(colTile, kTile);
+  // [PERS1], [RAS1] A persistent grid of `workgroups`: workgroup w computes
+  // tiles w, w + workgroups, ... of the grouped order (bands of kGemmRasterRows
+  // row tiles, batch entry after batch entry), so the workgroups on the
+  // SMs at once share their A and B tiles through L2 (a wave of B200's 148
+  // spans 8 x 19 tiles, not a few rows of all columns).
+  workgroup = launch.getBlockIds().x;
+  int64_t tiles = getTcgen05Tiles(problem);
+  assert(workgroups <= tiles && "the launch has at most one per tile");
+  items = km.div(km.add(km.c(tiles + workgroups - 1),
+                        arith::SubIOp::create(b, loc, km.c(0), workgroup)),
+                 workgroups);
   memory = buildDynamicSharedBytes(b, loc);
   // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
   // run time (the launch has 1024 bytes of slack).
@@ -637,7 +821,6 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                                      km.rem(start, kSwizzleAlign)),
                kSwizzleAlign);
   base = km.add(start, pad);
-  kSteps = km.c(llvm::divideCeil(problem.k, format.getStageK()));
   for (unsigned operand = 0; operand < 2; ++operand)
     codesAddress[operand] = memref::ExtractAlignedPointerAsIndexOp::create(
         b, loc, getOperand(operand).codes);
@@ -646,13 +829,17 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   // Set-up: thread 0 initializes the mbarriers, warp 4 allocates TMEM (the
   // address lands in shared memory) and gives up the permit at once.
   buildIf(b, loc, km.eq(tid, 0), [&]() {
+    auto init = [&](Value barrierPtr, int64_t count) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierPtr, km.i32(count), Value());
+    };
     for (int64_t s = 0; s < kStages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, fullBarrier(km.c(s)),
-                                   km.i32(kProducers), Value());
-      NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(km.c(s)), km.i32(1),
-                                   Value());
+      init(fullBarrier(km.c(s)), kProducers);
+      init(emptyBarrier(km.c(s)), 1);
     }
-    NVVM::MBarrierInitOp::create(b, loc, doneBarrier(), km.i32(1), Value());
+    for (int64_t a = 0; a < kAccumulators; ++a) {
+      init(accFullBarrier(km.c(a)), 1);
+      init(accEmptyBarrier(km.c(a)), kEpilogueThreads);
+    }
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
@@ -674,61 +861,20 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   tmem = LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemSlot());
 
-  // Producers, then the epilogue; the MMA thread.
-  auto roles = scf::IfOp::create(b, loc, km.lt(tid, kProducers),
-                                 /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(roles.thenBlock());
-    // FP4 producers stage through registers and publish each stage at
-    // once; 8-bit ones publish stage t - kAsyncLag after issuing the copies
-    // of stage t (kAsyncLag + 1 stages of copies in flight per thread).
-    int64_t lag = format.fp4 ? 0 : kAsyncLag;
-    int64_t steps = llvm::divideCeil(problem.k, format.getStageK());
-    auto loop = scf::ForOp::create(b, loc, km.c(0), km.c(steps + lag), km.c(1));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value step = loop.getInductionVar();
-      buildIf(b, loc, lag ? km.lt(step, steps) : Value(), [&]() {
-        // Stage step % 4 is free once the MMAs of step - 4 have completed.
-        Value round = km.div(step, kStages);
-        buildIf(b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
-                                      km.c(kStages)),
-                [&]() {
-                  waitParity(emptyBarrier(km.rem(step, kStages)),
-                             km.toI32(km.rem(km.add(round, 1), 2)));
-                });
-        produce(step);
+  // The roles: producers (warps 0-3), the epilogue (warps 5-8), the MMA
+  // thread (lane 0 of warp 4).
+  buildIfElse(
+      b, loc, km.lt(tid, kProducers), [&]() { buildProducers(); },
+      [&]() {
+        buildIfElse(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
+                                  km.c(kEpilogueThread)),
+            [&]() { buildEpilogue(); },
+            [&]() {
+              buildIf(b, loc, km.eq(tid, kMmaThread), [&]() { buildIssuer(); });
+            });
       });
-      if (!lag) {
-        publish(step);
-      } else {
-        // One group per iteration (empty past the last stage), so that
-        // wait_group counts stages.
-        NVVM::CpAsyncCommitGroupOp::create(b, loc);
-        buildIf(b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
-                                      km.c(lag)),
-                [&]() {
-                  NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
-                  publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
-                });
-      }
-    }
-    epilogue();
-    b.setInsertionPointToStart(roles.elseBlock());
-    buildIf(b, loc, km.eq(tid, kMmaThread), [&]() {
-      auto mmaLoop = scf::ForOp::create(b, loc, km.c(0), kSteps, km.c(1));
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(mmaLoop.getBody());
-        issueMMAs(mmaLoop.getInductionVar());
-      }
-      commit(doneBarrier());
-    });
-  }
 
   // Tear-down: every TMEM read is done before warp 4 frees the columns.
   fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
@@ -761,7 +907,9 @@ mlir::fp4train::getTcgen05UnsupportedReason(ScaledMatmulOp op) {
 
 LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
-    const GPUTarget &target, ConversionPatternRewriter &rewriter) {
+    const GPUTarget &target, int64_t workgroups,
+    ConversionPatternRewriter &rewriter) {
+  assert(workgroups > 0 && "a persistent grid of at least one workgroup");
   ScaledTensorType lhsType = op.getLhs().getType();
   Tcgen05Format format;
   format.fp4 = isa<Float4E2M1FNType>(lhsType.getElementType());
@@ -774,13 +922,15 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   config.tileN = kTile;
   config.threads = kThreads;
   config.dynamicSharedBytes = format.getSharedBytes();
+  config.persistentWorkgroups = workgroups;
   // MLIR's per-op chip check of the tcgen05 NVVM ops accepts sm_100a only
   // ([PTX1] in docs/nvvm.md).
   bool viaIntrinsics = target.nvvmOpsByIntrinsicName;
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, acc, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
-        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics)
+        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics,
+                             std::min(workgroups, getTcgen05Tiles(problem)))
             .build(launch);
       },
       rewriter);

@@ -5,8 +5,9 @@
 // sm_103a): tcgen05.mma with the accumulator and the block scales in tensor
 // memory, operands in shared memory behind matrix descriptors (128-byte
 // swizzle), a 4-stage mbarrier pipeline between producer warps (cp.async
-// for 8-bit codes) and one MMA-issuing thread
-// (Tcgen05BlockScale.cpp has the layouts, docs/nvvm.md the picture).
+// for 8-bit codes) and one MMA-issuing thread, two accumulators that the
+// epilogue warps drain while the next tile's MMAs run, and a persistent
+// tile loop (Tcgen05BlockScale.cpp has the layouts, docs/nvvm.md the picture).
 // Quantize and Hadamard kernels are the shared ones on BlackwellTargetInfo.
 //
 //===----------------------------------------------------------------------===//
@@ -30,12 +31,19 @@ inline constexpr int64_t kTcgen05TileRows = 128;
 /// sentence "the chip ...", or std::nullopt.
 std::optional<std::string> getTcgen05UnsupportedReason(ScaledMatmulOp op);
 
+/// The persistent kernel's workgroups when fp4train-to-nvvm's
+/// `gemm-workgroups` is 0: B200's 148 SMs (one workgroup fits an SM).
+inline constexpr int64_t kTcgen05DefaultWorkgroups = 148;
+
 /// Rewrites `op` (operands in fp4train-expand's 1:N conversion) into a
-/// gpu.launch of the tcgen05 kernel for `target` (sm_100a or sm_103a). The
-/// caller has checked getTcgen05UnsupportedReason and the grid.
-LogicalResult lowerScaledMatmulToTcgen05Kernel(
-    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
-    const GPUTarget &target, ConversionPatternRewriter &rewriter);
+/// gpu.launch of the persistent tcgen05 kernel for `target` (sm_100a or
+/// sm_103a) on min(`workgroups`, output tiles) workgroups. The caller has
+/// checked getTcgen05UnsupportedReason.
+LogicalResult
+lowerScaledMatmulToTcgen05Kernel(ScaledMatmulOp op, ValueRange lhs,
+                                 ValueRange rhs, Value acc,
+                                 const GPUTarget &target, int64_t workgroups,
+                                 ConversionPatternRewriter &rewriter);
 
 } // namespace mlir::fp4train
 

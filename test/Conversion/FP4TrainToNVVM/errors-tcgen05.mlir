@@ -23,24 +23,3 @@ func.func @mixed_width(%a: !mx4, %b: !mx8, %acc: tensor<64x64xf32>) -> tensor<64
   %c = fp4train.scaled_matmul %a, %b, %acc : !mx4, !mx8, tensor<64x64xf32>
   return %c : tensor<64x64xf32>
 }
-
-// -----
-
-// 65536 batch entries would need 65536 workgroups in z; 2^16 * 128 rows
-// would need 65536 in y.
-!a = !fp4train.scaled<65536x64x64xf4E2M1FN, block = [1, 1, 32], scale = f8E8M0FNU>
-func.func @grid_batch(%a: !a, %b: !a, %acc: tensor<65536x64x64xf32>) -> tensor<65536x64x64xf32> {
-  // expected-error-re@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 1 x 65536 workgroups (N, M and batch tiles) on sm_10{{[03]}}a, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
-  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<65536x64x64xf32>
-  return %c : tensor<65536x64x64xf32>
-}
-
-// -----
-
-!a = !fp4train.scaled<8388608x32xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
-!b = !fp4train.scaled<16x32xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
-func.func @grid_rows(%a: !a, %b: !b, %acc: tensor<8388608x16xf32>) -> tensor<8388608x16xf32> {
-  // expected-error-re@+1 {{'fp4train.scaled_matmul' op needs a grid of 1 x 65536 x 1 workgroups (N, M and batch tiles) on sm_10{{[03]}}a, past the launch limits (2^31 - 1 in x, 65535 in y and z)}}
-  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<8388608x16xf32>
-  return %c : tensor<8388608x16xf32>
-}

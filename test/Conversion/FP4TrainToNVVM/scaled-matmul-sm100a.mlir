@@ -6,75 +6,101 @@
 !a = !fp4train.scaled<256x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 !b = !fp4train.scaled<128x512xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 
-// NVFP4: 128x128 tiles on a 1x2x1 grid of 160 threads; 4 stages of 36 KiB
-// (two 16 KiB tiles, 4 + 4 scale atoms of 512 bytes) behind 1 KiB of
-// alignment slack in dynamic shared memory; K = 512 in 2 stages of 256.
+// NVFP4: 128x128 tiles; the 2 tiles on a persistent grid of min(2, 148)
+// workgroups of 288 threads (producers, the MMA thread's warp, the
+// epilogue); 4 stages of 36 KiB (two 16 KiB tiles, 4 + 4 scale atoms of 512
+// bytes) behind 1 KiB of alignment slack in dynamic shared memory; K = 512
+// in 2 stages of 256.
 // CHECK-LABEL: func.func @nvfp4
 // CHECK:       %[[G:.*]] = arith.mulf
-// CHECK:       gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BATCH:.*]]) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c160{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c148560_i32
+// CHECK:       gpu.launch blocks(%[[WG:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c288{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c148584_i32
+// The workgroup's tiles: (2 + 2 - 1 - w) / 2.
+// CHECK:         %[[ITEMS:.*]] = arith.divui %{{.*}}, %c2
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
-// Thread 0: full barriers count the 128 producers, empty ones the commit.
+// Thread 0: full barriers count the 128 producers, empty ones the commit;
+// per accumulator, full counts the commit and empty the 128 epilogue
+// threads.
 // CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// SM100:         nvvm.tcgen05.alloc %{{.*}}, %c256_i32 : !llvm.ptr<3>, i32
+// Two 128-column accumulators and the scale atoms: 512 TMEM columns.
+// SM100:         nvvm.tcgen05.alloc %{{.*}}, %c512_i32 : !llvm.ptr<3>, i32
 // SM100-NEXT:    nvvm.tcgen05.relinquish_alloc_permit
-// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.alloc.shared.cg1"(%{{.*}}, %c256_i32) : (!llvm.ptr<3>, i32) -> ()
+// SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.alloc.shared.cg1"(%{{.*}}, %c512_i32) : (!llvm.ptr<3>, i32) -> ()
 // SM103-NEXT:    llvm.call_intrinsic "llvm.nvvm.tcgen05.relinq.alloc.permit.cg1"()
 // CHECK:         gpu.barrier
 // CHECK:         %[[TMEM:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
-// Producers: wait for the stage, stage 16 chunks of codes per thread (one
-// 16-byte load of 32 stored E2M1 codes each, [PK1] is the smem order) and
-// 4 scale words per operand.
+// Producers, per tile of the workgroup and K step: wait for the stage,
+// stage 16 chunks of codes per thread (one 16-byte load of 32 stored E2M1
+// codes each, [PK1] is the smem order) and 4 scale words per operand.
 // CHECK:         scf.if %{{.*}} {
-// CHECK:           scf.for %[[STEP:.*]] = %c0{{.*}} to %c2{{.*}} step %c1
-// CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             arith.xori
-// CHECK:             %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
-// CHECK-NOT:         vector.shuffle
-// CHECK:             vector.store %[[CHUNK]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
-// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
-// CHECK-COUNT-4:     vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
-// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>
-// CHECK-COUNT-4:     vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
-// CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK:             nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
-// Epilogue: 4 loads of 32 columns, g * T + acc in groups of 4.
-// CHECK:           nvvm.mbarrier.try_wait.parity %{{.*}}, %c0_i32
-// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
-// CHECK:             nvvm.bar.warp.sync %c-1_i32
-// SM100:             nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
-// SM100-NEXT:        nvvm.tcgen05.wait <load>
-// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.ld.32x32b.x32"(%{{.*}}, %false{{.*}}) : (!llvm.ptr<6>, i1) -> vector<32xi32>
-// SM103-NEXT:        llvm.call_intrinsic "llvm.nvvm.tcgen05.wait.ld"()
-// CHECK:             vector.bitcast %{{.*}} : vector<32xi32> to vector<32xf32>
-// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
-// CHECK:             vector.broadcast %[[G]] : f32 to vector<4xf32>
-// CHECK:             arith.mulf
-// CHECK:             arith.addf
-// CHECK:             vector.store %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
-// The MMA thread: per stage 8 scale copies, then 4 MMAs of K = 64 at 32
-// bytes apart in the swizzled rows, all with instruction descriptor
-// 0x08200480 (E2M1 x E2M1, UE4M3, N = 128, M = 128, scale factor id 0).
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %[[ITEMS]] step %c1
+// CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
+// CHECK:               nvvm.mbarrier.try_wait.parity
+// CHECK:               %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
+// CHECK-NOT:           vector.shuffle
+// CHECK:               vector.store %[[CHUNK]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
+// CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>
+// CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:               nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:               nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
+// The epilogue (threads 160-287), per tile: wait for accumulator i % 2,
+// 4 loads of 32 of its columns, g * T + acc in groups of 4, then free it.
 // CHECK:         } else {
-// CHECK:           scf.for
-// CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             arith.ori %{{.*}}, %c70403103981568_i64
-// SM100-COUNT-8:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
-// SM103-COUNT-8:     llvm.call_intrinsic "llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1"(%{{.*}}, %{{.*}}) : (!llvm.ptr<6>, i64) -> ()
-// CHECK:             arith.ori %{{.*}}, %c4611756662049538048_i64
-// SM100:             nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block16>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)
-// SM100-COUNT-3:     nvvm.tcgen05.mma.block_scale {{.*}} %c136316032_i32
-// SM100:             nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
-// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"(%{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c0_i32{{.*}}) : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, i32) -> ()
-// SM103-COUNT-3:     llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"
-// SM103:             llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
-// CHECK:           }
-// SM100:           nvvm.tcgen05.commit
-// SM103:           llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
+// CHECK:           scf.if %{{.*}} {
+// CHECK:             scf.for %{{.*}} = %c0{{.*}} to %[[ITEMS]] step %c1
+// CHECK:               nvvm.mbarrier.try_wait.parity
+// CHECK:               scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK:                 nvvm.bar.warp.sync %c-1_i32
+// SM100:                 nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
+// SM100-NEXT:            nvvm.tcgen05.wait <load>
+// SM103:                 llvm.call_intrinsic "llvm.nvvm.tcgen05.ld.32x32b.x32"(%{{.*}}, %false{{.*}}) : (!llvm.ptr<6>, i1) -> vector<32xi32>
+// SM103-NEXT:            llvm.call_intrinsic "llvm.nvvm.tcgen05.wait.ld"()
+// CHECK:                 vector.bitcast %{{.*}} : vector<32xi32> to vector<32xf32>
+// CHECK:                 vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
+// CHECK:                 vector.broadcast %[[G]] : f32 to vector<4xf32>
+// CHECK:                 arith.mulf
+// CHECK:                 arith.addf
+// CHECK:                 vector.store %{{.*}} {alignment = 16 : i64} : memref<1x256x128xf32>, vector<4xf32>
+// CHECK:               }
+// SM100:               nvvm.tcgen05.fence <before>
+// CHECK:               nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
+// The MMA thread, per tile: wait until the epilogue has freed accumulator
+// i % 2 (from the third tile on), then per stage 8 scale copies and 4 MMAs
+// of K = 64 at 32 bytes apart in the swizzled rows, all with instruction
+// descriptor 0x08200480 (E2M1 x E2M1, UE4M3, N = 128, M = 128, scale
+// factor id 0); after the tile's last stage a commit to the accumulator's
+// full barrier.
+// CHECK:           } else {
+// CHECK:             scf.if %{{.*}} {
+// CHECK:               scf.for %{{.*}} = %c0{{.*}} to %[[ITEMS]] step %c1
+// CHECK:                 arith.cmpi uge, %{{.*}}, %c2
+// CHECK:                 scf.if
+// CHECK:                   nvvm.mbarrier.try_wait.parity
+// CHECK:                 scf.for
+// CHECK:                   nvvm.mbarrier.try_wait.parity
+// CHECK:                   arith.ori %{{.*}}, %c70403103981568_i64
+// SM100-COUNT-8:           nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+// SM103-COUNT-8:           llvm.call_intrinsic "llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1"(%{{.*}}, %{{.*}}) : (!llvm.ptr<6>, i64) -> ()
+// CHECK:                   arith.ori %{{.*}}, %c4611756662049538048_i64
+// SM100:                   nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block16>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)
+// SM100-COUNT-3:           nvvm.tcgen05.mma.block_scale {{.*}} %c136316032_i32
+// SM100:                   nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
+// SM103:                   llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"(%{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c0_i32{{.*}}) : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>, i32, i32) -> ()
+// SM103-COUNT-3:           llvm.call_intrinsic "llvm.nvvm.tcgen05.mma.shared.mxf4nvf4.block_scale.block16"
+// SM103:                   llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
+// CHECK:                 }
+// SM100:                 nvvm.tcgen05.commit
+// SM103:                 llvm.call_intrinsic "llvm.nvvm.tcgen05.commit.shared.cg1"
 // CHECK:         gpu.barrier
-// SM100:         nvvm.tcgen05.dealloc %{{.*}}, %c256_i32{{.*}} : !llvm.ptr<6>, i32
+// SM100:         nvvm.tcgen05.dealloc %{{.*}}, %c512_i32{{.*}} : !llvm.ptr<6>, i32
 // SM103:         llvm.call_intrinsic "llvm.nvvm.tcgen05.dealloc.cg1"
 func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<256x128xf32>
@@ -92,7 +118,7 @@ func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 // 0x08A00480 / 0x48A004A0: scale factor id 0, then 2 for the second k64 of
 // each 4-block word); odd N stores one f32 at a time.
 // CHECK-LABEL: func.func @mxfp4_ragged
-// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c160{{.*}}, {{.*}}) dynamic_shared_memory_size %c140368_i32
+// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c288{{.*}}, {{.*}}) dynamic_shared_memory_size %c140392_i32
 // CHECK:         arith.cmpi ult, %{{.*}}, %c100
 // CHECK:         arith.cmpi ult, %{{.*}}, %c320
 // CHECK:         memref.load %{{.*}} : memref<1x100x10xi8>
@@ -116,19 +142,26 @@ func.func @mxfp4_ragged(%a: !a, %b: !b, %acc: tensor<100x130xf32>) -> tensor<100
 // factor ids 0..3 (0x08A00400, 0x28A00410, 0x48A00420, 0x68A00430); the
 // bf16 truncation of the result is fused into the epilogue. The 8-bit codes
 // need no packing: 16 cp.async of 16 bytes per thread and stage, one commit
-// group per iteration, and stage t published (wait_group 2, proxy fence,
-// arrive) after the copies of stage t + 2 are issued: K = 256 in 2 stages
-// takes 4 iterations.
+// group per stage, and step s published (wait_group 2, proxy fence, arrive)
+// after the copies of step s + 2 are issued, across the tiles of the
+// workgroup (4 on a grid of 4: one each); the last two steps are published
+// after the loop, once every copy has landed.
 // CHECK-LABEL: func.func @mxfp8_bf16
-// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c2{{.*}}) threads({{.*}}) in (%{{.*}} = %c160{{.*}}, {{.*}}) dynamic_shared_memory_size %c136272_i32
+// CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c288{{.*}}, {{.*}}) dynamic_shared_memory_size %c136296_i32
 // CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x128x256xi8>
 // CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x256xi8>
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1
-// CHECK:           llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
-// CHECK-COUNT-16:  nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK:           nvvm.cp.async.commit.group
-// CHECK:           nvvm.cp.async.wait.group 2
-// CHECK:           arith.subi %{{.*}}, %c2
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
+// CHECK:             llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// CHECK-COUNT-16:    nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK:             nvvm.cp.async.commit.group
+// CHECK:             nvvm.cp.async.wait.group 2
+// CHECK:             arith.subi %{{.*}}, %c2
+// CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.mbarrier.arrive
+// CHECK:         arith.maxsi
+// CHECK:         nvvm.cp.async.wait.group 0
+// CHECK:         scf.for
 // CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:           nvvm.mbarrier.arrive
 // CHECK-NOT:     vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4

@@ -166,7 +166,7 @@ public:
 struct GemmProblem {
   GemmGlobalOperand a, bt;
   ScaledTensorType lhsType, rhsType;
-  int64_t m = 0, n = 0, k = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
   /// memref<batch x m x n x f32>.
   Value acc;
   /// g = S_dec,a * S_dec,b (f32) for NVFP4 operands, else null.
@@ -186,13 +186,11 @@ struct GemmLaunchConfig {
   /// Dynamic shared memory bytes (0: none), for kernels past the 48 KiB a
   /// static allocation may have on NVIDIA chips.
   int64_t dynamicSharedBytes = 0;
+  /// A persistent kernel's workgroups (0: one per output tile). The grid is
+  /// then (min(tiles, persistentWorkgroups), 1, 1) and the kernel walks the
+  /// output tiles of every batch entry itself.
+  int64_t persistentWorkgroups = 0;
 };
-
-/// Emits an error on `op` naming `chip` when a kernel with tileM x tileN
-/// tiles needs more workgroups than a launch can take: 2^31 - 1 in x, 65535
-/// in y and z (HIP and CUDA alike).
-LogicalResult checkScaledMatmulKernelGrid(ScaledMatmulOp op, int64_t tileM,
-                                          int64_t tileN, StringRef chip);
 
 /// Rewrites `op` (operands in the 1:N conversion of fp4train-expand) into a
 /// gpu.launch of `config` whose body `buildBody` fills (before the

@@ -53,6 +53,11 @@ struct IndexMath {
 std::pair<Value, Value> getGroupedTile(OpBuilder &b, Location loc, Value x,
                                        Value y, int64_t tilesN, int64_t tilesM,
                                        int64_t group);
+/// The same order for the linear id `id` (< tilesN * tilesM) itself, as a
+/// persistent kernel walks it.
+std::pair<Value, Value> getGroupedTile(OpBuilder &b, Location loc, Value id,
+                                       int64_t tilesN, int64_t tilesM,
+                                       int64_t group);
 
 /// `cond ? thenFn() : elseFn()` as an scf.if yielding one value, or thenFn()
 /// when `cond` is null; the callbacks build with `b`, whose insertion point
@@ -62,6 +67,9 @@ Value buildIf(OpBuilder &b, Location loc, Value cond,
 /// `if (cond) thenFn()`, or thenFn() when `cond` is null.
 void buildIf(OpBuilder &b, Location loc, Value cond,
              function_ref<void()> thenFn);
+/// `if (cond) thenFn() else elseFn()` (`cond` not null).
+void buildIfElse(OpBuilder &b, Location loc, Value cond,
+                 function_ref<void()> thenFn, function_ref<void()> elseFn);
 
 /// The launch's dynamic shared memory as bytes: gpu.dynamic_shared_memory,
 /// memref<? x i8, #gpu.address_space<workgroup>>.

@@ -62,10 +62,13 @@ namespace mlir::fp4train {
 /// over fp4train-expand's. Ops the chip cannot run are left alone: run
 /// checkFP4TrainNVVMSupport first for the diagnostics. `sr` = Hardware
 /// needs GPUTarget::hasStochasticE2M1Conversion (the caller checks).
+/// `gemmWorkgroups` is the persistent tcgen05 GEMM's grid (0: one per SM of
+/// a B200, 148).
 void populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const GPUTarget &target,
-    NVVMStochasticRounding sr = NVVMStochasticRounding::Software);
+    NVVMStochasticRounding sr = NVVMStochasticRounding::Software,
+    unsigned gemmWorkgroups = 0);
 
 /// The CUDA toolkit whose bin/ptxas serializes device code: `option` when
 /// given, else $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH, else /usr/local/cuda.
