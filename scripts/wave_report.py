@@ -3,8 +3,9 @@
 (benchmarks/sm100a_report.sh, sm120a_report.sh): how many waves of one
 workgroup per SM the grid of `tile` x `tile` output tiles takes, and, with
 L2 reuse assumed (a wave's workgroups read each A and B tile they share
-from DRAM once, the rest from L2), the DRAM time of a wave against its MMAs
-at the chip's peak, in the kernels' grouped order ([RAS1], bands of `band`
+from DRAM once, the rest from L2) plus the C tiles it writes (--out-bytes
+per element: 4 for f32, 2 for bf16), the DRAM time of a wave against its
+MMAs at the chip's peak, in the kernels' grouped order ([RAS1], bands of `band`
 row tiles walked column by column, docs/nvvm.md) and in plain launch order
 (column tiles fastest). With --persistent the grid is one workgroup per SM
 that walks the tiles itself (the sm_100a kernel): the waves are its rounds.
@@ -26,6 +27,8 @@ def main():
     parser.add_argument("--dram", type=float, required=True, help="DRAM TB/s")
     parser.add_argument("--bytes", type=float, required=True,
                         help="global bytes per operand element (codes and scales)")
+    parser.add_argument("--out-bytes", type=int, default=4,
+                        help="bytes per element of C written (4: f32, 2: bf16)")
     parser.add_argument("--tile", type=int, default=128)
     parser.add_argument("--band", type=int, default=8, help="row tiles per band ([RAS1])")
     parser.add_argument("--persistent", action="store_true",
@@ -58,11 +61,14 @@ def main():
     grouped = wave_bytes(band, min(tiles_n, math.ceil(resident / band)), tile, args.k, args.bytes)
     plain_rows = math.ceil(resident / tiles_n) + (1 if resident % tiles_n else 0)
     plain = wave_bytes(min(tiles_m, plain_rows), min(tiles_n, resident), tile, args.k, args.bytes)
+    # Every workgroup writes its C tile once (the epilogue's stores).
+    out = resident * tile * tile * args.out_bytes
     print("    L2 reuse assumed, bands of %d row tiles: a wave spans %d x %d tiles, %.1f MB of"
-          " operands from DRAM against %.2f us of MMAs at the peak: a DRAM bound of %.0f%%"
-          " (launch order: %.1f MB, %.0f%%)" % (
-              band, band, min(tiles_n, math.ceil(resident / band)), grouped / 1e6,
-              compute * 1e6, bound(grouped), plain / 1e6, bound(plain)))
+          " operands from DRAM and %.1f MB of C (%s) written against %.2f us of MMAs at the"
+          " peak: a DRAM bound of %.0f%% (launch order: %.1f MB of operands, %.0f%%)" % (
+              band, band, min(tiles_n, math.ceil(resident / band)), grouped / 1e6, out / 1e6,
+              "f32" if args.out_bytes == 4 else "%d bytes" % args.out_bytes,
+              compute * 1e6, bound(grouped + out), plain / 1e6, bound(plain + out)))
 
 
 if __name__ == "__main__":
