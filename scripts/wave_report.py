@@ -67,7 +67,7 @@ def main():
           " operands from DRAM and %.1f MB of C (%s) written against %.2f us of MMAs at the"
           " peak: a DRAM bound of %.0f%% (launch order: %.1f MB of operands, %.0f%%)" % (
               band, band, min(tiles_n, math.ceil(resident / band)), grouped / 1e6, out / 1e6,
-              "f32" if args.out_bytes == 4 else "%d bytes" % args.out_bytes,
+              {4: "f32", 2: "bf16"}.get(args.out_bytes, "%d bytes" % args.out_bytes),
               compute * 1e6, bound(grouped + out), plain / 1e6, bound(plain + out)))
 
 
