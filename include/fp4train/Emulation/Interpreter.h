@@ -134,6 +134,13 @@ public:
   /// Defines `result` (zero in every lane, its type's width) and returns its
   /// lanes to fill in.
   LaneValues &define(Value result);
+  /// Marks `value` as not yet written by the asynchronous instruction that
+  /// defined it: until clearPending, any op the instruction set does not
+  /// handle that takes it as an operand (scf.for / scf.if operands too)
+  /// fails with "reads `what`".
+  void setPending(Value value, std::string what);
+  void clearPending(Value value);
+  bool isPending(Value value) const;
 
   /// Calls `body` for every active lane.
   void forEachActiveLane(llvm::function_ref<void(unsigned lane)> body) const;

@@ -185,6 +185,9 @@ public:
   bool separateMemories = false;
   DenseMap<Value, Lanes> values;
   DenseMap<Value, View> views;
+  /// Values an asynchronous instruction has not finished writing
+  /// (ExecutionContext::setPending), with what reading one means.
+  DenseMap<Value, std::string> pending;
   /// The workgroup's shared allocations by address, and the instruction
   /// set's state of the workgroup.
   std::vector<std::shared_ptr<Memory>> sharedWindow;

@@ -90,6 +90,12 @@ LogicalResult Executor::checkHostAccess(Operation &op) {
 LogicalResult Executor::execute(Operation &op, const Mask &mask) {
   if (separateMemories && !kernel && failed(checkHostAccess(op)))
     return failure();
+  // The instruction set judges its own ops' reads of pending values (a
+  // wgmma may take the accumulator of one still in flight).
+  if (!pending.empty() && !instructionSet.handles(op))
+    for (Value operand : op.getOperands())
+      if (auto it = pending.find(operand); it != pending.end())
+        return fail(&op, "reads " + it->second);
   Dialect *dialect = op.getDialect();
   StringRef ns = dialect ? dialect->getNamespace() : "";
   // Intrinsics called by name (llvm.call_intrinsic: sm_90a's FP8 mma.sync,
@@ -366,6 +372,15 @@ const LaneValues &ExecutionContext::get(Value value) const {
 }
 LaneValues &ExecutionContext::define(Value result) {
   return executor.define(result);
+}
+void ExecutionContext::setPending(Value value, std::string what) {
+  executor.pending[value] = std::move(what);
+}
+void ExecutionContext::clearPending(Value value) {
+  executor.pending.erase(value);
+}
+bool ExecutionContext::isPending(Value value) const {
+  return executor.pending.count(value) != 0;
 }
 int64_t ExecutionContext::getThreadId(unsigned lane, unsigned dim) const {
   return executor.getThreadId(lane, dim);

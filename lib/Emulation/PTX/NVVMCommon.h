@@ -42,6 +42,14 @@ bool isCommonNVVMOp(Operation &op);
 /// Executes a shared NVVM op (isCommonNVVMOp) for the active lanes.
 LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
 
+/// True for the sm_90a warpgroup MMA ops (WgmmaOps.cpp): wgmma.mma_async,
+/// wgmma.fence, wgmma.commit_group, wgmma.wait_group.
+bool isWgmmaOp(Operation &op);
+/// Executes a wgmma op; needs the workgroup state of createWgmmaState.
+LogicalResult executeWgmmaOp(Operation &op, ExecutionContext &context);
+/// The per-workgroup state of the wgmma ops: each warpgroup's async groups.
+std::unique_ptr<WorkgroupState> createWgmmaState();
+
 /// The models' kind of a block-scaled NVVM MMA (mma.sync and tcgen05.mma).
 ::fp4train::emulation::ptx::BlockScaleKind
 getModelKind(NVVM::MMABlockScaleKind kind);

@@ -4,7 +4,8 @@
 // models of fp4train/Emulation/PTX.h on the lanes' registers: the
 // block-scaled mma.sync (sm_120a) and the FP8 mma.sync (sm_90a) once per
 // warp with all 32 lanes' fragments (collective instructions: every lane
-// active, uniform selectors), prmt per active lane (sm_90a), and the ops every
+// active, uniform selectors), prmt per active lane and the warpgroup MMA
+// (sm_90a, WgmmaOps.cpp), and the ops every
 // NVIDIA set shares (NVVMCommon.h): the packed conversions per active lane,
 // vote.sync per warp, mul.hi.u32, bar.sync as the core's workgroup barrier,
 // and the special registers that gpu-to-nvvm reads the ids from.
@@ -44,8 +45,10 @@ public:
 };
 
 /// NVIDIA sm_90a (and sm_89): the FP8 mma.sync (as llvm.call_intrinsic,
-/// which MLIR 22's nvvm.mma.sync does not verify for e4m3/e5m2), prmt and
-/// the shared ops but the FP4 conversion, which these chips lack.
+/// which MLIR 22's nvvm.mma.sync does not verify for e4m3/e5m2), prmt, the
+/// wgmma ops (sm_90a only on hardware; the emulator does not tell sm_89
+/// apart) and the shared ops but the FP4 conversion, which these chips
+/// lack.
 class SM90aInstructionSet final : public nvvm::NVVMInstructionSet {
 public:
   using NVVMInstructionSet::NVVMInstructionSet;
@@ -57,10 +60,13 @@ public:
       return parseMmaSyncFP8(call.getIntrin()).has_value();
     if (isa<NVVM::ConvertF32x2ToF4x2Op>(op))
       return false;
-    return isa<NVVM::PermuteOp>(op);
+    return isa<NVVM::PermuteOp, NVVM::FenceProxyOp>(op) || nvvm::isWgmmaOp(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
+  std::unique_ptr<WorkgroupState> createWorkgroupState() const override {
+    return nvvm::createWgmmaState();
+  }
 
   /// The configuration of an `llvm.nvvm.mma.m16n8k{32,16}.row.col.f32.<a>.
   /// <b>.f32` intrinsic name, a and b e4m3 or e5m2.
@@ -602,6 +608,12 @@ LogicalResult SM90aInstructionSet::execute(Operation &op,
     return executeMmaFP8(call, *parseMmaSyncFP8(call.getIntrin()), context);
   if (auto permute = dyn_cast<NVVM::PermuteOp>(op))
     return executePermute(permute, context);
+  if (nvvm::isWgmmaOp(op))
+    return nvvm::executeWgmmaOp(op, context);
+  // fence.proxy.async: shared memory written by st.shared becomes visible to
+  // wgmma's operand reads; the core's asynchronous-proxy reads need no more.
+  if (isa<NVVM::FenceProxyOp>(op))
+    return success();
   return nvvm::executeCommonNVVMOp(op, context);
 }
 
