@@ -19,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/Emulation/Wgmma.h"
+#include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -297,9 +297,9 @@ protected:
         for (int j = 1; j < times; ++j)
           value = static_cast<float>(double(value) + dot);
         if (d[32 * t + i] != bitsOf(value) && bad++ < 3 && report)
-          ADD_FAILURE() << "thread " << t << " register " << i << " (D["
-                        << row << "][" << col << "]): " << std::hex
-                        << d[32 * t + i] << " != " << bitsOf(value);
+          ADD_FAILURE() << "thread " << t << " register " << i << " (D[" << row
+                        << "][" << col << "]): " << std::hex << d[32 * t + i]
+                        << " != " << bitsOf(value);
       }
     return bad;
   }

@@ -188,6 +188,16 @@ public:
                              uint8_t *data);
   /// Fails unless [address, address + size) lies in one shared allocation.
   LogicalResult checkSharedAddress(uint64_t address, unsigned size);
+  /// The global view of a memref operand (host or kernel): the byte address
+  /// of its first element, its sizes and element strides, element bytes.
+  struct GlobalMemRef {
+    uint64_t address = 0;
+    SmallVector<int64_t> sizes, strides;
+    unsigned elementBytes = 0;
+  };
+  FailureOr<GlobalMemRef> getGlobalMemRef(Value memref);
+  /// A new global allocation holding `bytes`; returns its address.
+  uint64_t allocateGlobal(std::vector<uint8_t> bytes);
 
   /// Thread `lane`'s index in dimension `dim` (0..2) of the workgroup, and
   /// the launch's ids and sizes.

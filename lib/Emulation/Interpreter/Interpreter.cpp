@@ -373,6 +373,30 @@ const LaneValues &ExecutionContext::get(Value value) const {
 LaneValues &ExecutionContext::define(Value result) {
   return executor.define(result);
 }
+FailureOr<ExecutionContext::GlobalMemRef>
+ExecutionContext::getGlobalMemRef(Value memref) {
+  auto it = executor.views.find(memref);
+  if (it == executor.views.end() || !it->second.memory)
+    return fail("memref has no storage");
+  const detail::View &view = it->second;
+  if (view.memory->shared)
+    return fail("expected a global memref, not shared memory");
+  GlobalMemRef result;
+  result.elementBytes = view.elementBytes;
+  result.address = executor.getGlobalAddress(view.memory) +
+                   static_cast<uint64_t>(view.offset) * view.elementBytes;
+  result.sizes.assign(view.sizes.begin(), view.sizes.end());
+  result.strides.assign(view.strides.begin(), view.strides.end());
+  return result;
+}
+
+uint64_t ExecutionContext::allocateGlobal(std::vector<uint8_t> bytes) {
+  auto memory = std::make_shared<detail::Memory>(bytes.size(), false);
+  memory->bytes = std::move(bytes);
+  memory->device = executor.separateMemories;
+  return executor.getGlobalAddress(memory);
+}
+
 void ExecutionContext::setPending(Value value, std::string what) {
   executor.pending[value] = std::move(what);
 }

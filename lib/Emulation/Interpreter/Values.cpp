@@ -30,8 +30,9 @@ unsigned getElementBits(Type type) {
   if (auto vector = dyn_cast<VectorType>(type))
     type = vector.getElementType();
   // Indices and LLVM pointers (shared-memory and tensor-memory addresses)
-  // are 64-bit words.
-  if (isa<IndexType, LLVM::LLVMPointerType>(type))
+  // are 64-bit words, and so are the opaque handles of other dialects (a TMA
+  // descriptor is the address of its tensor map).
+  if (isa<IndexType, LLVM::LLVMPointerType>(type) || !type.isIntOrFloat())
     return 64;
   return type.getIntOrFloatBitWidth();
 }

@@ -2,14 +2,18 @@
 //
 // The asynchronous copies of the sm_100a/sm_103a instruction set, each
 // complete when issued: cp.async.bulk global -> shared with complete-tx on an
-// mbarrier and shared -> global (PTX ISA §9.7.9.25.4.1), and the non-bulk
-// cp.async global -> shared, zero-filling past src-size (PTX ISA
+// mbarrier and shared -> global (PTX ISA §9.7.9.25.4.1), the tiled tensor
+// load cp.async.bulk.tensor (TMA, §9.7.9.25.5.2, on the tensor maps the host
+// made with nvgpu.tma.create.descriptor; fp4train/Emulation/Tma.h), and the
+// non-bulk cp.async global -> shared, zero-filling past src-size (PTX ISA
 // §9.7.9.25.3.1). Their commit-group and wait-group ops are no-ops, executed
 // by the dispatcher (Tcgen05Instructions.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Tcgen05Common.h"
+
+#include "fp4train/Emulation/Tma.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -54,6 +58,117 @@ LogicalResult executeBulkLoad(NVVM::CpAsyncBulkGlobalToSharedClusterOp copy,
       return failure();
     return completeTransaction(context,
                                getWord64(context, copy.getMbar(), lane), *size);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps and cp.async.bulk.tensor (TMA)
+//===----------------------------------------------------------------------===//
+
+LogicalResult executeCreateTensorMap(nvgpu::TmaCreateDescriptorOp create,
+                                     ExecutionContext &context) {
+  nvgpu::TensorMapDescriptorType type = create.getTensorMap().getType();
+  if (type.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+    return context.fail("interleaved tensor maps are not modelled");
+  if (type.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO)
+    return context.fail("only the zero out-of-bounds fill is modelled");
+  FailureOr<ExecutionContext::GlobalMemRef> tensor =
+      context.getGlobalMemRef(create.getTensor());
+  if (failed(tensor))
+    return failure();
+  ptx::TensorMap map;
+  map.globalAddress = tensor->address;
+  map.rank = tensor->sizes.size();
+  map.elementBytes = tensor->elementBytes;
+  if (map.rank < 1 || map.rank > ptx::kTensorMapMaxRank ||
+      create.getBoxDimensions().size() != map.rank)
+    return context.fail(llvm::formatv(
+        "a tensor map of a rank-{0} memref takes {0} box sizes (rank 1..5)",
+        map.rank));
+  // The memref's dimensions, innermost first, as cuTensorMapEncodeTiled
+  // takes them (strides in bytes; the innermost must be contiguous).
+  for (unsigned d = 0; d < map.rank; ++d) {
+    const unsigned dim = map.rank - 1 - d;
+    map.sizes[d] = static_cast<uint64_t>(tensor->sizes[dim]);
+    map.strides[d] =
+        static_cast<uint64_t>(tensor->strides[dim]) * map.elementBytes;
+    map.box[d] = static_cast<uint32_t>(
+        context.get(create.getBoxDimensions()[dim]).at(0));
+  }
+  if (tensor->strides.back() != 1)
+    return context.fail("the innermost dimension of a tensor map must be "
+                        "contiguous");
+  switch (type.getSwizzle()) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    map.swizzle = ptx::SwizzleMode::None;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    map.swizzle = ptx::SwizzleMode::B32;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    map.swizzle = ptx::SwizzleMode::B64;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    map.swizzle = ptx::SwizzleMode::B128;
+    break;
+  }
+  if (std::string error = ptx::checkTensorMap(map); !error.empty())
+    return context.fail("cuTensorMapEncodeTiled would refuse it: " + error);
+  const uint64_t address = context.allocateGlobal(ptx::encodeTensorMap(map));
+  context.define(create.getTensorMap()).at(0) = address;
+  return success();
+}
+
+LogicalResult
+executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
+                  ExecutionContext &context) {
+  if (copy.getMode() != NVVM::TMALoadMode::TILE ||
+      !copy.getIm2colOffsets().empty())
+    return context.fail("only the tile mode of cp.async.bulk.tensor is "
+                        "modelled");
+  if (copy.getMulticastMask() || copy.getGroup())
+    return context.fail("cp.async.bulk.tensor with a CTA multicast mask or "
+                        "a CTA group is not modelled");
+  if (copy.getPredicate())
+    return context.fail("a predicated cp.async.bulk.tensor is not modelled");
+  return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
+    std::vector<uint8_t> bytes(ptx::kTensorMapBytes);
+    if (failed(context.accessGlobal(
+            getWord64(context, copy.getTmaDescriptor(), lane),
+            ptx::kTensorMapBytes, /*write=*/false, bytes.data())))
+      return failure();
+    ptx::TensorMap map;
+    if (std::string error = ptx::decodeTensorMap(bytes, &map); !error.empty())
+      return context.fail(error);
+    SmallVector<int32_t> coords;
+    for (Value coordinate : copy.getCoordinates())
+      coords.push_back(static_cast<int32_t>(context.getWord(coordinate, lane)));
+    const uint64_t dst = getWord64(context, copy.getDstMem(), lane);
+    if (failed(context.checkSharedAddress(dst, getBoxBytes(map))))
+      return failure();
+    bool failedInCore = false;
+    const unsigned subgroup = lane / context.getSubgroupSize();
+    std::string error = ptx::loadTensorTile(
+        map, coords, static_cast<uint32_t>(dst),
+        [&](uint64_t address, unsigned size, uint8_t *out) -> std::string {
+          if (succeeded(context.accessGlobal(address, size, false, out)))
+            return {};
+          failedInCore = true;
+          return "global read failed";
+        },
+        [&](uint32_t address, uint8_t byte) {
+          if (!failedInCore &&
+              failed(context.writeShared(address, 1, subgroup, &byte,
+                                         /*asyncProxy=*/true)))
+            failedInCore = true;
+        });
+    if (failedInCore)
+      return failure();
+    if (!error.empty())
+      return context.fail(error);
+    return completeTransaction(context,
+                               getWord64(context, copy.getMbar(), lane),
+                               static_cast<uint32_t>(getBoxBytes(map)));
   });
 }
 

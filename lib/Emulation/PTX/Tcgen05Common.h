@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstdint>
@@ -170,6 +171,15 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context);
 
 LogicalResult executeBulkLoad(NVVM::CpAsyncBulkGlobalToSharedClusterOp copy,
                               ExecutionContext &context);
+/// cp.async.bulk.tensor.Nd ... .tile.mbarrier::complete_tx::bytes (TMA).
+LogicalResult
+executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
+                  ExecutionContext &context);
+/// nvgpu.tma.create.descriptor on the host: the tensor map of a memref,
+/// stored (the emulator's encoding, Tma.h) in a new global allocation
+/// whose address is the descriptor.
+LogicalResult executeCreateTensorMap(nvgpu::TmaCreateDescriptorOp create,
+                                     ExecutionContext &context);
 LogicalResult executeBulkStore(NVVM::CpAsyncBulkSharedCTAToGlobalOp copy,
                                ExecutionContext &context);
 LogicalResult executeCpAsync(NVVM::CpAsyncOp copy, ExecutionContext &context);

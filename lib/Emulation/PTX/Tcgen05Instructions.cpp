@@ -47,6 +47,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -83,9 +84,10 @@ public:
         NVVM::MBarrierArriveOp, NVVM::MBarrierArriveExpectTxOp,
         NVVM::MBarrierExpectTxOp, NVVM::MBarrierCompleteTxOp,
         NVVM::MBarrierTryWaitParityOp, NVVM::CpAsyncBulkGlobalToSharedClusterOp,
-        NVVM::CpAsyncBulkSharedCTAToGlobalOp, NVVM::CpAsyncBulkCommitGroupOp,
-        NVVM::CpAsyncBulkWaitGroupOp, NVVM::CpAsyncOp,
-        NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
+        nvgpu::TmaCreateDescriptorOp, NVVM::CpAsyncBulkSharedCTAToGlobalOp,
+        NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
+        NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
         NVVM::FenceProxyOp, NVVM::ConvertF32x4ToF4x4Op>(op);
   }
   LogicalResult execute(Operation &op,
@@ -97,6 +99,12 @@ public:
 
 LogicalResult SM100InstructionSet::execute(Operation &op,
                                            ExecutionContext &context) const {
+  // The host's tensor maps (what cuTensorMapEncodeTiled makes).
+  if (auto create = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op)) {
+    if (context.inKernel())
+      return context.fail("a tensor map is created on the host");
+    return executeCreateTensorMap(create, context);
+  }
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
   if (nvvm::isCommonNVVMOp(op))
@@ -144,6 +152,9 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
       .Case([&](NVVM::CpAsyncOp copy) { return executeCpAsync(copy, context); })
       .Case([&](NVVM::CpAsyncBulkGlobalToSharedClusterOp copy) {
         return executeBulkLoad(copy, context);
+      })
+      .Case([&](NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy) {
+        return executeTensorLoad(copy, context);
       })
       .Case([&](NVVM::CpAsyncBulkSharedCTAToGlobalOp copy) {
         return executeBulkStore(copy, context);

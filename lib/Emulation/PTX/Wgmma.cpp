@@ -43,10 +43,11 @@ fp4train::emulation::ptx::getWgmmaAccumulatorPosition(unsigned thread,
           8 * (i / 4) + 2 * (lane % 4) + i % 2};
 }
 
-std::string fp4train::emulation::ptx::wgmmaFP8(
-    const WgmmaConfig &config, uint64_t descA, uint64_t descB,
-    SharedMemory &smem, llvm::ArrayRef<std::vector<uint32_t>> c,
-    std::vector<std::vector<uint32_t>> *d) {
+std::string
+fp4train::emulation::ptx::wgmmaFP8(const WgmmaConfig &config, uint64_t descA,
+                                   uint64_t descB, SharedMemory &smem,
+                                   llvm::ArrayRef<std::vector<uint32_t>> c,
+                                   std::vector<std::vector<uint32_t>> *d) {
   auto isFP8 = [](ElementType type) {
     return type == ElementType::E4M3 || type == ElementType::E5M2;
   };
@@ -86,8 +87,8 @@ std::string fp4train::emulation::ptx::wgmmaFP8(
   for (unsigned i = 0; i < N * K; ++i)
     matB[i] = decodeElement(config.typeB, codesB[i]);
 
-  std::vector<std::vector<uint32_t>> result(
-      kWarpgroupSize, std::vector<uint32_t>(registers));
+  std::vector<std::vector<uint32_t>> result(kWarpgroupSize,
+                                            std::vector<uint32_t>(registers));
   for (unsigned thread = 0; thread < kWarpgroupSize; ++thread)
     for (unsigned i = 0; i < registers; ++i) {
       auto [row, col] = getWgmmaAccumulatorPosition(thread, i);

@@ -82,10 +82,9 @@ WgmmaState &getWgmmaState(ExecutionContext &context) {
 
 /// Calls `body(warpgroup, firstLane)` for each warpgroup with an active
 /// lane, after checking that all of its 128 threads are active.
-LogicalResult
-forEachWholeWarpgroup(ExecutionContext &context, StringRef instruction,
-                      llvm::function_ref<LogicalResult(unsigned, unsigned)>
-                          body) {
+LogicalResult forEachWholeWarpgroup(
+    ExecutionContext &context, StringRef instruction,
+    llvm::function_ref<LogicalResult(unsigned, unsigned)> body) {
   const unsigned lanes = context.getNumLanes();
   for (unsigned first = 0; first < lanes; first += kWarpgroup) {
     unsigned active = 0, present = std::min(lanes - first, kWarpgroup);
@@ -140,9 +139,9 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
   // registers in PTX; in SSA the input is a different value).
   const LaneValues input = context.get(inouts);
   if (input.width != registers)
-    return context.fail(llvm::formatv(
-        "m64n{0}k32 takes {1} f32 accumulator registers, not {2}", config.n,
-        registers, input.width));
+    return context.fail(
+        llvm::formatv("m64n{0}k32 takes {1} f32 accumulator registers, not {2}",
+                      config.n, registers, input.width));
   LaneValues &out = context.define(result);
   unsigned issued = 0;
   LogicalResult status = forEachWholeWarpgroup(
@@ -198,21 +197,21 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
 LogicalResult executeWait(NVVM::WgmmaWaitGroupSyncOp op,
                           ExecutionContext &context) {
   WgmmaState &state = getWgmmaState(context);
-  return forEachWholeWarpgroup(
-      context, "wgmma.wait_group",
-      [&](unsigned index, unsigned) -> LogicalResult {
-        Warpgroup &group = state.get(index);
-        while (group.groups.size() > static_cast<size_t>(op.getGroup())) {
-          for (Value value : group.groups.front())
-            if (--state.pendingCount[value] == 0) {
-              state.pendingCount.erase(value);
-              context.clearPending(value);
-            }
-          group.groups.pop_front();
-        }
-        group.fenced = false;
-        return success();
-      });
+  return forEachWholeWarpgroup(context, "wgmma.wait_group",
+                               [&](unsigned index, unsigned) -> LogicalResult {
+                                 Warpgroup &group = state.get(index);
+                                 while (group.groups.size() >
+                                        static_cast<size_t>(op.getGroup())) {
+                                   for (Value value : group.groups.front())
+                                     if (--state.pendingCount[value] == 0) {
+                                       state.pendingCount.erase(value);
+                                       context.clearPending(value);
+                                     }
+                                   group.groups.pop_front();
+                                 }
+                                 group.fenced = false;
+                                 return success();
+                               });
 }
 
 } // namespace
@@ -248,9 +247,7 @@ mlir::fp4train::emulation::nvvm::executeWgmmaOp(Operation &op,
       .Case([&](NVVM::WgmmaWaitGroupSyncOp wait) {
         return executeWait(wait, context);
       })
-      .Default([&](Operation *) {
-        return context.fail("not a wgmma op");
-      });
+      .Default([&](Operation *) { return context.fail("not a wgmma op"); });
 }
 
 std::unique_ptr<WorkgroupState>
