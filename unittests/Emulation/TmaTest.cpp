@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/Emulation/Tma.h"
+#include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -50,9 +50,9 @@ struct TmaOptions {
 };
 
 /// `text` with each `$NAME` of `values` replaced.
-std::string substitute(
-    std::string text,
-    const std::vector<std::pair<std::string, std::string>> &values) {
+std::string
+substitute(std::string text,
+           const std::vector<std::pair<std::string, std::string>> &values) {
   for (const auto &[name, value] : values)
     for (size_t at = text.find(name); at != std::string::npos;
          at = text.find(name, at + value.size()))
@@ -130,8 +130,8 @@ $EXPECT        %ck = arith.constant $K : i32
       substitute(text, {{"$EXPECT", expectTx}}),
       {{"$DESC", "!nvgpu.tensormap.descriptor<tensor = memref<1x" +
                      std::to_string(kBoxRows) + "x" +
-                     std::to_string(o.boxBytes) + "xi8, 3>, swizzle = " +
-                     o.swizzle +
+                     std::to_string(o.boxBytes) +
+                     "xi8, 3>, swizzle = " + o.swizzle +
                      ", l2promo = none, oob = zero, interleave = none>"},
        {"$TENSOR", std::to_string(kBatch) + "x" + std::to_string(kRows) + "x" +
                        std::to_string(o.cols) + "xi8"},
@@ -197,9 +197,9 @@ protected:
                         col < int(o.cols) && o.batch >= 0 &&
                         o.batch < int(kBatch);
         const uint8_t want = in ? valueAt(o.batch, row, col) : 0;
-        const unsigned at =
-            swizzled ? 128 * r + 16 * ((b / 16) ^ (r % 8)) + b % 16
-                     : 128 * r + b;
+        const unsigned at = swizzled
+                                ? 128 * r + 16 * ((b / 16) ^ (r % 8)) + b % 16
+                                : 128 * r + b;
         if (out[at] != want && bad++ < 3 && report)
           ADD_FAILURE() << "box row " << r << " byte " << b << ": "
                         << int(out[at]) << " != " << int(want);
@@ -269,8 +269,7 @@ TEST_F(TmaTest, MisalignedDestinationIsAnError) {
   o.dstOffset = 128;
   std::vector<uint8_t> out;
   const std::string error = run(o, &out);
-  EXPECT_NE(error.find("is not 1024-byte aligned"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("is not 1024-byte aligned"), std::string::npos) << error;
 }
 
 TEST_F(TmaTest, LoadWithoutExpectTxNeverCompletesThePhase) {

@@ -12,10 +12,10 @@
 //  - warps 0-3, producers: stage pipeline step s (K step s % kSteps of
 //    tile s / kSteps; the step count runs on across tiles) in stage s % 4,
 //    once the MMAs of step s - 4 have released it (mbarrier `empty`), in
-//    the swizzled layout below. E2M1 codes go global -> registers ->
-//    st.shared (stored two per byte, [PK1], the order the MMA reads); 8-bit
-//    codes go by cp.async (PTX ISA 9.7.9.25.3), step s published two steps
-//    later; scales through registers. Publishing is fence.proxy.async (the
+//    the swizzled layout below. Codes go by cp.async (PTX ISA 9.7.9.25.3;
+//    E2M1 stored two per byte, [PK1], the order the MMA reads, so no
+//    repacking), step s published two steps later; scales through
+//    registers. Publishing is fence.proxy.async (the
 //    MMA reads shared memory through the async proxy) and an arrive on
 //    `full`;
 //  - thread 128 (lane 0 of warp 4), the MMA issuer: per tile i, waits until
@@ -117,9 +117,9 @@ constexpr int64_t kSwizzleAlign = 1024;
 /// 128 columns, NVFP4), rounded up to a power of two as tcgen05.alloc
 /// takes it.
 constexpr int64_t kTmemColumns = 512;
-/// Stages the 8-bit producers keep in flight behind the one they issue:
-/// their codes arrive by cp.async, and stage t is published (full[t % 4])
-/// after the copies of stage t + kAsyncLag are issued.
+/// Stages the producers keep in flight behind the one they issue: codes
+/// arrive by cp.async, and stage t is published (full[t % 4]) after the
+/// copies of stage t + kAsyncLag are issued.
 constexpr int64_t kAsyncLag = 2;
 /// Nanosecond hint of mbarrier.try_wait (the wait loops until the phase).
 constexpr int64_t kWaitTicks = 10000000;
@@ -228,6 +228,11 @@ private:
   // Shared memory.
   Value memIndex(Value offset) { return km.add(pad, offset); }
   Value sharedAddress(Value offset) { return km.toI64(km.add(base, offset)); }
+  /// `ptr` + `offset` bytes (index), as an i8 getelementptr.
+  Value bytePtr(Value ptr, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
+                               ValueRange{km.toI64(offset)});
+  }
   Value sharedPtr(Value offset) {
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
@@ -281,14 +286,12 @@ private:
   /// workgroups * item` of the grouped order of every batch entry's tiles).
   OutputTile getTile(Value item);
 
-  /// The `bytes` stored bytes of the 2 x `bytes` E2M1 codes of `operand`
-  /// from global (batch, row, col) ([PK1]), zeros out of range.
-  Value loadCodes(unsigned operand, Value batch, Value row, Value col,
-                  int64_t bytes);
-  /// cp.async of the same 16 codes to shared byte `offset` (zero-filled out
-  /// of range).
+  /// cp.async of the `bytes` (16, or 8 where E2M1 rows are not 16-byte
+  /// multiples) stored code bytes of `operand` from global (batch, row,
+  /// code `col`) ([PK1]: E2M1 code col in byte col / 2, the order the MMA
+  /// reads) to shared byte `offset`, zero-filled out of range.
   void copyCodesAsync(unsigned operand, Value batch, Value row, Value col,
-                      Value offset);
+                      int64_t bytes, Value offset);
   /// The bounds condition of the chunk of `codes` codes at (row, col) (null
   /// when always in range), with `row` and `col` clamped to a valid chunk.
   Value clampChunk(unsigned operand, Value &row, Value &col, int64_t codes);
@@ -330,6 +333,10 @@ private:
   Value workgroup, items;
   /// Global addresses (index) of the operands' code buffers.
   Value codesAddress[2];
+  /// The same as global pointers (!llvm.ptr<1>), and the aligned base of
+  /// shared memory (!llvm.ptr<3>): byte offsets from them are
+  /// getelementptrs, which the backend folds into [reg + imm] addresses.
+  Value codesPtr[2], sharedBase;
 };
 
 } // namespace
@@ -415,43 +422,29 @@ OutputTile Tcgen05KernelBuilder::getTile(Value item) {
   return tile;
 }
 
-Value Tcgen05KernelBuilder::loadCodes(unsigned operand, Value batch, Value row,
-                                      Value col, int64_t bytes) {
-  const GemmGlobalOperand &op = getOperand(operand);
-  auto type = VectorType::get({bytes}, b.getI8Type());
-  Value inBounds = clampChunk(operand, row, col, 2 * bytes);
-  // [PK1] E2M1 rows are K / 2 bytes, a multiple of `bytes`
-  // (getGemmChunkBytes), in 64-byte aligned buffers; code col is in byte
-  // col / 2.
-  Value chunk = vector::LoadOp::create(
-      b, loc, type, op.codes, ValueRange{batch, row, km.div(col, 2)},
-      /*nontemporal=*/false, llvm::Align(bytes));
-  if (!inBounds)
-    return chunk;
-  return arith::SelectOp::create(
-      b, loc, inBounds, chunk,
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
-}
-
 void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value batch,
-                                          Value row, Value col, Value offset) {
+                                          Value row, Value col, int64_t bytes,
+                                          Value offset) {
   const GemmGlobalOperand &op = getOperand(operand);
-  Value inBounds = clampChunk(operand, row, col, 16);
-  // Byte (batch * rows + row) * K + col of the [batch, rows, K] codes.
-  Value element =
-      km.add(km.mul(km.add(km.mul(batch, op.rows), row), problem.k), col);
-  Value generic = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-      km.toI64(km.add(codesAddress[operand], element)));
-  Value src = LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
-  // cp.async.cg.shared.global [dst], [src], 16, src-size: a src-size of 0
-  // fills the 16 bytes with zeros (PTX ISA 9.7.9.25.3.1 "cp.async").
+  const int64_t codesPerByte = format.fp4 ? 2 : 1;
+  Value inBounds = clampChunk(operand, row, col, bytes * codesPerByte);
+  // Byte (batch * rows + row) * rowBytes + col / codesPerByte of the
+  // [batch, rows, rowBytes] stored codes (a row holds K codes: K / 2 bytes
+  // for E2M1, [PK1]; K is a multiple of 16).
+  const int64_t rowBytes = problem.k / codesPerByte;
+  Value element = km.add(km.mul(km.add(km.mul(batch, op.rows), row), rowBytes),
+                         km.div(col, codesPerByte));
+  Value src = bytePtr(codesPtr[operand], element);
+  // cp.async.{cg,ca}.shared.global [dst], [src], bytes, src-size: a
+  // src-size of 0 fills the bytes with zeros (PTX ISA 9.7.9.25.3.1
+  // "cp.async"); .cg (L2 only) takes 16-byte copies, .ca the 8-byte ones.
   Value size;
   if (inBounds)
-    size = arith::SelectOp::create(b, loc, inBounds, km.i32(16), km.i32(0));
-  NVVM::CpAsyncOp::create(b, loc, sharedPtr(offset), src, 16,
-                          NVVM::LoadCacheModifierKind::CG, size);
+    size = arith::SelectOp::create(b, loc, inBounds, km.i32(bytes), km.i32(0));
+  NVVM::CpAsyncOp::create(b, loc, bytePtr(sharedBase, offset), src, bytes,
+                          bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                      : NVVM::LoadCacheModifierKind::CA,
+                          size);
 }
 
 Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value batch, Value row,
@@ -483,25 +476,16 @@ void Tcgen05KernelBuilder::produce(Value step, Value kStep,
       Value globalRow = km.add(tile.rowBase[operand], row);
       Value offset =
           km.add(km.add(tileOffset, km.mul(row, kRowBytes)), swizzled);
-      if (!format.fp4) {
-        // 8-bit codes need no repacking: an asynchronous copy.
-        copyCodesAsync(operand, tile.batch, globalRow,
-                       km.add(kBase, km.mul(chunk, 16)), offset);
-        continue;
-      }
-      // 32 E2M1 codes in 16 stored bytes ([PK1] is the smem order), one
-      // load, or two of 8 bytes where rows are not 16-byte multiples.
-      Value col = km.add(kBase, km.mul(chunk, 32));
-      int64_t bytes =
-          getGemmChunkBytes(b.getType<Float4E2M1FNType>(), problem.k);
-      Value value = loadCodes(operand, tile.batch, globalRow, col, bytes);
+      // 16 stored bytes (32 E2M1 codes, [PK1] is the smem order, or 16
+      // 8-bit codes) by one asynchronous copy, or two of 8 bytes where
+      // E2M1 rows are not 16-byte multiples (K = 16 mod 32).
+      const int64_t codesPerByte = format.fp4 ? 2 : 1;
+      Value col = km.add(kBase, km.mul(chunk, 16 * codesPerByte));
+      int64_t bytes = getGemmChunkBytes(format.elements[operand], problem.k);
+      copyCodesAsync(operand, tile.batch, globalRow, col, bytes, offset);
       if (bytes == 8)
-        value = vector::ShuffleOp::create(
-            b, loc, value,
-            loadCodes(operand, tile.batch, globalRow, km.add(col, 16), bytes),
-            llvm::to_vector(llvm::seq<int64_t>(0, 16)));
-      vector::StoreOp::create(b, loc, value, memory, memIndex(offset), false,
-                              llvm::Align(16));
+        copyCodesAsync(operand, tile.batch, globalRow,
+                       km.add(col, 8 * codesPerByte), bytes, km.add(offset, 8));
     }
   }
   // Scales: thread r stages row r of A and of B, one word per atom, at
@@ -718,13 +702,12 @@ void Tcgen05KernelBuilder::buildEpilogue() {
 }
 
 void Tcgen05KernelBuilder::buildProducers() {
-  // FP4 producers stage through registers and publish each stage at once;
-  // 8-bit ones publish step s - kAsyncLag after issuing the copies of step
-  // s (kAsyncLag + 1 stages of copies in flight per thread). Pipeline steps
-  // count on across tiles, so the ring and its phases run through the whole
-  // kernel and the next tile's first stages load while the MMAs finish the
-  // last ones of this tile.
-  int64_t lag = format.fp4 ? 0 : kAsyncLag;
+  // The producers publish step s - kAsyncLag after issuing the copies of
+  // step s (kAsyncLag + 1 stages of copies in flight per thread). Pipeline
+  // steps count on across tiles, so the ring and its phases run through the
+  // whole kernel and the next tile's first stages load while the MMAs
+  // finish the last ones of this tile.
+  const int64_t lag = kAsyncLag;
   auto tiles = scf::ForOp::create(b, loc, km.c(0), items, km.c(1));
   {
     OpBuilder::InsertionGuard guard(b);
@@ -745,21 +728,15 @@ void Tcgen05KernelBuilder::buildProducers() {
                       km.add(km.div(step, kStages), 1));
             });
     produce(step, kStep, tile);
-    if (!lag) {
-      publish(step);
-    } else {
-      NVVM::CpAsyncCommitGroupOp::create(b, loc);
-      buildIf(b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
-                                    km.c(lag)),
-              [&]() {
-                NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
-                publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
-              });
-    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    buildIf(b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                  km.c(lag)),
+            [&]() {
+              NVVM::CpAsyncWaitGroupOp::create(b, loc, lag);
+              publish(arith::SubIOp::create(b, loc, step, km.c(lag)));
+            });
   }
-  if (!lag)
-    return;
   // The last `lag` steps (fewer when the workgroup has fewer steps): every
   // copy has landed, publish them in order.
   Value steps = km.mul(items, kSteps);
@@ -821,9 +798,17 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                                      km.rem(start, kSwizzleAlign)),
                kSwizzleAlign);
   base = km.add(start, pad);
-  for (unsigned operand = 0; operand < 2; ++operand)
+  for (unsigned operand = 0; operand < 2; ++operand) {
     codesAddress[operand] = memref::ExtractAlignedPointerAsIndexOp::create(
         b, loc, getOperand(operand).codes);
+    Value generic =
+        LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                 km.toI64(codesAddress[operand]));
+    codesPtr[operand] = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 1), generic);
+  }
+  sharedBase = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, 3), km.toI64(base));
   Value warp = km.div(tid, 32);
 
   // Set-up: thread 0 initializes the mbarriers, warp 4 allocates TMEM (the

@@ -18,8 +18,8 @@ static constexpr uint64_t kMagic = 0x50414D524F534E54ull; // "TNSORMAP"
 std::string fp4train::emulation::ptx::checkTensorMap(const TensorMap &map) {
   if (map.rank < 1 || map.rank > kTensorMapMaxRank)
     return llvm::formatv("tensor map rank {0} is not in 1..5", map.rank);
-  if (map.elementBytes != 1 && map.elementBytes != 2 &&
-      map.elementBytes != 4 && map.elementBytes != 8)
+  if (map.elementBytes != 1 && map.elementBytes != 2 && map.elementBytes != 4 &&
+      map.elementBytes != 8)
     return llvm::formatv("tensor map element size {0} is not 1, 2, 4 or 8 "
                          "bytes",
                          map.elementBytes);
@@ -76,8 +76,9 @@ fp4train::emulation::ptx::encodeTensorMap(const TensorMap &map) {
   return bytes;
 }
 
-std::string fp4train::emulation::ptx::decodeTensorMap(
-    llvm::ArrayRef<uint8_t> bytes, TensorMap *map) {
+std::string
+fp4train::emulation::ptx::decodeTensorMap(llvm::ArrayRef<uint8_t> bytes,
+                                          TensorMap *map) {
   if (bytes.size() != kTensorMapBytes)
     return "a tensor map is 128 bytes";
   uint64_t words[kTensorMapBytes / 8];
@@ -138,8 +139,8 @@ std::string fp4train::emulation::ptx::loadTensorTile(
         inBounds = false;
         continue;
       }
-      offset += d ? uint64_t(at) * map.strides[d]
-                  : uint64_t(at) * map.elementBytes;
+      offset +=
+          d ? uint64_t(at) * map.strides[d] : uint64_t(at) * map.elementBytes;
     }
     std::fill(element.begin(), element.end(), 0);
     if (inBounds)

@@ -18,6 +18,8 @@
 // CHECK:         %[[ITEMS:.*]] = arith.divui %{{.*}}, %c2
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
+// The codes' global base pointers (A's first).
+// CHECK:         %[[CODES_A:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
 // Thread 0: full barriers count the 128 producers, empty ones the commit;
 // per accumulator, full counts the commit and empty the 128 epilogue
 // threads.
@@ -36,19 +38,24 @@
 // CHECK:         gpu.barrier
 // CHECK:         %[[TMEM:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // Producers, per tile of the workgroup and K step: wait for the stage,
-// stage 16 chunks of codes per thread (one 16-byte load of 32 stored E2M1
-// codes each, [PK1] is the smem order) and 4 scale words per operand.
+// copy 16 chunks of codes per thread (one cp.async of 16 stored bytes, 32
+// E2M1 codes, each: [PK1] is the smem order) from getelementptrs off the
+// codes' global base, and stage 4 scale words per operand; step s is
+// published after the copies of step s + 2 are issued.
 // CHECK:         scf.if %{{.*}} {
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %[[ITEMS]] step %c1
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
 // CHECK:               nvvm.mbarrier.try_wait.parity
-// CHECK:               %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x256xi8>, vector<16xi8>
-// CHECK-NOT:           vector.shuffle
-// CHECK:               vector.store %[[CHUNK]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:               %[[SRC:.*]] = llvm.getelementptr %[[CODES_A]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:               %[[DST:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK:               nvvm.cp.async.shared.global %[[DST]], %[[SRC]], 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-15:      nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
 // CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>
 // CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:               nvvm.cp.async.commit.group
+// CHECK:               nvvm.cp.async.wait.group 2
 // CHECK:               nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:               nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
 // The epilogue (threads 160-287), per tile: wait for accumulator i % 2,
@@ -152,7 +159,6 @@ func.func @mxfp4_ragged(%a: !a, %b: !b, %acc: tensor<100x130xf32>) -> tensor<100
 // CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x256xi8>
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
-// CHECK:             llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
 // CHECK-COUNT-16:    nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK:             nvvm.cp.async.commit.group
 // CHECK:             nvvm.cp.async.wait.group 2
@@ -224,4 +230,19 @@ func.func @filled_accumulator(%a: !a, %b: !a) -> tensor<128x128xf32> {
 func.func @argument_accumulator(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
   return %c : tensor<128x128xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<64x144xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+
+// K = 144 = 16 (mod 32): E2M1 rows of 72 stored bytes are not 16-byte
+// multiples ([PK1]), so each 16-byte smem chunk takes two 8-byte copies
+// (cp.async.ca: .cg copies 16 bytes only).
+// CHECK-LABEL: func.func @nvfp4_rows_of_72_bytes
+// CHECK:         nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 8, cache = ca, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK-NOT:     cache = cg
+func.func @nvfp4_rows_of_72_bytes(%a: !a, %b: !a, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
 }
