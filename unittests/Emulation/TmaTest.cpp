@@ -207,6 +207,13 @@ protected:
     return bad;
   }
 
+  /// Emulates `o`; expects an error containing `text`.
+  void expectError(const TmaOptions &o, const std::string &text) {
+    std::vector<uint8_t> out;
+    const std::string error = run(o, &out);
+    EXPECT_NE(error.find(text), std::string::npos) << error;
+  }
+
   MLIRContext context;
   emulation::EmulatorStats stats;
 };
@@ -256,20 +263,14 @@ TEST_F(TmaTest, StrideNotAMultipleOf16IsRefused) {
   o.cols = 100;
   o.boxBytes = 64;
   o.swizzle = "swizzle_64b";
-  std::vector<uint8_t> out;
-  const std::string error = run(o, &out);
-  EXPECT_NE(error.find("cuTensorMapEncodeTiled would refuse it: tensor map "
-                       "stride 100 of dimension 1 is not a multiple of 16"),
-            std::string::npos)
-      << error;
+  expectError(o, "cuTensorMapEncodeTiled would refuse it: tensor map "
+                 "stride 100 of dimension 1 is not a multiple of 16");
 }
 
 TEST_F(TmaTest, MisalignedDestinationIsAnError) {
   TmaOptions o;
   o.dstOffset = 128;
-  std::vector<uint8_t> out;
-  const std::string error = run(o, &out);
-  EXPECT_NE(error.find("is not 1024-byte aligned"), std::string::npos) << error;
+  expectError(o, "is not 1024-byte aligned");
 }
 
 TEST_F(TmaTest, LoadWithoutExpectTxNeverCompletesThePhase) {
@@ -277,12 +278,8 @@ TEST_F(TmaTest, LoadWithoutExpectTxNeverCompletesThePhase) {
   // but without the arrive the phase waits forever: a reported deadlock.
   TmaOptions o;
   o.expectTx = false;
-  std::vector<uint8_t> out;
-  const std::string error = run(o, &out);
-  EXPECT_NE(error.find("1 pending arrivals and tx-count -8192: no other "
-                       "thread of the workgroup can complete it"),
-            std::string::npos)
-      << error;
+  expectError(o, "1 pending arrivals and tx-count -8192: no other "
+                 "thread of the workgroup can complete it");
 }
 
 TEST(TensorMapTest, EncodingConstraints) {

@@ -98,20 +98,11 @@ LogicalResult executeCreateTensorMap(nvgpu::TmaCreateDescriptorOp create,
   if (tensor->strides.back() != 1)
     return context.fail("the innermost dimension of a tensor map must be "
                         "contiguous");
-  switch (type.getSwizzle()) {
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
-    map.swizzle = ptx::SwizzleMode::None;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
-    map.swizzle = ptx::SwizzleMode::B32;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
-    map.swizzle = ptx::SwizzleMode::B64;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
-    map.swizzle = ptx::SwizzleMode::B128;
-    break;
-  }
+  // TensorMapSwizzleKind: none, 32B, 64B, 128B (0..3).
+  static constexpr ptx::SwizzleMode kModes[] = {
+      ptx::SwizzleMode::None, ptx::SwizzleMode::B32, ptx::SwizzleMode::B64,
+      ptx::SwizzleMode::B128};
+  map.swizzle = kModes[static_cast<unsigned>(type.getSwizzle())];
   if (std::string error = ptx::checkTensorMap(map); !error.empty())
     return context.fail("cuTensorMapEncodeTiled would refuse it: " + error);
   const uint64_t address = context.allocateGlobal(ptx::encodeTensorMap(map));
