@@ -304,6 +304,22 @@ def tcgen05_report(name, ptx, regs, smem):
     smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / shared_bytes)
     print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
           " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
+    # The same model for the larger designs (not built): per SM, the bytes a
+    # stage's producers write and its MMAs read, against the stage's
+    # tensor-core clocks. `tile` is one operand's 128-row tile, `sf` one
+    # operand's 128-row scale atoms.
+    tile, sf = 128 * (k_stage // 2 if fp4 else k_stage), (stage_bytes - 32768) // 2
+
+    def design(written, read):
+        return 100 * min(1.0, 2 * mma_clocks * params["shared_bytes"] / (written + read))
+    n256 = design(3 * tile + 3 * sf, 3 * tile + 3 * sf)
+    pair_twice = design(2 * tile + 2 * sf, 3 * tile + 3 * sf)
+    pair_once = design(2 * tile + 2 * sf, 2 * tile + 2 * sf)
+    print("  the same model for larger tiles (not built): M128 N256 on one SM %.0f%% (two"
+          " 256-column accumulators leave no TMEM for the scales); a CTA pair (cta_group::2,"
+          " 256 x 256, each SM staging half of B) %.0f%% if each SM's MMA reads all of B, its"
+          " half and the peer's, %.0f%% if the pair reads each B byte once (the PTX ISA does"
+          " not say which: only the second passes 80%%)" % (n256, pair_twice, pair_once))
     # Issue slots: the producer loop (one stage per iteration, warps 0-3:
     # one warp per sub-partition) and the MMA issuer's loop (warp 4, which
     # shares sub-partition 0 with warp 0), at one PTX statement per clock
