@@ -53,15 +53,15 @@
 // NVFP4-SAME:  tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16
 // NVFP4-NOT:   .extern
 
-// With mxfp8 (K = 512 in 4 stages of 128, a real loop), E4M3 on
-// kind::mxf8f6f4: the producers copy the codes with cp.async and publish a
-// stage two stages later; the MMA thread's loop waits on the stage, copies
-// the scales, issues the MMAs and commits.
+// With mxfp8 (K = 512 in 4 stages of 128), E4M3 on kind::mxf8f6f4: the
+// producers copy the codes with cp.async and publish a stage two stages
+// later; the MMA thread waits on each stage, copies the scales, issues the
+// MMAs and commits (LLVM unrolls the 4 steps of the one tile).
 // MXFP8:     gpu.binary @fprop_kernel
 // MXFP8-SAME:  cvt.rn.satfinite.e4m3x2.f32
 // MXFP8:     gpu.binary @fprop_kernel_1
 // MXFP8-SAME:  cp.async.cg.shared.global{{.*}}cp.async.commit_group{{.*}}cp.async.wait_group {{(\\09)?}}2
-// MXFP8-SAME:  [[LOOP:\$L__BB[0-9_]+]]:{{.*}}mbarrier.try_wait.parity{{.*}}tcgen05.cp.cta_group::1.32x128b.warpx4{{.*}}tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32{{.*}}tcgen05.commit{{.*}}bra {{(\\09)?}}[[LOOP]];
+// MXFP8-SAME:  mbarrier.try_wait.parity{{.*}}tcgen05.cp.cta_group::1.32x128b.warpx4{{.*}}tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32{{.*}}tcgen05.commit
 // MXFP8-NOT:   .extern
 
 // LLVM:      gpu.binary @fprop_kernel_1

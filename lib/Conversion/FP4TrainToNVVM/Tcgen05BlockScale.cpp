@@ -252,8 +252,12 @@ private:
   }
   Value tmemSlot() { return barrier(2 * kStages + 2 * kAccumulators); }
   Value stageBase(Value stage) { return km.mul(stage, format.getStageBytes()); }
-  /// The run-time start-address field of a descriptor OR'ed into `fields`.
-  Value descriptor(uint64_t fields, Value offset);
+  /// The descriptor `fields` whose start address is `stageStart` (the start
+  /// field of a stage, stageStartField) plus `bytes`.
+  Value descriptor(uint64_t fields, Value stageStart, int64_t bytes);
+  /// The start-address field (address >> 4, bits 0-13) of the stage at
+  /// byte `stageOffset`, as an i64.
+  Value stageStartField(Value stageOffset);
   /// TMEM address `tmem` + column (i32), as a pointer.
   Value tmemPtr(Value column);
 
@@ -341,14 +345,21 @@ private:
 
 } // namespace
 
-Value Tcgen05KernelBuilder::descriptor(uint64_t fields, Value offset) {
+Value Tcgen05KernelBuilder::stageStartField(Value stageOffset) {
   // [addr >> 4] & 0x3FFF in bits 0-13 ([PTX4] in docs/nvvm.md: shifted
-  // here).
-  Value address = sharedAddress(offset);
-  Value field = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, address, km.i64(4)),
-      km.i64(0x3FFF));
-  return arith::OrIOp::create(b, loc, field, km.i64(fields));
+  // here). Shared addresses are below 228 KiB < 2^18, so the field never
+  // carries into bit 14 and adding the constant parts (16-byte multiples
+  // within the stage, and the fields above bit 15) is the same as OR-ing
+  // them: the MMA thread computes one field per stage and one add per
+  // descriptor.
+  return km.toI64(km.div(km.add(base, stageOffset), 16));
+}
+
+Value Tcgen05KernelBuilder::descriptor(uint64_t fields, Value stageStart,
+                                       int64_t bytes) {
+  assert(bytes % 16 == 0 && "descriptors address 16-byte units");
+  return arith::AddIOp::create(
+      b, loc, stageStart, km.i64(static_cast<int64_t>(fields) + bytes / 16));
 }
 
 Value Tcgen05KernelBuilder::tmemPtr(Value column) {
@@ -524,7 +535,7 @@ void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
   waitParity(fullBarrier(stage), km.toI32(km.rem(km.div(step, kStages), 2)));
   fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
 
-  Value stageOffset = stageBase(stage);
+  Value stageStart = stageStartField(stageBase(stage));
   // TMEM columns of this stage's scale atoms: the static part plus
   // stage * 2 * atoms * 4.
   Value stageColumns = km.toI32(km.mul(stage, 2 * format.getAtoms() * 4));
@@ -537,9 +548,8 @@ void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
   for (unsigned operand = 0; operand < 2; ++operand)
     for (int64_t j = 0; j < format.getAtoms(); ++j) {
       Value src = descriptor(
-          atomDesc, km.add(stageOffset,
-                           2 * kTileBytes +
-                               (operand * format.getAtoms() + j) * kAtomBytes));
+          atomDesc, stageStart,
+          2 * kTileBytes + (operand * format.getAtoms() + j) * kAtomBytes);
       Value dst = tmemPtr(scaleColumn(operand, j));
       if (!viaIntrinsics)
         NVVM::Tcgen05CpOp::create(b, loc, NVVM::Tcgen05CpShape::SHAPE_32x128b,
@@ -565,9 +575,9 @@ void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
                     format.fp4 ? "mxf4nvf4" : "mxf8f6f4", format.blockSize)
           .str();
   for (int64_t j = 0; j < kMmasPerStage; ++j) {
-    Value aDesc = descriptor(operandDesc, km.add(stageOffset, j * kMmaKBytes));
-    Value bDesc = descriptor(operandDesc,
-                             km.add(stageOffset, kTileBytes + j * kMmaKBytes));
+    Value aDesc = descriptor(operandDesc, stageStart, j * kMmaKBytes);
+    Value bDesc =
+        descriptor(operandDesc, stageStart, kTileBytes + j * kMmaKBytes);
     Value idesc = km.i32(format.getInstrDescriptor(j).encode());
     Value enableInputD =
         j ? arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1).getResult()

@@ -93,10 +93,15 @@
 // CHECK:                   nvvm.mbarrier.try_wait.parity
 // CHECK:                 scf.for
 // CHECK:                   nvvm.mbarrier.try_wait.parity
-// CHECK:                   arith.ori %{{.*}}, %c70403103981568_i64
+// Descriptors: the stage's start-address field plus a constant (the fields
+// and the 16-byte units into the stage): A's first scale atom at byte 32768
+// (no swizzle, SBO 128: 0x400000080001 + 2048), the first MMA's A at 0
+// (128-byte swizzle, SBO 1024: 0x4000404000010000).
+// CHECK:                   %[[START:.*]] = arith.index_castui %{{.*}} : index to i64
+// CHECK:                   arith.addi %[[START]], %c70403103983616_i64
 // SM100-COUNT-8:           nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
 // SM103-COUNT-8:           llvm.call_intrinsic "llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1"(%{{.*}}, %{{.*}}) : (!llvm.ptr<6>, i64) -> ()
-// CHECK:                   arith.ori %{{.*}}, %c4611756662049538048_i64
+// CHECK:                   arith.addi %[[START]], %c4611756662049538048_i64
 // SM100:                   nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c136316032_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block16>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>} : (!llvm.ptr<6>, i64, i64, i32, i1, !llvm.ptr<6>, !llvm.ptr<6>)
 // SM100-COUNT-3:           nvvm.tcgen05.mma.block_scale {{.*}} %c136316032_i32
 // SM100:                   nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
