@@ -194,14 +194,16 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     workgroup (8 warps, 2x4) computes a 128x128 tile of C; operand tiles are
     staged through double-buffered shared memory, each global byte loaded
     once per workgroup; f32 or fused bf16 epilogue; ragged M, N and K.
-    On sm_100a / sm_103a the kernel is tcgen05's: 160 threads (4 producer
-    warps that stage 128x128 tiles in the 128-byte swizzle and the scale
-    atoms over a 4-stage mbarrier ring, one thread that copies the scales
-    to tensor memory with `tcgen05.cp` and issues
+    On sm_100a / sm_103a the kernel is tcgen05's, persistent: a grid of
+    `gemm-workgroups` workgroups (148 by default) of 288 threads walks the
+    128x128 output tiles ([PERS1], docs/nvvm.md): 4 producer warps copy
+    the tiles (`cp.async`) in the 128-byte swizzle and stage the scale atoms
+    over a 4-stage mbarrier ring, one thread copies the scales to tensor
+    memory with `tcgen05.cp` and issues
     `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16` /
-    `.block32` or `kind::mxf8f6f4.block_scale.block32`, committing to the
-    ring's mbarriers), the accumulator in tensor memory and an epilogue
-    through `tcgen05.ld`; sm_103a emits the same intrinsics through
+    `.block32` or `kind::mxf8f6f4.block_scale.block32` into one of two
+    tensor-memory accumulators, and 4 epilogue warps drain the other through
+    `tcgen05.ld`; sm_103a emits the same intrinsics through
     `llvm.call_intrinsic` (MLIR's per-op chip check rejects it).
 
     Quantize ops blocked along the last dimension (MXFP4, MXFP8, NVFP4 with
