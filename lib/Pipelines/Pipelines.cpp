@@ -21,6 +21,7 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -65,7 +66,13 @@ void mlir::fp4train::buildQuantizePipeline(
 /// Lowers bufferized host code (memref, arith, math, index, func, cf; and
 /// gpu.launch_func when `gpuLaunches`) to the LLVM dialect. Shared by the CPU
 /// pipeline and both GPU pipelines, so every host lowers the same way.
-static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches) {
+/// `tensorMaps`: the host may encode TMA tensor maps
+/// (nvgpu.tma.create.descriptor, lowered to the CUDA runtime wrappers'
+/// mgpuTensorMapEncodeTiledMemref while its memref is still one).
+static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches,
+                                  bool tensorMaps = false) {
+  if (tensorMaps)
+    pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());
@@ -202,10 +209,12 @@ static void addGPUBackHalfPrologue(OpPassManager &pm, GPUMemory memory) {
 }
 
 /// The end of the GPU back half: host code as in the CPU pipeline plus
-/// gpu.launch_func -> runtime calls, then serialization of the device code.
+/// gpu.launch_func -> runtime calls (and, for CUDA, TMA tensor maps ->
+/// the runtime's encoder), then serialization of the device code.
 static void addGPUBackHalfEpilogue(OpPassManager &pm, StringRef format,
-                                   StringRef toolkit = "") {
-  addHostLoweringToLLVM(pm, /*gpuLaunches=*/true);
+                                   StringRef toolkit = "",
+                                   bool tensorMaps = false) {
+  addHostLoweringToLLVM(pm, /*gpuLaunches=*/true, tensorMaps);
   pm.addNestedPass<gpu::GPUModuleOp>(createFP4TrainCheckDeviceSymbolNames());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = format.str();
@@ -303,7 +312,7 @@ void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,
     format = "llvm";
     break;
   }
-  addGPUBackHalfEpilogue(pm, format, toolkit);
+  addGPUBackHalfEpilogue(pm, format, toolkit, /*tensorMaps=*/true);
 }
 
 /// Registers a pipeline that only builds on a pass manager anchored on

@@ -59,6 +59,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/IR/MemRefMemorySlot.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -102,7 +103,9 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
       vector::VectorDialect, cf::ControlFlowDialect,
       // GPU targets and the LLVM dialect every lowering ends in.
       gpu::GPUDialect, amdgpu::AMDGPUDialect, ROCDL::ROCDLDialect,
-      NVVM::NVVMDialect, LLVM::LLVMDialect>();
+      NVVM::NVVMDialect, LLVM::LLVMDialect,
+      // TMA tensor maps the host encodes for NVIDIA kernels.
+      nvgpu::NVGPUDialect>();
 
   // Interface models that upstream keeps out of the dialects themselves.
   func::registerAllExtensions(registry);
@@ -153,6 +156,7 @@ void mlir::fp4train::registerAllDialects(DialectRegistry &registry) {
   registerROCDLDialectTranslation(registry);
   // Lets buffer deallocation run on host code that launches kernels.
   fp4train::registerGPULaunchFuncMemoryEffectsModel(registry);
+  fp4train::registerTensorMapMemoryEffectsModel(registry);
 }
 
 void mlir::fp4train::registerAllPasses() {

@@ -20,7 +20,6 @@
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
 
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -152,8 +151,6 @@ protected:
   static DialectRegistry makeRegistry() {
     DialectRegistry registry;
     registerAllDialects(registry);
-    // The host's tensor maps (the project's pipelines do not make them yet).
-    registry.insert<nvgpu::NVGPUDialect>();
     return registry;
   }
 

@@ -9,6 +9,9 @@
 // twin hold the current contents. Copies are inserted exactly where a side
 // that is stale is about to be read, so a chain of kernels passing
 // intermediate results (quantize -> GEMM) never goes through the host.
+// A TMA tensor map (nvgpu.tma.create.descriptor, which the host encodes and
+// a kernel reads through) is a device read of its tensor: it is made from
+// the twin, current at that point.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -130,6 +134,11 @@ private:
   };
 
   LogicalResult visitLaunch(gpu::LaunchFuncOp launch);
+  /// Makes `operand` (of `op`, a view of a host buffer) the same view of the
+  /// buffer's twin, copying the host contents in when the twin is stale;
+  /// returns the buffer's root.
+  FailureOr<Value> useOnDevice(Operation *op, OpOperand &operand);
+  LogicalResult visitTensorMap(nvgpu::TmaCreateDescriptorOp create);
   void visitHostOp(Operation *op);
   LogicalResult visitRegions(Operation *op);
   /// The twin of `root`, allocated before `before` on first use.
@@ -155,6 +164,11 @@ LogicalResult DeviceMemoryPlacer::run() {
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
       if (failed(visitLaunch(launch)))
+        return failure();
+      continue;
+    }
+    if (auto create = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op)) {
+      if (failed(visitTensorMap(create)))
         return failure();
       continue;
     }
@@ -248,30 +262,17 @@ LogicalResult DeviceMemoryPlacer::visitLaunch(gpu::LaunchFuncOp launch) {
         "is asynchronous: fp4train-gpu-device-memory places synchronous "
         "copies around synchronous launches (run it before "
         "gpu-async-region)");
-  OpBuilder b(launch);
-  Location loc = launch.getLoc();
   SmallVector<Value> written;
   MutableOperandRange operands = launch.getKernelOperandsMutable();
   for (unsigned i = 0, e = operands.size(); i < e; ++i) {
-    Value operand = operands[i].get();
-    if (!isa<MemRefType>(operand.getType()))
+    if (!isa<MemRefType>(operands[i].get().getType()) ||
+        getRoot(operands[i].get()).getDefiningOp<gpu::AllocOp>())
       continue;
-    Value root = getRoot(operand);
-    if (root.getDefiningOp<gpu::AllocOp>())
-      continue;
-    FailureOr<Buffer *> buffer = getBuffer(root, launch);
-    if (failed(buffer))
+    FailureOr<Value> root = useOnDevice(launch, operands[i]);
+    if (failed(root))
       return failure();
-    if (!(*buffer)->deviceCurrent) {
-      if ((*buffer)->hostDefined)
-        gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), (*buffer)->device,
-                              root);
-      (*buffer)->deviceCurrent = true;
-    }
-    operands[i].set(getDeviceView(b, operand, root, (*buffer)->device));
-    eraseDeadViews(operand);
     if (i >= kernel.getNumArguments() || mayWrite(kernel.getArgument(i)))
-      written.push_back(root);
+      written.push_back(*root);
   }
   for (Value root : written) {
     Buffer &buffer = buffers.find(root)->second;
@@ -279,6 +280,36 @@ LogicalResult DeviceMemoryPlacer::visitLaunch(gpu::LaunchFuncOp launch) {
     buffer.hostDefined = true;
   }
   return success();
+}
+
+FailureOr<Value> DeviceMemoryPlacer::useOnDevice(Operation *op,
+                                                 OpOperand &operand) {
+  Value value = operand.get();
+  Value root = getRoot(value);
+  FailureOr<Buffer *> buffer = getBuffer(root, op);
+  if (failed(buffer))
+    return failure();
+  OpBuilder b(op);
+  if (!(*buffer)->deviceCurrent) {
+    if ((*buffer)->hostDefined)
+      gpu::MemcpyOp::create(b, op->getLoc(), Type(), ValueRange(),
+                            (*buffer)->device, root);
+    (*buffer)->deviceCurrent = true;
+  }
+  operand.set(getDeviceView(b, value, root, (*buffer)->device));
+  eraseDeadViews(value);
+  return root;
+}
+
+LogicalResult
+DeviceMemoryPlacer::visitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
+  // The kernels that take the map read the tensor through it (TMA loads;
+  // fp4train's kernels store nothing through a map), so the host copy
+  // stays current.
+  OpOperand &tensor = create.getTensorMutable();
+  if (getRoot(tensor.get()).getDefiningOp<gpu::AllocOp>())
+    return success();
+  return useOnDevice(create, tensor);
 }
 
 void DeviceMemoryPlacer::copyToHost(Value root, Buffer &buffer,

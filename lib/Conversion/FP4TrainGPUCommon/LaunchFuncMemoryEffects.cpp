@@ -3,6 +3,7 @@
 #include "fp4train/Conversion/FP4TrainGPUCommon/LaunchFuncMemoryEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -29,7 +30,28 @@ struct LaunchFuncMemoryEffectsModel
   }
 };
 
+struct TensorMapMemoryEffectsModel
+    : public MemoryEffectOpInterface::ExternalModel<
+          TensorMapMemoryEffectsModel, nvgpu::TmaCreateDescriptorOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    auto create = cast<nvgpu::TmaCreateDescriptorOp>(op);
+    effects.emplace_back(MemoryEffects::Read::get(),
+                         &create.getTensorMutable());
+  }
+};
+
 } // namespace
+
+void mlir::fp4train::registerTensorMapMemoryEffectsModel(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, nvgpu::NVGPUDialect *) {
+    nvgpu::TmaCreateDescriptorOp::attachInterface<TensorMapMemoryEffectsModel>(
+        *ctx);
+  });
+}
 
 void mlir::fp4train::registerGPULaunchFuncMemoryEffectsModel(
     DialectRegistry &registry) {

@@ -1,7 +1,8 @@
 //===- LaunchFuncMemoryEffects.h - Effects of gpu.launch_func ---*- C++ -*-===//
 //
-// An external model both GPU pipelines (ROCm and CUDA) need: upstream's
-// gpu.launch_func declares no memory effects.
+// External models the GPU pipelines need: upstream's gpu.launch_func (both
+// pipelines) and nvgpu.tma.create.descriptor (CUDA) declare no memory
+// effects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,14 @@ namespace fp4train {
 /// bodies, whose gpu.barrier has no declared effects either); with this
 /// model it sees a launch as a use of its buffers.
 void registerGPULaunchFuncMemoryEffectsModel(DialectRegistry &registry);
+
+/// Declares that nvgpu.tma.create.descriptor reads its tensor (the host
+/// encodes a TMA tensor map of it; upstream declares no effects, which
+/// buffer deallocation refuses). The map holds the tensor's address, not a
+/// use of it: a launch that reads through a map must take the tensor's
+/// memref too, so that deallocation keeps the buffer alive until the launch
+/// (and fp4train-gpu-device-memory gives the map the device twin).
+void registerTensorMapMemoryEffectsModel(DialectRegistry &registry);
 
 } // namespace fp4train
 } // namespace mlir
