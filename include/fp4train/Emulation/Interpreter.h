@@ -140,7 +140,6 @@ public:
   /// fails with "reads `what`".
   void setPending(Value value, std::string what);
   void clearPending(Value value);
-  bool isPending(Value value) const;
 
   /// Calls `body` for every active lane.
   void forEachActiveLane(llvm::function_ref<void(unsigned lane)> body) const;

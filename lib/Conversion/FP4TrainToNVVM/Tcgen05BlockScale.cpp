@@ -83,6 +83,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -204,19 +205,12 @@ struct OutputTile {
   Value rowBase[2];
 };
 
-/// Output tiles of every batch entry.
-int64_t getTcgen05Tiles(const GemmProblem &problem) {
-  return llvm::divideCeil(problem.n, kTile) *
-         llvm::divideCeil(problem.m, kTile) * problem.batch;
-}
-
 class Tcgen05KernelBuilder {
 public:
   Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
-                       const Tcgen05Format &format, bool viaIntrinsics,
-                       int64_t workgroups)
+                       const Tcgen05Format &format, bool viaIntrinsics)
       : b(b), loc(loc), km{{b, loc}}, problem(problem), format(format),
-        viaIntrinsics(viaIntrinsics), workgroups(workgroups),
+        viaIntrinsics(viaIntrinsics),
         kSteps(llvm::divideCeil(problem.k, format.getStageK())) {}
 
   void build(gpu::LaunchOp launch);
@@ -326,20 +320,20 @@ private:
   const GemmProblem &problem;
   Tcgen05Format format;
   bool viaIntrinsics;
-  /// The launch's workgroups (the grid is workgroups x 1 x 1).
-  int64_t workgroups;
   /// K steps per tile.
   int64_t kSteps;
+  /// The launch's workgroups (the grid is workgroups x 1 x 1, as
+  /// lowerScaledMatmulToLaunch made it; set by build()).
+  int64_t workgroups = 0;
 
   // Set by build().
   Value tid, memory, pad, base, tmem;
   /// This workgroup and the number of output tiles it computes.
   Value workgroup, items;
-  /// Global addresses (index) of the operands' code buffers.
-  Value codesAddress[2];
-  /// The same as global pointers (!llvm.ptr<1>), and the aligned base of
-  /// shared memory (!llvm.ptr<3>): byte offsets from them are
-  /// getelementptrs, which the backend folds into [reg + imm] addresses.
+  /// The operands' code buffers as global pointers (!llvm.ptr<1>), and the
+  /// aligned base of shared memory (!llvm.ptr<3>): byte offsets from them
+  /// are getelementptrs, which the backend folds into [reg + imm]
+  /// addresses.
   Value codesPtr[2], sharedBase;
 };
 
@@ -795,7 +789,9 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   // SMs at once share their A and B tiles through L2 (a wave of B200's 148
   // spans 8 x 19 tiles, not a few rows of all columns).
   workgroup = launch.getBlockIds().x;
-  int64_t tiles = getTcgen05Tiles(problem);
+  int64_t tiles = llvm::divideCeil(problem.n, kTile) *
+                  llvm::divideCeil(problem.m, kTile) * problem.batch;
+  workgroups = *getConstantIntValue(launch.getGridSizeX());
   assert(workgroups <= tiles && "the launch has at most one per tile");
   items = km.div(km.add(km.c(tiles + workgroups - 1),
                         arith::SubIOp::create(b, loc, km.c(0), workgroup)),
@@ -809,11 +805,10 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                kSwizzleAlign);
   base = km.add(start, pad);
   for (unsigned operand = 0; operand < 2; ++operand) {
-    codesAddress[operand] = memref::ExtractAlignedPointerAsIndexOp::create(
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
         b, loc, getOperand(operand).codes);
-    Value generic =
-        LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
-                                 km.toI64(codesAddress[operand]));
+    Value generic = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx), km.toI64(address));
     codesPtr[operand] = LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx, 1), generic);
   }
@@ -924,8 +919,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, acc, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
-        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics,
-                             std::min(workgroups, getTcgen05Tiles(problem)))
+        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics)
             .build(launch);
       },
       rewriter);

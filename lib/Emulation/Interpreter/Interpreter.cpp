@@ -403,9 +403,6 @@ void ExecutionContext::setPending(Value value, std::string what) {
 void ExecutionContext::clearPending(Value value) {
   executor.pending.erase(value);
 }
-bool ExecutionContext::isPending(Value value) const {
-  return executor.pending.count(value) != 0;
-}
 int64_t ExecutionContext::getThreadId(unsigned lane, unsigned dim) const {
   return executor.getThreadId(lane, dim);
 }

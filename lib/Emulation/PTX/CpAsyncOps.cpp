@@ -135,7 +135,7 @@ executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
     for (Value coordinate : copy.getCoordinates())
       coords.push_back(static_cast<int32_t>(context.getWord(coordinate, lane)));
     const uint64_t dst = getWord64(context, copy.getDstMem(), lane);
-    if (failed(context.checkSharedAddress(dst, getBoxBytes(map))))
+    if (failed(context.checkSharedAddress(dst, ptx::getBoxBytes(map))))
       return failure();
     bool failedInCore = false;
     const unsigned subgroup = lane / context.getSubgroupSize();
@@ -159,7 +159,7 @@ executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
       return context.fail(error);
     return completeTransaction(context,
                                getWord64(context, copy.getMbar(), lane),
-                               static_cast<uint32_t>(getBoxBytes(map)));
+                               static_cast<uint32_t>(ptx::getBoxBytes(map)));
   });
 }
 

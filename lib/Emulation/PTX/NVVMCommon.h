@@ -13,6 +13,7 @@
 
 #include "fp4train/Emulation/Interpreter.h"
 #include "fp4train/Emulation/PTX.h"
+#include "fp4train/Emulation/Tcgen05.h"
 #include "fp4train/Target/GPUTarget.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -41,6 +42,39 @@ private:
 bool isCommonNVVMOp(Operation &op);
 /// Executes a shared NVVM op (isCommonNVVMOp) for the active lanes.
 LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
+
+/// The models' view of shared memory: the core's checked accesses of the
+/// asynchronous proxy (the tensor core reads operands ordered by mbarriers,
+/// not by bar.sync) on behalf of one warp. A failed access has already set
+/// the core's error.
+class CheckedSharedMemory final
+    : public ::fp4train::emulation::ptx::SharedMemory {
+public:
+  CheckedSharedMemory(ExecutionContext &context, unsigned subgroup)
+      : context(context), subgroup(subgroup) {}
+  std::string read(uint32_t address, unsigned size, uint8_t *out) override {
+    if (succeeded(context.readShared(address, size, subgroup, out,
+                                     /*asyncProxy=*/true)))
+      return {};
+    failedInCore = true;
+    return "shared memory access failed";
+  }
+  bool failedInCore = false;
+
+private:
+  ExecutionContext &context;
+  unsigned subgroup;
+};
+
+/// Turns a model's message into the op's failure (or passes the core's).
+inline LogicalResult check(ExecutionContext &context, const std::string &why,
+                           const CheckedSharedMemory *smem = nullptr) {
+  if (why.empty())
+    return success();
+  if (smem && smem->failedInCore)
+    return failure();
+  return context.fail(why);
+}
 
 /// True for the sm_90a warpgroup MMA ops (WgmmaOps.cpp): wgmma.mma_async,
 /// wgmma.fence, wgmma.commit_group, wgmma.wait_group.

@@ -12,6 +12,8 @@
 #ifndef FP4TRAIN_LIB_EMULATION_PTX_TCGEN05COMMON_H
 #define FP4TRAIN_LIB_EMULATION_PTX_TCGEN05COMMON_H
 
+#include "NVVMCommon.h"
+
 #include "fp4train/Emulation/Interpreter.h"
 #include "fp4train/Emulation/Tcgen05.h"
 
@@ -59,37 +61,10 @@ inline Tcgen05State &getState(ExecutionContext &context) {
   return *static_cast<Tcgen05State *>(context.getWorkgroupState());
 }
 
-/// The models' view of shared memory: the core's checked accesses of the
-/// asynchronous proxy (the tensor core reads operands ordered by mbarriers,
-/// not by bar.sync) on behalf of one warp. A failed access has already set
-/// the core's error.
-class CheckedSharedMemory final : public ptx::SharedMemory {
-public:
-  CheckedSharedMemory(ExecutionContext &context, unsigned subgroup)
-      : context(context), subgroup(subgroup) {}
-  std::string read(uint32_t address, unsigned size, uint8_t *out) override {
-    if (succeeded(context.readShared(address, size, subgroup, out,
-                                     /*asyncProxy=*/true)))
-      return {};
-    failedInCore = true;
-    return "shared memory access failed";
-  }
-  bool failedInCore = false;
-
-private:
-  ExecutionContext &context;
-  unsigned subgroup;
-};
-
-/// Turns a model's message into the op's failure (or passes the core's).
-inline LogicalResult check(ExecutionContext &context, const std::string &why,
-                           const CheckedSharedMemory *smem = nullptr) {
-  if (why.empty())
-    return success();
-  if (smem && smem->failedInCore)
-    return failure();
-  return context.fail(why);
-}
+// The shared-memory view and message check of the NVIDIA models
+// (NVVMCommon.h), also used by the wgmma ops.
+using nvvm::check;
+using nvvm::CheckedSharedMemory;
 
 inline LogicalResult requireCtaGroup1(ExecutionContext &context,
                                       bool ctaGroup2) {

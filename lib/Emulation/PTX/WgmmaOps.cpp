@@ -25,7 +25,6 @@
 #include "fp4train/Emulation/Wgmma.h"
 
 #include "NVVMCommon.h"
-#include "Tcgen05Common.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -171,10 +170,10 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
           for (unsigned i = 0; i < registers; ++i)
             c[t][i] = static_cast<uint32_t>(input.at(first + t, i));
         }
-        tcgen05::CheckedSharedMemory smem(context, first / ptx::kWarpSize);
-        if (failed(tcgen05::check(
-                context, ptx::wgmmaFP8(config, descA, descB, smem, c, &d),
-                &smem)))
+        nvvm::CheckedSharedMemory smem(context, first / ptx::kWarpSize);
+        if (failed(nvvm::check(context,
+                               ptx::wgmmaFP8(config, descA, descB, smem, c, &d),
+                               &smem)))
           return failure();
         for (unsigned t = 0; t < kWarpgroup; ++t)
           for (unsigned i = 0; i < registers; ++i)
