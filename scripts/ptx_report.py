@@ -341,6 +341,16 @@ def tcgen05_report(name, ptx, regs, smem):
             " warps 5-8 store tile i's C from one TMEM accumulator while the MMAs of"
             " tile i + 1 fill the other)" if tile_loops else
             "no (one tile per workgroup at this grid)"))
+    if producer:
+        # [TMA1] Codes by TMA: thread 0 issues one cp.async.bulk.tensor per
+        # operand tile and stage; every producer copies its row's scales.
+        body = "\n".join(text(min(producer, key=len)))
+        tma = len(re.findall(r"cp\.async\.bulk\.tensor", body))
+        copies = len(re.findall(r"cp\.async\.c[ag]\.", body))
+        print("  operand loads per stage: %s" % (
+            "codes by TMA (%d cp.async.bulk.tensor of 16 KiB from one thread, 128-byte"
+            " swizzled boxes), scales by %d cp.async per producer thread" % (tma, copies)
+            if tma else "codes and scales by %d cp.async per producer thread" % copies))
     if producer and issuer:
         p_slots = len(statements(text(min(producer, key=len))))
         i_slots = len(statements(text(min(issuer, key=len))))

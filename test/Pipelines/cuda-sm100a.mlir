@@ -22,7 +22,11 @@
 // MXFP4:     llvm.func @fprop
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
-// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 dynamic_shared_memory_size %{{.*}}
+// The GEMM's codes come by TMA ([TMA1]): the host encodes a tensor map of
+// each operand's codes (from its device twin) and passes it as a pointer.
+// MXFP4:       %[[MAP_A:.*]] = llvm.call @mgpuTensorMapEncodeTiledMemref(
+// MXFP4:       %[[MAP_B:.*]] = llvm.call @mgpuTensorMapEncodeTiledMemref(
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64 dynamic_shared_memory_size %{{.*}} args({{.*}}%[[MAP_A]] : !llvm.ptr, %[[MAP_B]] : !llvm.ptr
 // SM100:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx88">
 // SM100-SAME:  .version 8.8{{\\0A}}.target sm_100a
 // SM103:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_103a", features = "+ptx88">
@@ -34,6 +38,8 @@
 // MXFP4-SAME:  mbarrier.init.shared.b64
 // MXFP4-SAME:  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
 // MXFP4-SAME:  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned
+// MXFP4-SAME:  mbarrier.expect_tx.relaxed.cta.shared.b64
+// MXFP4-SAME:  cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes
 // MXFP4-SAME:  mbarrier.arrive.shared.b64
 // MXFP4-SAME:  tcgen05.ld.sync.aligned.32x32b.x32.b32
 // MXFP4-SAME:  tcgen05.wait::ld.sync.aligned
@@ -54,14 +60,17 @@
 // NVFP4-NOT:   .extern
 
 // With mxfp8 (K = 512 in 4 stages of 128), E4M3 on kind::mxf8f6f4: the
-// producers copy the codes with cp.async and publish a stage two stages
-// later; the MMA thread waits on each stage, copies the scales, issues the
-// MMAs and commits (LLVM unrolls the 4 steps of the one tile).
+// producers load the codes by TMA, copy the scales with cp.async and
+// publish a stage two stages later; the MMA thread waits on each stage,
+// copies the scales to tensor memory, issues the MMAs and commits (LLVM
+// unrolls the 4 steps of the one tile; the roles' code comes in no fixed
+// order).
 // MXFP8:     gpu.binary @fprop_kernel
 // MXFP8-SAME:  cvt.rn.satfinite.e4m3x2.f32
 // MXFP8:     gpu.binary @fprop_kernel_1
-// MXFP8-SAME:  cp.async.cg.shared.global{{.*}}cp.async.commit_group{{.*}}cp.async.wait_group {{(\\09)?}}2
-// MXFP8-SAME:  mbarrier.try_wait.parity{{.*}}tcgen05.cp.cta_group::1.32x128b.warpx4{{.*}}tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32{{.*}}tcgen05.commit
+// MXFP8-DAG:   cp.async.bulk.tensor.3d{{.*}}cp.async.ca.shared.global{{.*}}cp.async.commit_group
+// MXFP8-DAG:   cp.async.wait_group {{(\\09)?}}2
+// MXFP8-DAG:   mbarrier.try_wait.parity{{.*}}tcgen05.cp.cta_group::1.32x128b.warpx4{{.*}}tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32{{.*}}tcgen05.commit
 // MXFP8-NOT:   .extern
 
 // LLVM:      gpu.binary @fprop_kernel_1

@@ -29,7 +29,11 @@
 // Kernel operands reach the cubin as convert-gpu-to-nvvm passes them: a
 // memref of rank r as (allocated ptr, aligned ptr, offset, r sizes, r
 // strides), every field 8 bytes; an index or i64 as 8 bytes, an i32 or f32
-// as 4. fp4-gpu-run checks each size against cuFuncGetParamInfo.
+// as 4; a pointer to a TMA tensor map ([TMA1], made on the host by
+// nvgpu.tma.create.descriptor) as 8 bytes, recorded as the map's fields and
+// its tensor's buffer, which fp4-gpu-run encodes with the driver. A
+// tensor a launch reads only through a map is one of the launch's buffers.
+// fp4-gpu-run checks each size against cuFuncGetParamInfo.
 //
 // The manifest (OUT/manifest.txt, one record per line) is documented in
 // tools/fp4-gpu-run/fp4-gpu-run.cpp, which reads it.
@@ -41,6 +45,7 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainTypes.h"
 #include "fp4train/Emulation/GPUEmulator.h"
+#include "fp4train/Emulation/Tma.h"
 
 #include "fp4train/Conversion/FP4TrainToNVVM/FP4TrainToNVVM.h"
 #include "fp4train/InitFP4Train.h"
@@ -52,6 +57,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -78,6 +84,7 @@
 using namespace mlir;
 using namespace mlir::fp4train;
 namespace numerics = ::fp4train::numerics;
+namespace ptx = ::fp4train::emulation::ptx;
 
 namespace {
 
@@ -328,12 +335,79 @@ OwningOpRef<ModuleOp> compile(ModuleOp source,
   return module;
 }
 
+/// The tensor map a pointer kernel operand at `address` points at (the
+/// emulator's image of it, ptx::encodeTensorMap) and the
+/// allocation of its tensor; fails the case for any other pointer.
+std::pair<ptx::TensorMap, emulation::LaunchPointer>
+getTensorMap(const emulation::LaunchInfo &launch, uint64_t address) {
+  std::optional<emulation::LaunchPointer> image = launch.findGlobal(address);
+  if (!image || image->offset + ptx::kTensorMapBytes > image->memory->size())
+    fail("a pointer kernel operand points at no host-made tensor map, the "
+         "only pointers the runner passes");
+  ptx::TensorMap map;
+  if (std::string error =
+          ptx::decodeTensorMap(llvm::ArrayRef(*image->memory)
+                                   .slice(image->offset, ptx::kTensorMapBytes),
+                               &map);
+      !error.empty())
+    fail("a pointer kernel operand: " + error);
+  std::optional<emulation::LaunchPointer> tensor =
+      launch.findGlobal(map.globalAddress);
+  if (!tensor)
+    fail("a tensor map's tensor lies in no allocation");
+  return {map, *tensor};
+}
+
+bool isPointerOperand(Value operand) {
+  return isa<LLVM::LLVMPointerType>(operand.getType());
+}
+
+/// A buffer a launch touches: the allocation of a memref operand, or of the
+/// tensor of a tensor-map operand.
+struct LaunchBuffer {
+  const void *id;
+  const std::vector<uint8_t> *memory;
+  unsigned elementBytes;
+};
+
+std::vector<LaunchBuffer> getBuffers(const emulation::LaunchInfo &launch) {
+  gpu::LaunchFuncOp op = launch.op; // op accessors are not const
+  std::vector<LaunchBuffer> buffers;
+  for (auto [operand, value] :
+       llvm::zip(op.getKernelOperands(), launch.operands)) {
+    if (const auto *memref = std::get_if<emulation::LaunchMemRef>(&value)) {
+      buffers.push_back({memref->id, memref->memory, memref->elementBytes});
+    } else if (isPointerOperand(operand)) {
+      auto [map, tensor] = getTensorMap(launch, std::get<uint64_t>(value));
+      buffers.push_back({tensor.id, tensor.memory, map.elementBytes});
+    }
+  }
+  return buffers;
+}
+
 /// The manifest's param records of one launch (see the file comment).
 void writeParams(llvm::raw_ostream &os, const emulation::LaunchInfo &launch,
                  llvm::function_ref<unsigned(const void *)> bufferId) {
   gpu::LaunchFuncOp op = launch.op; // op accessors are not const
   for (auto [operand, value] :
        llvm::zip(op.getKernelOperands(), launch.operands)) {
+    if (isPointerOperand(operand)) {
+      auto [map, tensor] = getTensorMap(launch, std::get<uint64_t>(value));
+      os << "param tensormap " << bufferId(tensor.id) << " " << tensor.offset
+         << " " << map.rank << " " << map.elementBytes << " "
+         << (map.swizzle == ptx::SwizzleMode::None
+                 ? 0
+                 : ptx::getSwizzleBytes(map.swizzle))
+         << " " << map.l2Promotion;
+      for (unsigned d = 0; d < map.rank; ++d)
+        os << " " << map.sizes[d];
+      for (unsigned d = 1; d < map.rank; ++d)
+        os << " " << map.strides[d];
+      for (unsigned d = 0; d < map.rank; ++d)
+        os << " " << map.box[d];
+      os << "\n";
+      continue;
+    }
     if (const auto *memref = std::get_if<emulation::LaunchMemRef>(&value)) {
       unsigned id = bufferId(memref->id);
       os << "param ptr " << id << "\nparam ptr " << id << "\n";
@@ -418,16 +492,15 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
   hooks.onLaunch = [&](const emulation::LaunchInfo &launch, bool after) {
     auto forEachBuffer = [&](auto body) {
       std::set<unsigned> seen;
-      for (const auto &value : launch.operands)
-        if (const auto *memref = std::get_if<emulation::LaunchMemRef>(&value))
-          if (seen.insert(bufferId(memref->id)).second)
-            body(bufferId(memref->id), *memref);
+      for (const LaunchBuffer &buffer : getBuffers(launch))
+        if (seen.insert(bufferId(buffer.id)).second)
+          body(bufferId(buffer.id), buffer);
     };
     if (after) {
       size_t next = 0;
-      forEachBuffer([&](unsigned id, const emulation::LaunchMemRef &memref) {
+      forEachBuffer([&](unsigned id, const LaunchBuffer &buffer) {
         os << "use " << id << " before " << uses[next++].second << " after "
-           << (check ? folder.blob(*memref.memory) : std::string("-")) << "\n";
+           << (check ? folder.blob(*buffer.memory) : std::string("-")) << "\n";
       });
       os << "end\n";
       return;
@@ -442,12 +515,12 @@ void prepareCase(MLIRContext &context, const Case &c, const GPUTarget &target,
                         launch.block[1], launch.block[2],
                         launch.dynamicSharedBytes);
     uses.clear();
-    forEachBuffer([&](unsigned id, const emulation::LaunchMemRef &memref) {
-      os << "buffer " << id << " " << memref.memory->size() << "\n";
+    forEachBuffer([&](unsigned id, const LaunchBuffer &buffer) {
+      os << "buffer " << id << " " << buffer.memory->size() << "\n";
       uses.emplace_back(
-          id, check ? folder.blob(*memref.memory)
+          id, check ? folder.blob(*buffer.memory)
                     : llvm::formatv("fill {0:x-8}",
-                                    getFillPattern(memref.elementBytes))
+                                    getFillPattern(buffer.elementBytes))
                           .str());
     });
     writeParams(os, launch, bufferId);
@@ -537,7 +610,7 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
 
   Folder folder(out);
-  folder.manifest() << "fp4-gpu-check 2\nchip " << chip << "\n";
+  folder.manifest() << "fp4-gpu-check 3\nchip " << chip << "\n";
   for (const Case &c : cases)
     prepareCase(context, c, target, toolkit, folder);
   folder.write();

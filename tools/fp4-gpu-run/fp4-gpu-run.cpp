@@ -13,7 +13,7 @@
 // not, 2 when the run cannot happen (no driver, no device, a bad folder).
 //
 // The manifest, one record per line:
-//   fp4-gpu-check 2                      the format
+//   fp4-gpu-check 3                      the format
 //   chip CHIP                            what the cubins were built for
 //   case NAME check|timing FLOPS         starts a case (FLOPS: its GEMMs')
 //   cubin ID PATH                        a cubin, by its id
@@ -23,8 +23,19 @@
 //                                        (the kernel is opted in to them
 //                                        past the default 48 KiB)
 //   buffer ID BYTES                      a device buffer of the case
-//   param ptr ID | param u64 HEX | param u32 HEX
-//                                        the kernel's parameters, in order
+//   param ptr ID | param u64 HEX | param u32 HEX |
+//   param tensormap ID OFFSET RANK ELEMENT SWIZZLE L2 DIMS... STRIDES... BOX...
+//                                        the kernel's parameters, in order;
+//                                        a tensor map (decimal fields) is
+//                                        encoded here (cuTensorMapEncodeTiled)
+//                                        over buffer ID + OFFSET bytes: RANK
+//                                        dimensions of ELEMENT-byte elements,
+//                                        innermost first, RANK - 1 byte
+//                                        strides (from dimension 1), the box;
+//                                        SWIZZLE 0/32/64/128 bytes, L2
+//                                        promotion 0/64/128/256 bytes, zero
+//                                        fill out of bounds; the kernel gets a
+//                                        pointer to a device copy of the map
 //   use ID before BLOB|fill HEX after BLOB|-
 //                                        a buffer's contents before the
 //                                        launch (a file, or a 32-bit fill
@@ -93,6 +104,7 @@ struct Driver {
   FP4_DRIVER_FUNCTION(cuEventSynchronize)
   FP4_DRIVER_FUNCTION(cuEventElapsedTime)
   FP4_DRIVER_FUNCTION(cuGetErrorString)
+  FP4_DRIVER_FUNCTION(cuTensorMapEncodeTiled)
 #undef FP4_DRIVER_FUNCTION
 
   /// Looks `name` up, versioned names first (cuda.h maps cuMemAlloc to
@@ -138,6 +150,7 @@ struct Driver {
     FP4_LOOKUP(cuEventSynchronize, true)
     FP4_LOOKUP(cuEventElapsedTime, true)
     FP4_LOOKUP(cuGetErrorString, true)
+    FP4_LOOKUP(cuTensorMapEncodeTiled, false) // CUDA 12 drivers and later
 #undef FP4_LOOKUP
   }
 
@@ -158,9 +171,19 @@ std::vector<uint8_t> readBytes(const std::string &path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});
 }
 
+/// A TMA tensor map over a buffer of the case (the manifest's `param
+/// tensormap`).
+struct TensorMapParam {
+  unsigned buffer = 0, rank = 0, elementBytes = 0, swizzle = 0, l2 = 0;
+  uint64_t offset = 0;
+  cuuint64_t dims[5] = {}, strides[4] = {};
+  cuuint32_t box[5] = {};
+};
+
 struct Param {
-  enum Kind { Pointer, U64, U32 } kind;
+  enum Kind { Pointer, U64, U32, TensorMap } kind;
   uint64_t value; // buffer id for Pointer
+  TensorMapParam map;
 };
 
 struct Use {
@@ -230,8 +253,8 @@ Manifest readManifest(const std::string &folder) {
       continue;
     if (number == 1) {
       std::string version;
-      if (record != "fp4-gpu-check" || !(words >> version) || version != "2")
-        fatal("manifest.txt is not an fp4-gpu-check 2 manifest (prepare the "
+      if (record != "fp4-gpu-check" || !(words >> version) || version != "3")
+        fatal("manifest.txt is not an fp4-gpu-check 3 manifest (prepare the "
               "folder again with this runner's make gpu-check)");
       continue;
     }
@@ -284,6 +307,36 @@ Manifest readManifest(const std::string &folder) {
         param.kind = Param::Pointer;
         if (!(words >> param.value) ||
             !manifest.cases.back().buffers.count(unsigned(param.value)))
+          bad();
+      } else if (kind == "tensormap") {
+        param.kind = Param::TensorMap;
+        TensorMapParam &m = param.map;
+        if (!(words >> m.buffer >> m.offset >> m.rank >> m.elementBytes >>
+              m.swizzle >> m.l2) ||
+            !manifest.cases.back().buffers.count(m.buffer) || m.rank < 1 ||
+            m.rank > 5)
+          bad();
+        for (unsigned d = 0; d < m.rank; ++d)
+          if (!(words >> m.dims[d]))
+            bad();
+        for (unsigned d = 1; d < m.rank; ++d)
+          if (!(words >> m.strides[d - 1]))
+            bad();
+        for (unsigned d = 0; d < m.rank; ++d)
+          if (!(words >> m.box[d]))
+            bad();
+        // The tensor lies inside its buffer: it ends at OFFSET + DIM0 *
+        // ELEMENT + sum over d > 0 of (DIM_d - 1) * STRIDE_d.
+        uint64_t end = m.offset, term = 0;
+        auto extend = [&](uint64_t count, uint64_t stride) {
+          return !__builtin_mul_overflow(count, stride, &term) &&
+                 !__builtin_add_overflow(end, term, &end);
+        };
+        bool inside = extend(m.dims[0], m.elementBytes);
+        for (unsigned d = 0; d < m.rank; ++d)
+          inside = inside && m.dims[d] > 0 &&
+                   (d == 0 || extend(m.dims[d] - 1, m.strides[d - 1]));
+        if (!inside || end > manifest.cases.back().buffers[m.buffer])
           bad();
       } else if (kind == "u64" || kind == "u32") {
         param.kind = kind == "u64" ? Param::U64 : Param::U32;
@@ -526,6 +579,43 @@ private:
                  "cuFuncSetAttribute (dynamic shared memory)");
   }
 
+  /// A device copy of the tensor map `m` (cuTensorMapEncodeTiled) over its
+  /// buffer.
+  CUdeviceptr makeTensorMap(const TensorMapParam &m,
+                            const std::map<unsigned, CUdeviceptr> &buffers) {
+    if (!driver.cuTensorMapEncodeTiled)
+      fatal("the driver has no cuTensorMapEncodeTiled (CUDA 12 or later), "
+            "which the TMA kernels' tensor maps need");
+    CUtensorMapDataType type =
+        m.elementBytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+        : m.elementBytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+        : m.elementBytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                              : CU_TENSOR_MAP_DATA_TYPE_INT64;
+    CUtensorMapSwizzle swizzle = m.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : m.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                 : m.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                   : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUtensorMapL2promotion l2 = m.l2 == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                : m.l2 == 128
+                                    ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                : m.l2 == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                             : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
+    CUtensorMap map;
+    void *address = reinterpret_cast<void *>(buffers.at(m.buffer) + m.offset);
+    driver.check(driver.cuTensorMapEncodeTiled(
+                     &map, type, m.rank, address, m.dims, m.strides, m.box,
+                     elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                 "cuTensorMapEncodeTiled");
+    CUdeviceptr copy;
+    driver.check(driver.cuMemAlloc(&copy, sizeof(map)),
+                 "cuMemAlloc (tensor map)");
+    driver.check(driver.cuMemcpyHtoD(copy, &map, sizeof(map)),
+                 "cuMemcpyHtoD (tensor map)");
+    return copy;
+  }
+
   Result runLaunch(const Case &c, const Launch &launch,
                    const std::map<unsigned, CUdeviceptr> &buffers) {
     CUfunction function = getFunction(launch);
@@ -546,13 +636,18 @@ private:
                      "cuMemcpyHtoD");
       }
     };
-    // The parameters, each in its own slot, as cuLaunchKernel takes them.
+    // The parameters, each in its own slot, as cuLaunchKernel takes them;
+    // tensor maps as device copies, freed after the launch's runs.
     std::vector<uint64_t> values(launch.params.size());
     std::vector<void *> args(launch.params.size());
+    std::vector<CUdeviceptr> maps;
     for (size_t i = 0; i < launch.params.size(); ++i) {
       const Param &p = launch.params[i];
-      values[i] =
-          p.kind == Param::Pointer ? buffers.at(unsigned(p.value)) : p.value;
+      if (p.kind == Param::TensorMap)
+        values[i] = maps.emplace_back(makeTensorMap(p.map, buffers));
+      else
+        values[i] =
+            p.kind == Param::Pointer ? buffers.at(unsigned(p.value)) : p.value;
       args[i] = &values[i]; // little-endian: a u32 is the low half
       if (driver.cuFuncGetParamInfo) {
         size_t offset = 0, size = 0;
@@ -622,6 +717,8 @@ private:
     }
     std::sort(times.begin(), times.end());
     r.micros = times.empty() ? 0 : times[times.size() / 2] * 1e3;
+    for (CUdeviceptr map : maps)
+      driver.cuMemFree(map);
     return r;
   }
 

@@ -49,8 +49,10 @@
 #include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 #include <cmath>
 #include <functional>
@@ -383,6 +385,17 @@ enum class Break {
   /// No tcgen05.commit: the epilogue waits for a phase nobody completes (a
   /// deadlock between the fibers of the roles, not a hang).
   MissingCommit,
+  /// The code tensor maps without swizzle: the TMA boxes land row-major,
+  /// not in the 128-byte swizzled layout the MMA descriptors read.
+  TensorMapSwizzle,
+  /// The code tensor maps' box 64 rows instead of 128: half of each stage
+  /// never arrives, and the transaction count the producer expects is never
+  /// met (a deadlock).
+  TensorMapBox,
+  /// The tile order: workgroup 2i + 1 walks the tiles of workgroup 2i
+  /// (block id x with bit 0 cleared), so half of the tiles are never
+  /// computed.
+  TileOrder,
 };
 
 struct BreakCase {
@@ -394,8 +407,11 @@ std::string getBreakTestName(const BreakCase &c) {
   const char *what = c.what == Break::InstrDescriptorN ? "idesc_n"
                      : c.what == Break::SmemDescriptorSwizzle
                          ? "smem_desc_swizzle"
-                     : c.what == Break::ScaleColumn ? "scale_column"
-                                                    : "missing_commit";
+                     : c.what == Break::ScaleColumn      ? "scale_column"
+                     : c.what == Break::MissingCommit    ? "missing_commit"
+                     : c.what == Break::TensorMapSwizzle ? "tensor_map_swizzle"
+                     : c.what == Break::TensorMapBox     ? "tensor_map_box"
+                                                         : "tile_order";
   return std::string(what) + "_" + getGemmTestName(c.gemm);
 }
 
@@ -403,9 +419,52 @@ void PrintTo(const BreakCase &c, std::ostream *os) {
   *os << getBreakTestName(c);
 }
 
-/// Applies `what` to every tcgen05.mma of `module`; returns how many it
-/// changed.
+/// Applies `what` to every tensor map (host nvgpu.tma.create.descriptor) of
+/// `module`; returns how many it changed.
+int breakTensorMaps(ModuleOp module, Break what) {
+  SmallVector<nvgpu::TmaCreateDescriptorOp> maps;
+  module.walk([&](nvgpu::TmaCreateDescriptorOp op) { maps.push_back(op); });
+  for (nvgpu::TmaCreateDescriptorOp map : maps) {
+    if (what == Break::TensorMapBox) {
+      // Box (batch, rows, K bytes): rows 128 -> 64.
+      OpBuilder b(map);
+      map.getBoxDimensionsMutable()[1].set(
+          arith::ConstantIndexOp::create(b, map.getLoc(), 64));
+      continue;
+    }
+    nvgpu::TensorMapDescriptorType type = map.getTensorMap().getType();
+    map.getTensorMap().setType(nvgpu::TensorMapDescriptorType::get(
+        type.getContext(), type.getTensor(),
+        nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE, type.getL2promo(),
+        type.getOob(), type.getInterleave()));
+  }
+  return maps.size();
+}
+
+/// Clears bit 0 of every block id x read (gpu.block_id x) of `module`'s
+/// kernels; returns how many it changed.
+int breakTileOrder(ModuleOp module) {
+  SmallVector<gpu::BlockIdOp> reads;
+  module.walk([&](gpu::BlockIdOp op) {
+    if (op.getDimension() == gpu::Dimension::x)
+      reads.push_back(op);
+  });
+  for (gpu::BlockIdOp read : reads) {
+    OpBuilder b(read->getBlock(), std::next(read->getIterator()));
+    Value mask = arith::ConstantIndexOp::create(b, read.getLoc(), ~int64_t{1});
+    auto cleared = arith::AndIOp::create(b, read.getLoc(), read, mask);
+    read.getResult().replaceAllUsesExcept(cleared, cleared);
+  }
+  return reads.size();
+}
+
+/// Applies `what` to every tcgen05.mma of `module` (or to what else the
+/// break names); returns how many ops it changed.
 int breakModule(ModuleOp module, Break what) {
+  if (what == Break::TensorMapSwizzle || what == Break::TensorMapBox)
+    return breakTensorMaps(module, what);
+  if (what == Break::TileOrder)
+    return breakTileOrder(module);
   SmallVector<Operation *> mmas;
   if (what == Break::MissingCommit) {
     module.walk([&](Operation *op) {
@@ -443,6 +502,9 @@ int breakModule(ModuleOp module, Break what) {
       xorWith(1, uint64_t{0x2 ^ 0x4} << 61);
       break;
     case Break::MissingCommit:
+    case Break::TensorMapSwizzle:
+    case Break::TensorMapBox:
+    case Break::TileOrder:
       break;
     case Break::ScaleColumn: {
       Value ptr = mma->getOperand(5);
@@ -478,7 +540,7 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
       },
       [&](ModuleOp module) { broken = breakModule(module, c.what); },
       /*report=*/false);
-  ASSERT_GT(broken, 0) << "no tcgen05.mma in the lowered module";
+  ASSERT_GT(broken, 0) << "nothing to break in the lowered module";
   RecordProperty("outcome",
                  bad < 0 ? error : std::to_string(bad) + " mismatches");
   // Either the emulator rejects the broken kernel or its result differs.
@@ -487,7 +549,7 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
     EXPECT_FALSE(error.empty());
   // Not an op the emulator lacks: the models saw the broken field.
   EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
-  if (c.what == Break::MissingCommit)
+  if (c.what == Break::MissingCommit || c.what == Break::TensorMapBox)
     EXPECT_NE(error.find("can complete it (a missing arrive"),
               std::string::npos)
         << error;
@@ -495,13 +557,20 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
 
 std::vector<BreakCase> getBreakCases() {
   std::vector<BreakCase> cases;
+  // K = 320 and 512: every case loads its codes by TMA.
   for (Break what : {Break::InstrDescriptorN, Break::SmemDescriptorSwizzle,
-                     Break::ScaleColumn, Break::MissingCommit})
+                     Break::ScaleColumn, Break::MissingCommit,
+                     Break::TensorMapSwizzle, Break::TensorMapBox})
     for (GemmCase gemm :
          std::vector<GemmCase>{{1, 130, 70, 320, "nvfp4", "nvfp4"},
                                {1, 128, 128, 512, "mxfp4", "mxfp4"},
                                {1, 130, 70, 320, "e4m3", "e5m2"}})
       cases.push_back({what, gemm});
+  // Two tiles on two workgroups (one tile would have no order to break).
+  for (GemmCase gemm :
+       std::vector<GemmCase>{{1, 130, 70, 320, "nvfp4", "nvfp4"},
+                             {1, 256, 128, 512, "mxfp4", "mxfp4"}})
+    cases.push_back({Break::TileOrder, gemm});
   return cases;
 }
 

@@ -46,6 +46,9 @@ struct TmaOptions {
   /// Added to the 1024-byte aligned destination.
   unsigned dstOffset = 0;
   bool expectTx = true;
+  /// A gpu.alloc in the host function: the emulator then keeps host and
+  /// device memory apart, and the map of the host argument is refused.
+  bool separateMemories = false;
 };
 
 /// `text` with each `$NAME` of `values` replaced.
@@ -116,7 +119,7 @@ $EXPECT        %ck = arith.constant $K : i32
     %box_b = arith.constant 1 : index
     %box_r = arith.constant $BOXROWS : index
     %box_k = arith.constant $BOXBYTES : index
-    %u = memref.cast %codes : memref<$TENSOR> to memref<*xi8>
+$ALLOC    %u = memref.cast %codes : memref<$TENSOR> to memref<*xi8>
     %d = nvgpu.tma.create.descriptor %u box[%box_b, %box_r, %box_k] : memref<*xi8> -> $DESC
     gpu.launch_func @k::@kernel blocks in (%c1, %c1, %c1)
         threads in (%c32, %c1, %c1)
@@ -125,8 +128,10 @@ $EXPECT        %ck = arith.constant $K : i32
   }
 }
 )";
+  const std::string alloc =
+      o.separateMemories ? "    %dev = gpu.alloc () : memref<16xi8>\n" : "";
   return substitute(
-      substitute(text, {{"$EXPECT", expectTx}}),
+      substitute(text, {{"$EXPECT", expectTx}, {"$ALLOC", alloc}}),
       {{"$DESC", "!nvgpu.tensormap.descriptor<tensor = memref<1x" +
                      std::to_string(kBoxRows) + "x" +
                      std::to_string(o.boxBytes) +
@@ -277,6 +282,14 @@ TEST_F(TmaTest, LoadWithoutExpectTxNeverCompletesThePhase) {
   o.expectTx = false;
   expectError(o, "1 pending arrivals and tx-count -8192: no other "
                  "thread of the workgroup can complete it");
+}
+
+TEST_F(TmaTest, HostTensorWithoutUnifiedMemoryIsRefused) {
+  // cuTensorMapEncodeTiled takes the address a kernel will read: without
+  // unified memory a host buffer's is useless to the GPU.
+  TmaOptions o;
+  o.separateMemories = true;
+  expectError(o, "the memref is host memory: without unified memory");
 }
 
 TEST(TensorMapTest, EncodingConstraints) {

@@ -196,9 +196,10 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     once per workgroup; f32 or fused bf16 epilogue; ragged M, N and K.
     On sm_100a / sm_103a the kernel is tcgen05's, persistent: a grid of
     `gemm-workgroups` workgroups (148 by default) of 288 threads walks the
-    128x128 output tiles ([PERS1], docs/nvvm.md): 4 producer warps copy
-    the tiles (`cp.async`) in the 128-byte swizzle and stage the scale atoms
-    over a 4-stage mbarrier ring, one thread copies the scales to tensor
+    128x128 output tiles ([PERS1], docs/nvvm.md): 4 producer warps load
+    the tiles in the 128-byte swizzle (by TMA on tensor maps the host makes,
+    [TMA1], or by `cp.async` where E2M1 rows are 8 mod 16 bytes) and copy
+    the scale atoms over a 4-stage mbarrier ring, one thread copies the scales to tensor
     memory with `tcgen05.cp` and issues
     `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16` /
     `.block32` or `kind::mxf8f6f4.block_scale.block32` into one of two
@@ -275,6 +276,7 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -189,6 +190,8 @@ public:
   LogicalResult checkSharedAddress(uint64_t address, unsigned size);
   /// The global view of a memref operand (host or kernel): the byte address
   /// of its first element, its sizes and element strides, element bytes.
+  /// Without unified memory the memref must be device memory (the address
+  /// is one the GPU dereferences).
   struct GlobalMemRef {
     uint64_t address = 0;
     SmallVector<int64_t> sizes, strides;
@@ -261,14 +264,27 @@ struct LaunchMemRef {
   unsigned elementBytes = 0;
 };
 
+/// A global address inside an allocation: its bytes and id as in
+/// LaunchMemRef, and the byte offset.
+struct LaunchPointer {
+  const std::vector<uint8_t> *memory = nullptr;
+  const void *id = nullptr;
+  uint64_t offset = 0;
+};
+
 /// One gpu.launch_func as the emulator executes it.
 struct LaunchInfo {
   gpu::LaunchFuncOp op;
   std::array<int64_t, 3> grid{}, block{};
   /// The launch's dynamic shared memory bytes (0 without).
   int64_t dynamicSharedBytes = 0;
-  /// One entry per kernel operand: a memref, or a scalar's bits.
+  /// One entry per kernel operand: a memref, or a scalar's bits (a pointer
+  /// operand's address).
   std::vector<std::variant<LaunchMemRef, uint64_t>> operands;
+  /// The global allocation holding `address`, or std::nullopt: what a
+  /// pointer operand points at (a TMA tensor map the host made, and through
+  /// it the tensor).
+  std::function<std::optional<LaunchPointer>(uint64_t address)> findGlobal;
 };
 
 /// Callbacks around every kernel launch of an emulation; a device runner

@@ -61,6 +61,9 @@ struct TensorMap {
   std::array<uint32_t, kTensorMapMaxRank> box{};
   /// None, B32, B64 or B128 (Tcgen05.h's enumeration).
   SwizzleMode swizzle = SwizzleMode::None;
+  /// The L2 promotion in bytes (0, 64, 128 or 256): a performance hint the
+  /// model keeps only to hand it on (fp4-gpu-prepare's manifest).
+  unsigned l2Promotion = 0;
 };
 
 /// "" or which of cuTensorMapEncodeTiled's constraints `map` breaks.

@@ -12,10 +12,14 @@
 //  - warps 0-3, producers: stage pipeline step s (K step s % kSteps of
 //    tile s / kSteps; the step count runs on across tiles) in stage s % 4,
 //    once the MMAs of step s - 4 have released it (mbarrier `empty`), in
-//    the swizzled layout below. Codes go by cp.async (PTX ISA 9.7.9.25.3;
-//    E2M1 stored two per byte, [PK1], the order the MMA reads, so no
-//    repacking), step s published two steps later; scales through
-//    registers. Publishing is fence.proxy.async (the
+//    the swizzled layout below. Codes (E2M1 stored two per byte, [PK1], the
+//    order the MMA reads, so no repacking) come by TMA ([TMA1] in
+//    docs/nvvm.md: thread 0 adds the stage's bytes to `full`'s transaction
+//    count and issues cp.async.bulk.tensor on the host's tensor maps, the
+//    box landing 128-byte swizzled) where code rows are 16-byte multiples,
+//    else by cp.async (PTX ISA 9.7.9.25.3); each thread copies its row's
+//    scale words by cp.async where they are 4-byte aligned, else through
+//    registers. Step s is published two steps later: fence.proxy.async (the
 //    MMA reads shared memory through the async proxy) and an arrive on
 //    `full`;
 //  - thread 128 (lane 0 of warp 4), the MMA issuer: per tile i, waits until
@@ -66,7 +70,8 @@
 // each.
 //
 // Ragged M, N and K: rows past M / N and K past the shape are staged as
-// code 0 with scale code 0 (they add +0); only in-range C is written.
+// code 0 with scale code 0 (they add +0: TMA's out-of-bounds fill, or
+// copies of 0 bytes); only in-range C is written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +87,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -205,13 +211,56 @@ struct OutputTile {
   Value rowBase[2];
 };
 
+/// [TMA1] True when the stored code rows of a K-element operand of `format`
+/// can be read by TMA: the tensor map's row stride (K bytes, or K / 2 for
+/// E2M1) must be a multiple of 16 bytes.
+bool canLoadCodesByTma(const Tcgen05Format &format, int64_t k) {
+  return (format.fp4 ? k / 2 : k) % 16 == 0;
+}
+
+/// [TMA1] A tensor map of `codes` (memref<batch x rows x row bytes x i8>)
+/// whose box is one stage of one operand tile, 1 x 128 rows x 128 bytes,
+/// landing in the 128-byte swizzled layout the MMA descriptors describe,
+/// out-of-range rows and K bytes zero-filled. Host code, built before
+/// `launch`; the kernel gets it as a pointer (an argument of tensor-map
+/// type would not pass convert-gpu-to-nvvm).
+Value buildCodesTensorMap(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                          Value codes) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(launch);
+  MLIRContext *ctx = b.getContext();
+  auto box = MemRefType::get(
+      {1, kTile, kRowBytes}, b.getI8Type(), AffineMap(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  auto type = nvgpu::TensorMapDescriptorType::get(
+      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(b.getI8Type(), Attribute()), codes);
+  IndexMath im{b, loc};
+  Value map = nvgpu::TmaCreateDescriptorOp::create(
+      b, loc, type, unranked,
+      ValueRange{im.c(1), im.c(kTile), im.c(kRowBytes)});
+  return UnrealizedConversionCastOp::create(
+             b, loc, LLVM::LLVMPointerType::get(ctx), map)
+      .getResult(0);
+}
+
 class Tcgen05KernelBuilder {
 public:
+  /// `codesMaps`: the operands' code tensor maps (buildCodesTensorMap), or
+  /// empty to stage codes by cp.async.
   Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
-                       const Tcgen05Format &format, bool viaIntrinsics)
+                       const Tcgen05Format &format, bool viaIntrinsics,
+                       ArrayRef<Value> codesMaps)
       : b(b), loc(loc), km{{b, loc}}, problem(problem), format(format),
         viaIntrinsics(viaIntrinsics),
-        kSteps(llvm::divideCeil(problem.k, format.getStageK())) {}
+        kSteps(llvm::divideCeil(problem.k, format.getStageK())),
+        asyncScales(problem.k / format.blockSize % 4 == 0) {
+    llvm::copy(codesMaps, this->codesMaps);
+  }
 
   void build(gpu::LaunchOp launch);
 
@@ -293,6 +342,13 @@ private:
   /// The bounds condition of the chunk of `codes` codes at (row, col) (null
   /// when always in range), with `row` and `col` clamped to a valid chunk.
   Value clampChunk(unsigned operand, Value &row, Value &col, int64_t codes);
+  /// [TMA1] Thread 0: the stage's two code tiles by TMA, completing on
+  /// `full` of the stage with their 32768 bytes.
+  void loadCodesByTma(Value stage, Value kStep, const OutputTile &tile);
+  /// cp.async of the 4 scale codes of atom `atom` of K step `kStep` of
+  /// global row `row` (zeros out of range) to shared byte `offset`.
+  void copyScalesAsync(unsigned operand, Value batch, Value row, Value kStep,
+                       int64_t atom, Value offset);
   /// Makes the shared-memory writes of pipeline step `step` visible to the
   /// MMA thread.
   void publish(Value step);
@@ -322,6 +378,12 @@ private:
   bool viaIntrinsics;
   /// K steps per tile.
   int64_t kSteps;
+  /// True when a row's scale codes of one atom (4 blocks) are 4-byte
+  /// aligned in global memory (K / blockSize % 4 == 0): the producers then
+  /// copy them by cp.async, else through registers.
+  bool asyncScales;
+  /// The code tensor maps of A and B^T (!llvm.ptr), or null.
+  Value codesMaps[2];
   /// The launch's workgroups (the grid is workgroups x 1 x 1, as
   /// lowerScaledMatmulToLaunch made it; set by build()).
   int64_t workgroups = 0;
@@ -330,11 +392,11 @@ private:
   Value tid, memory, pad, base, tmem;
   /// This workgroup and the number of output tiles it computes.
   Value workgroup, items;
-  /// The operands' code buffers as global pointers (!llvm.ptr<1>), and the
-  /// aligned base of shared memory (!llvm.ptr<3>): byte offsets from them
-  /// are getelementptrs, which the backend folds into [reg + imm]
-  /// addresses.
-  Value codesPtr[2], sharedBase;
+  /// The operands' code and scale buffers as global pointers
+  /// (!llvm.ptr<1>; codes only without tensor maps), and the aligned base
+  /// of shared memory (!llvm.ptr<3>): byte offsets from them are
+  /// getelementptrs, which the backend folds into [reg + imm] addresses.
+  Value codesPtr[2], scalesPtr[2], sharedBase;
 };
 
 } // namespace
@@ -452,6 +514,62 @@ void Tcgen05KernelBuilder::copyCodesAsync(unsigned operand, Value batch,
                           size);
 }
 
+void Tcgen05KernelBuilder::loadCodesByTma(Value stage, Value kStep,
+                                          const OutputTile &tile) {
+  Value full = fullBarrier(stage);
+  buildIf(b, loc, km.eq(tid, 0), [&]() {
+    // The transaction count first: the phase cannot complete before this
+    // thread's own arrival (publish), but the bytes must be expected before
+    // that arrival is made.
+    NVVM::MBarrierExpectTxOp::create(b, loc, full, km.i32(2 * kTileBytes));
+    Value stageOffset = stageBase(stage);
+    for (unsigned operand = 0; operand < 2; ++operand) {
+      // Box (K byte, row, batch), innermost first as the map's dimensions;
+      // its 128 rows x 128 bytes land 128-byte swizzled at the tile, the
+      // layout of the operand descriptors; rows past the operand and bytes
+      // past K are zero-filled.
+      Value dst =
+          bytePtr(sharedBase, km.add(stageOffset, operand * kTileBytes));
+      SmallVector<Value> box = {km.toI32(km.mul(kStep, kRowBytes)),
+                                km.toI32(tile.rowBase[operand]),
+                                km.toI32(tile.batch)};
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, dst, codesMaps[operand], box, full,
+          /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+          /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/true, /*group=*/nullptr, /*predicate=*/Value());
+    }
+  });
+}
+
+void Tcgen05KernelBuilder::copyScalesAsync(unsigned operand, Value batch,
+                                           Value row, Value kStep, int64_t atom,
+                                           Value offset) {
+  const GemmGlobalOperand &op = getOperand(operand);
+  const int64_t kBlocks = problem.k / format.blockSize;
+  const int64_t scaleRows = cast<MemRefType>(op.scales.getType()).getDimSize(1);
+  Value block = km.add(km.mul(kStep, format.getBlocksPerStage()), 4 * atom);
+  // kBlocks % 4 == 0: the atom's 4 blocks are wholly in or out of range.
+  Value inBounds;
+  if (op.rows % kTile) {
+    inBounds = km.lt(row, op.rows);
+    row = arith::MinUIOp::create(b, loc, row, km.c(op.rows - 1));
+  }
+  if (kBlocks % format.getBlocksPerStage()) {
+    inBounds = km.both(inBounds, km.lt(block, kBlocks));
+    block = arith::MinUIOp::create(b, loc, block, km.c(kBlocks - 4));
+  }
+  Value scaleRow = km.div(row, op.blockRows);
+  Value element = km.add(
+      km.mul(km.add(km.mul(batch, scaleRows), scaleRow), kBlocks), block);
+  Value size;
+  if (inBounds)
+    size = arith::SelectOp::create(b, loc, inBounds, km.i32(4), km.i32(0));
+  NVVM::CpAsyncOp::create(b, loc, bytePtr(sharedBase, offset),
+                          bytePtr(scalesPtr[operand], element), 4,
+                          NVVM::LoadCacheModifierKind::CA, size);
+}
+
 Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value batch, Value row,
                                        Value kStep) {
   const GemmGlobalOperand &op = getOperand(operand);
@@ -474,7 +592,7 @@ void Tcgen05KernelBuilder::produce(Value step, Value kStep,
   Value swizzled =
       km.mul(arith::XOrIOp::create(b, loc, chunk, km.rem(firstRow, 8)), 16);
   Value kBase = km.mul(kStep, format.getStageK());
-  for (unsigned operand = 0; operand < 2; ++operand) {
+  for (unsigned operand = 0; operand < 2 && !codesMaps[0]; ++operand) {
     Value tileOffset = km.add(stageOffset, operand * kTileBytes);
     for (int64_t q = 0; q < kTile * 8 / kProducers; ++q) {
       Value row = km.add(firstRow, 16 * q);
@@ -493,15 +611,23 @@ void Tcgen05KernelBuilder::produce(Value step, Value kStep,
                        km.add(col, 8 * codesPerByte), bytes, km.add(offset, 8));
     }
   }
+  if (codesMaps[0])
+    loadCodesByTma(stage, kStep, tile);
   // Scales: thread r stages row r of A and of B, one word per atom, at
   // 16 (r % 32) + 4 (r / 32) of the atom.
   Value inAtom =
       km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
   for (unsigned operand = 0; operand < 2; ++operand) {
-    Value scales = loadScales(operand, tile.batch,
-                              km.add(tile.rowBase[operand], tid), kStep);
+    Value row = km.add(tile.rowBase[operand], tid);
     Value atomsOffset = km.add(
         stageOffset, 2 * kTileBytes + operand * format.getAtoms() * kAtomBytes);
+    if (asyncScales) {
+      for (int64_t j = 0; j < format.getAtoms(); ++j)
+        copyScalesAsync(operand, tile.batch, row, kStep, j,
+                        km.add(km.add(atomsOffset, j * kAtomBytes), inAtom));
+      continue;
+    }
+    Value scales = loadScales(operand, tile.batch, row, kStep);
     for (int64_t j = 0; j < format.getAtoms(); ++j) {
       Value word = slice(scales, 4 * j, 4);
       Value offset = km.add(km.add(atomsOffset, j * kAtomBytes), inAtom);
@@ -804,13 +930,19 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                                      km.rem(start, kSwizzleAlign)),
                kSwizzleAlign);
   base = km.add(start, pad);
-  for (unsigned operand = 0; operand < 2; ++operand) {
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, getOperand(operand).codes);
+  auto globalPtr = [&](Value buffer) -> Value {
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
     Value generic = LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx), km.toI64(address));
-    codesPtr[operand] = LLVM::AddrSpaceCastOp::create(
+    return LLVM::AddrSpaceCastOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx, 1), generic);
+  };
+  for (unsigned operand = 0; operand < 2; ++operand) {
+    if (!codesMaps[operand])
+      codesPtr[operand] = globalPtr(getOperand(operand).codes);
+    if (asyncScales)
+      scalesPtr[operand] = globalPtr(getOperand(operand).scales);
   }
   sharedBase = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(ctx, 3), km.toI64(base));
@@ -919,7 +1051,12 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, acc, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
-        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics)
+        SmallVector<Value, 2> maps;
+        if (canLoadCodesByTma(format, problem.k))
+          for (Value codes : {problem.a.codes, problem.bt.codes})
+            maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch, codes));
+        Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics,
+                             maps)
             .build(launch);
       },
       rewriter);

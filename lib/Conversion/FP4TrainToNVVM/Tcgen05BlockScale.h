@@ -4,9 +4,9 @@
 // The block-scaled GEMM of the tcgen05 chips (B200/GB200: sm_100a, B300:
 // sm_103a): tcgen05.mma with the accumulator and the block scales in tensor
 // memory, operands in shared memory behind matrix descriptors (128-byte
-// swizzle), a 4-stage mbarrier pipeline between producer warps (cp.async
-// for 8-bit codes) and one MMA-issuing thread, two accumulators that the
-// epilogue warps drain while the next tile's MMAs run, and a persistent
+// swizzle), a 4-stage mbarrier pipeline between producer warps (codes by
+// TMA, [TMA1], or cp.async) and one MMA-issuing thread, two accumulators that
+// the epilogue warps drain while the next tile's MMAs run, and a persistent
 // tile loop (Tcgen05BlockScale.cpp has the layouts, docs/nvvm.md the picture).
 // Quantize and Hadamard kernels are the shared ones on BlackwellTargetInfo.
 //

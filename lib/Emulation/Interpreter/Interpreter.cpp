@@ -73,9 +73,13 @@ LogicalResult Executor::run(Block &block, const Mask &mask,
 
 LogicalResult Executor::checkHostAccess(Operation &op) {
   // Copies, frees, views and launches (checked per operand) may hold
-  // device buffers; any other host op reading or writing one would fault.
+  // device buffers, and so may the host ops of the chip's instruction set,
+  // whose models state what they do with one (a TMA tensor map encodes a
+  // device buffer's address, reading nothing); any other host op reading or
+  // writing one would fault.
   if (isa<gpu::MemcpyOp, gpu::DeallocOp, gpu::LaunchFuncOp, memref::DimOp,
-          ViewLikeOpInterface>(op))
+          ViewLikeOpInterface>(op) ||
+      instructionSet.handles(op))
     return success();
   for (Value operand : op.getOperands()) {
     auto it = views.find(operand);
@@ -206,6 +210,12 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
     info.grid = gridDim;
     info.block = blockDim;
     info.dynamicSharedBytes = dynamicBytes;
+    info.findGlobal = [this](uint64_t address) -> std::optional<LaunchPointer> {
+      Memory *memory = findGlobal(address, 1);
+      if (!memory)
+        return std::nullopt;
+      return LaunchPointer{&memory->bytes, memory, address - memory->address};
+    };
     for (Value operand : op.getKernelOperands()) {
       if (!isa<MemRefType>(operand.getType())) {
         info.operands.emplace_back(get(operand).at(0));
@@ -381,6 +391,10 @@ ExecutionContext::getGlobalMemRef(Value memref) {
   const detail::View &view = it->second;
   if (view.memory->shared)
     return fail("expected a global memref, not shared memory");
+  if (executor.separateMemories && !view.memory->device)
+    return fail("the memref is host memory: without unified memory the GPU "
+                "cannot reach it (fp4train-gpu-device-memory gives kernels "
+                "device buffers)");
   GlobalMemRef result;
   result.elementBytes = view.elementBytes;
   result.address = executor.getGlobalAddress(view.memory) +

@@ -103,6 +103,9 @@ LogicalResult executeCreateTensorMap(nvgpu::TmaCreateDescriptorOp create,
       ptx::SwizzleMode::None, ptx::SwizzleMode::B32, ptx::SwizzleMode::B64,
       ptx::SwizzleMode::B128};
   map.swizzle = kModes[static_cast<unsigned>(type.getSwizzle())];
+  // TensorMapL2PromoKind: none, 64B, 128B, 256B (0..3).
+  static constexpr unsigned kPromotions[] = {0, 64, 128, 256};
+  map.l2Promotion = kPromotions[static_cast<unsigned>(type.getL2promo())];
   if (std::string error = ptx::checkTensorMap(map); !error.empty())
     return context.fail("cuTensorMapEncodeTiled would refuse it: " + error);
   const uint64_t address = context.allocateGlobal(ptx::encodeTensorMap(map));

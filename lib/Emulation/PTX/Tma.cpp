@@ -58,12 +58,14 @@ std::string fp4train::emulation::ptx::checkTensorMap(const TensorMap &map) {
 std::vector<uint8_t>
 fp4train::emulation::ptx::encodeTensorMap(const TensorMap &map) {
   // Words: the magic, the address, rank | element bytes << 8 | swizzle <<
-  // 16, the five sizes, the five strides, the box (16 bits per dimension).
+  // 16 | L2 promotion / 64 << 24, the five sizes, the five strides, the box
+  // (16 bits per dimension).
   std::vector<uint64_t> words(kTensorMapBytes / 8, 0);
   words[0] = kMagic;
   words[1] = map.globalAddress;
   words[2] = map.rank | uint64_t{map.elementBytes} << 8 |
-             uint64_t{static_cast<uint8_t>(map.swizzle)} << 16;
+             uint64_t{static_cast<uint8_t>(map.swizzle)} << 16 |
+             uint64_t{map.l2Promotion / 64} << 24;
   for (unsigned d = 0; d < kTensorMapMaxRank; ++d) {
     words[3 + d] = map.sizes[d];
     words[8 + d] = map.strides[d];
@@ -90,6 +92,7 @@ fp4train::emulation::ptx::decodeTensorMap(llvm::ArrayRef<uint8_t> bytes,
   map->rank = words[2] & 0xFF;
   map->elementBytes = (words[2] >> 8) & 0xFF;
   map->swizzle = static_cast<SwizzleMode>((words[2] >> 16) & 0xFF);
+  map->l2Promotion = ((words[2] >> 24) & 0xFF) * 64;
   for (unsigned d = 0; d < kTensorMapMaxRank; ++d) {
     map->sizes[d] = words[3 + d];
     map->strides[d] = words[8 + d];

@@ -11,15 +11,27 @@
 // epilogue); 4 stages of 36 KiB (two 16 KiB tiles, 4 + 4 scale atoms of 512
 // bytes) behind 1 KiB of alignment slack in dynamic shared memory; K = 512
 // in 2 stages of 256.
+// Rows of 256 code bytes: A's and B^T's codes come by TMA ([TMA1]), through
+// tensor maps the host makes before the launch: box 1 x 128 rows x 128
+// bytes, landing 128-byte swizzled, out-of-range elements zero-filled; the
+// kernel gets each as a pointer.
 // CHECK-LABEL: func.func @nvfp4
 // CHECK:       %[[G:.*]] = arith.mulf
+// CHECK:       memref.cast %{{.*}} : memref<1x256x256xi8> to memref<*xi8>
+// CHECK:       %[[MAP_A:.*]] = nvgpu.tma.create.descriptor %{{.*}} box[%c1{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xi8> -> <tensor = memref<1x128x128xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK:       %[[PTR_A:.*]] = builtin.unrealized_conversion_cast %[[MAP_A]] : {{.*}} to !llvm.ptr
+// CHECK:       memref.cast %{{.*}} : memref<1x128x256xi8> to memref<*xi8>
+// CHECK:       %[[MAP_B:.*]] = nvgpu.tma.create.descriptor
+// CHECK:       %[[PTR_B:.*]] = builtin.unrealized_conversion_cast %[[MAP_B]]
 // CHECK:       gpu.launch blocks(%[[WG:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c288{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c148584_i32
 // The workgroup's tiles: (2 + 2 - 1 - w) / 2.
 // CHECK:         %[[ITEMS:.*]] = arith.divui %{{.*}}, %c2
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
-// The codes' global base pointers (A's first).
-// CHECK:         %[[CODES_A:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// The scales' global base pointers (A's first; 16 blocks per row, a
+// multiple of 4: each row's 4-block words are aligned).
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<1x256x32xi8>
+// CHECK:         %[[SCALES_A:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
 // Thread 0: full barriers count the 128 producers, empty ones the commit;
 // per accumulator, full counts the commit and empty the 128 epilogue
 // threads.
@@ -37,23 +49,25 @@
 // SM103-NEXT:    llvm.call_intrinsic "llvm.nvvm.tcgen05.relinq.alloc.permit.cg1"()
 // CHECK:         gpu.barrier
 // CHECK:         %[[TMEM:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
-// Producers, per tile of the workgroup and K step: wait for the stage,
-// copy 16 chunks of codes per thread (one cp.async of 16 stored bytes, 32
-// E2M1 codes, each: [PK1] is the smem order) from getelementptrs off the
-// codes' global base, and stage 4 scale words per operand; step s is
-// published after the copies of step s + 2 are issued.
+// Producers, per tile of the workgroup and K step: wait for the stage;
+// thread 0 expects the stage's 32768 code bytes on its full barrier and
+// issues the two TMA loads (box at K byte 128 k, the tile's first row, the
+// batch entry); every producer copies its row's 4 scale words per operand
+// by cp.async (4 bytes from getelementptrs off the scales' base); step s
+// is published after the copies of step s + 2 are issued.
 // CHECK:         scf.if %{{.*}} {
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %[[ITEMS]] step %c1
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
 // CHECK:               nvvm.mbarrier.try_wait.parity
-// CHECK:               %[[SRC:.*]] = llvm.getelementptr %[[CODES_A]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-// CHECK:               %[[DST:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
-// CHECK:               nvvm.cp.async.shared.global %[[DST]], %[[SRC]], 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK-COUNT-15:      nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x256x32xi8>, vector<16xi8>
-// CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
-// CHECK:               vector.load %{{.*}} {alignment = 16 : i64} : memref<1x128x32xi8>, vector<16xi8>
-// CHECK-COUNT-4:       vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK:               scf.if %{{.*}} {
+// CHECK:                 nvvm.mbarrier.expect_tx %[[FULL:.*]], %c32768_i32 : !llvm.ptr<3>, i32
+// CHECK:                 nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[PTR_A]], %[[FULL]], box[%{{.*}}, %{{.*}}, %{{.*}}] {isCTAOnly = true} : !llvm.ptr<3>, !llvm.ptr
+// CHECK:                 nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[PTR_B]], %[[FULL]], box[%{{.*}}, %{{.*}}, %{{.*}}] {isCTAOnly = true} : !llvm.ptr<3>, !llvm.ptr
+// CHECK:               }
+// CHECK:               %[[SRC:.*]] = llvm.getelementptr %[[SCALES_A]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK:               nvvm.cp.async.shared.global %{{.*}}, %[[SRC]], 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-7:       nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NOT:           nvvm.cp.async.shared.global
 // CHECK:               nvvm.cp.async.commit.group
 // CHECK:               nvvm.cp.async.wait.group 2
 // CHECK:               nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -125,14 +139,16 @@ func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<256x128xf32>) -> tensor<256x128xf3
 !b = !fp4train.scaled<130x320xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 
 // MXFP4, ragged M, N and K: rows past 100 / 130 and K past 320 (of two
-// stages of 256) stage zeros; 10 scale blocks per row are not a multiple of
-// the 8 per stage, so they load one by one. kind::mxf4nvf4 block32 (UE8M0,
+// stages of 256) stage zeros (TMA fills the box past the tensor); 10 scale
+// blocks per row are not a multiple of 4, so they load one by one, through
+// registers. kind::mxf4nvf4 block32 (UE8M0,
 // 0x08A00480 / 0x48A004A0: scale factor id 0, then 2 for the second k64 of
 // each 4-block word); odd N stores one f32 at a time.
 // CHECK-LABEL: func.func @mxfp4_ragged
+// CHECK-COUNT-2: nvgpu.tma.create.descriptor
 // CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c288{{.*}}, {{.*}}) dynamic_shared_memory_size %c140392_i32
+// CHECK:         nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK:         arith.cmpi ult, %{{.*}}, %c100
-// CHECK:         arith.cmpi ult, %{{.*}}, %c320
 // CHECK:         memref.load %{{.*}} : memref<1x100x10xi8>
 // CHECK:         memref.store %{{.*}} : memref<1x100x130xf32>
 // SM100:         nvvm.tcgen05.mma.block_scale {{.*}} %c144704640_i32{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block32>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>}
@@ -152,19 +168,21 @@ func.func @mxfp4_ragged(%a: !a, %b: !b, %acc: tensor<100x130xf32>) -> tensor<100
 // MXFP8 (E4M3 x E5M2, a batch of 2): kind::mxf8f6f4 block32 with K = 32 per
 // MMA, 4 per stage of 128, one scale atom per operand and stage, scale
 // factor ids 0..3 (0x08A00400, 0x28A00410, 0x48A00420, 0x68A00430); the
-// bf16 truncation of the result is fused into the epilogue. The 8-bit codes
-// need no packing: 16 cp.async of 16 bytes per thread and stage, one commit
-// group per stage, and step s published (wait_group 2, proxy fence, arrive)
-// after the copies of step s + 2 are issued, across the tiles of the
-// workgroup (4 on a grid of 4: one each); the last two steps are published
-// after the loop, once every copy has landed.
+// bf16 truncation of the result is fused into the epilogue. The codes come
+// by TMA, each row's 4 scale blocks of a stage by one cp.async of 4 bytes
+// per operand; one commit group per stage, and step s published
+// (wait_group 2, proxy fence, arrive) after the copies of step s + 2 are
+// issued, across the tiles of the workgroup (4 on a grid of 4: one each);
+// the last two steps are published after the loop, once every copy has
+// landed.
 // CHECK-LABEL: func.func @mxfp8_bf16
 // CHECK:       gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c288{{.*}}, {{.*}}) dynamic_shared_memory_size %c136296_i32
-// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x128x256xi8>
-// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x256xi8>
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x128x8xi8>
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x256x8xi8>
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1
-// CHECK-COUNT-16:    nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-2:     nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-COUNT-2:     nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK:             nvvm.cp.async.commit.group
 // CHECK:             nvvm.cp.async.wait.group 2
 // CHECK:             arith.subi %{{.*}}, %c2
@@ -197,10 +215,15 @@ func.func @mxfp8_bf16(%a: !a, %b: !b, %acc: tensor<2x128x256xf32>) -> tensor<2x1
 !a = !fp4train.scaled<64x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 !w = !fp4train.scaled<96x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
 
-// NVFP4 with 16x16 weight blocks: B^T row r reads scale row r / 16.
+// NVFP4 with 16x16 weight blocks: B^T row r reads scale row r / 16 (of 6);
+// rows past 96 copy 0 bytes (zero-filled).
 // CHECK-LABEL: func.func @nvfp4_2d
+// CHECK:         memref.extract_aligned_pointer_as_index %{{.*}} : memref<1x6x16xi8>
+// CHECK:         arith.cmpi ult, %{{.*}}, %c96
+// CHECK:         arith.minui %{{.*}}, %c95
 // CHECK:         arith.divui %{{.*}}, %c16
-// CHECK:         vector.load %{{.*}} : memref<1x6x16xi8>, vector<16xi8>
+// CHECK:         arith.select %{{.*}}, %c4_i32{{.*}}, %c0_i32
+// CHECK:         nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 func.func @nvfp4_2d(%a: !a, %w: !w, %acc: tensor<64x96xf32>) -> tensor<64x96xf32> {
   %c = fp4train.scaled_matmul %a, %w, %acc : !a, !w, tensor<64x96xf32>
   return %c : tensor<64x96xf32>
