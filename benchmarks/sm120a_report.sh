@@ -8,9 +8,8 @@
 # and each wave's DRAM traffic with L2 reuse assumed (scripts/
 # wave_report.py). With FORMAT mxfp4 it
 # reports the 4096^3 MXFP4 GEMM of benchmarks/gfx950_gemm_4096.mlir (@gemm)
-# instead: on sm_90a, the loop ptx_report.py picks is the shorter of the
-# two a K step chooses between, the fused E8M0 scaling that real scales
-# take (docs/nvvm.md).
+# instead: on sm_90a the wgmma kernel ([WG1]), whose block loop ptx_report.py
+# counts on the fused E8M0 scaling path that real scales take (docs/nvvm.md).
 #
 #   benchmarks/sm120a_report.sh BUILD_DIR [CHIP [FORMAT]]
 set -euo pipefail
@@ -35,6 +34,9 @@ if [[ $chip == sm_120a ]]; then
 elif [[ $block == 16 ]]; then
   mma="E2M1 widened to E4M3, mma.sync m16n8k16 e4m3 per 16-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"
+elif [[ $chip == sm_90a ]]; then
+  mma="E2M1 widened to E4M3, wgmma m64n128k32 e4m3 per 32-element block and" \
+  mma="$mma warpgroup, f32 scaling (one block per loop iteration)"
 else
   mma="E2M1 widened to E4M3, mma.sync m16n8k32 e4m3 per 32-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"

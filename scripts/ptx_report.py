@@ -52,11 +52,13 @@ from gpu_binary import binaries
 MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\."
                  r"(?:kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?|f32\.(e\dm\d\.e\dm\d)\.f32)")
 TCGEN05 = re.compile(r"tcgen05\.mma\.cta_group::(\d)\.kind::(\w+)\.block_scale\.(block\d+)")
+# sm_90a's warpgroup MMA ([WG1]): shape, N, K, the A and B types.
+WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m64n(\d+)k(\d+))\.f32\.(e\dm\d)\.(e\dm\d)")
 
 
 def any_mma(line):
-    """The warp-level or tcgen05 MMA of a PTX line, or None."""
-    return MMA.search(line) or TCGEN05.search(line)
+    """The warp-level, warpgroup or tcgen05 MMA of a PTX line, or None."""
+    return MMA.search(line) or TCGEN05.search(line) or WGMMA.search(line)
 CONVERT = re.compile(r"cvt\.r[np]\.satfinite\.(\w+x\d)\.f32")
 
 
@@ -173,15 +175,17 @@ def cta_barriers(lines):
     return sum(1 for l in lines if re.match(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.sync", l))
 
 
-def k_step_statements(ptx, iterations):
+def k_step_statements(ptx, iterations, main_statements=None):
     """PTX statements per warp of one K step on the main loop's path, where
     the main loop (one scale block) runs `iterations` times per K step
     inside an enclosing K-step loop (the one that loads the next tiles from
     global memory, possibly several K steps per iteration, one barrier
     each): the enclosing loop's own statements (staging, the scaling vote)
     per K step plus `iterations` times the main loop's, without the other
-    MMA loops it holds (sm_90a's exact-scaling alternative). None where
-    there is no such loop."""
+    MMA loops it holds (sm_90a's exact-scaling alternative); `main_statements`,
+    when
+    given, replaces the main loop's statement count (the wgmma kernel's
+    loop holds both scaling paths). None where there is no such loop."""
     loops, text = kernel_loops(ptx)
     with_mma = [b for b in loops if any(any_mma(l) for l in text(b))]
     if not with_mma:
@@ -195,7 +199,9 @@ def k_step_statements(ptx, iterations):
     inner = set().union(*(b for b in with_mma if b < step))
     own = text(step - inner)
     steps = max(1, cta_barriers(own))
-    return len(statements(own)) / steps + iterations * len(statements(text(main)))
+    if main_statements is None:
+        main_statements = len(statements(text(main)))
+    return len(statements(own)) / steps + iterations * main_statements
 
 
 # Per chip: the tensor-core FLOP per clock per SM of the kernels' MMA
@@ -375,9 +381,67 @@ def tcgen05_report(name, ptx, regs, smem):
               100 * min(1.0, params["dram"] / need)))
 
 
+def wgmma_report(name, ptx, regs, smem, threads, chip):
+    """[WG1] The static figures of sm_90a's wgmma GEMM: per iteration of its
+    block loop (one wgmma per warpgroup and 32-element block, then the
+    block's scaling of the accumulators on the ordinary cores), on the
+    fused-scaling path, against H100's FP8 rate."""
+    params = CHIPS.get(chip, CHIPS["sm_90a"])
+    blocks, successors = basic_blocks(ptx.splitlines())
+    loops = [b for b in natural_loops(successors)
+             if any(WGMMA.search(l) for n in b for l in blocks[n][1])]
+    if not loops:
+        print("%s: no loop with a wgmma" % name)
+        return
+    loop = min(loops, key=len)
+    first = next(WGMMA.search(l) for n in loop for l in blocks[n][1] if WGMMA.search(l))
+    n, k = int(first[2]), int(first[3])
+
+    # The fused path: the loop's blocks but the exact scaling's (its
+    # exponent split, min.u32, and its adds without fma).
+    def exact(body):
+        return any("min.u32" in l for l in body) or (
+            any(re.search(r"\badd\.(?:rn\.)?f32", l) for l in body)
+            and not any("fma.rn.f32" in l for l in body))
+    fused = statements([l for index in sorted(loop) for l in blocks[index][1]
+                        if not exact(blocks[index][1])])
+    wgmmas = sum(1 for opcode, _ in fused if opcode.startswith("wgmma.mma_async"))
+    f32_ops = sum(1 for opcode, _ in fused if F32_ARITHMETIC.match(opcode))
+    warpgroups = (threads or 256) // 128
+    occupancy_info = occupancy(regs, smem, threads, chip)
+    groups = max(1, occupancy_info[0]) if occupancy_info else 1
+    # Per SM and iteration of every resident warpgroup: the wgmmas share the
+    # tensor cores; each sub-partition runs one warp of each warpgroup.
+    tensor = groups * warpgroups * wgmmas * 64 * n * k * 2 / params["fp8"]
+    warps_per_sub = groups * warpgroups
+    issue = warps_per_sub * len(fused)
+    f32 = warps_per_sub * f32_ops
+    print()
+    print("wgmma kernel %s: %s %s x %s, %d warpgroups per workgroup, %d workgroup(s) per SM"
+          " (%s registers, %s bytes of shared memory)" % (
+              name, first[1], first[4], first[5], warpgroups, groups, regs, smem))
+    print("  per block (fused scaling path), per warp: %d wgmma, %d PTX statements, %d f32"
+          " operations (the block scaling: a product and an fma per accumulator)" % (
+              wgmmas, len(fused), f32_ops))
+    print("  per SM and block: %.0f tensor-core clocks at the FP8 peak, %.0f issue clocks"
+          " per sub-partition, %.0f of them f32" % (tensor, issue, f32))
+    print("  bounds on tensor-core utilization: issue %.0f%%, f32 pipe %.0f%% of the FP8 peak"
+          " (waiting for each block's wgmma before scaling it, a warpgroup overlaps"
+          " only with the other warpgroups)" % (
+              100 * min(1.0, tensor / issue), 100 * min(1.0, tensor / f32) if f32 else 100))
+    step = k_step_statements(ptx, 128 // k, len(fused))
+    if step:
+        print("  per K step of 128 (the block loop %d times, plus the staging and the"
+              " scaling vote): %.0f PTX statements per warp; issue bound %.0f%% of the FP8"
+              " peak" % (128 // k, step,
+                         100 * min(1.0, (128 // k) * tensor / (warps_per_sub * step))))
+
+
 def loop_report(name, ptx, regs, smem, threads, chip):
     if TCGEN05.search(ptx):
         return tcgen05_report(name, ptx, regs, smem)
+    if WGMMA.search(ptx):
+        return wgmma_report(name, ptx, regs, smem, threads, chip)
     params = CHIPS.get(chip, CHIPS["sm_120a"])
     loop = main_loop(ptx)
     if not loop:
@@ -528,7 +592,7 @@ def ptxas_info(ptxas, chip, path, name):
 
 def kind_of(ptx, converts):
     """What the kernel does, from its instructions."""
-    if MMA.search(ptx) or TCGEN05.search(ptx):
+    if MMA.search(ptx) or TCGEN05.search(ptx) or WGMMA.search(ptx):
         return "gemm"
     if converts:
         return "quantize"
@@ -622,6 +686,8 @@ def main():
             first = mmas[0]
             if first.re is TCGEN05:
                 mma = "%d x tcgen05 %s %s" % (len(mmas), first[2], first[3])
+            elif first.re is WGMMA:
+                mma = "%d x wgmma %s %s.%s" % (len(mmas), first[1], first[4], first[5])
             else:
                 mma = "%d x %s %s %s" % (len(mmas), first[1], first[2] or first[4], first[3] or "")
             # A loop iteration stages one K step of 128 per barrier.

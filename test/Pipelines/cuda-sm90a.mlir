@@ -1,9 +1,10 @@
 // The CUDA pipeline from a training graph on tensors to sm_90a (Hopper) PTX:
-// the GEMM kernels' main loops hold the plain FP8 mma.sync (E2M1 widened to
-// E4M3 by prmt, one m16n8k32 per 32-element block, one m16n8k16 per NVFP4
-// 16-element block) and f32 scaling; the quantize kernels encode E2M1 in
+// the GEMM kernels' main loops hold FP8 MMAs without block scaling (E2M1
+// widened to E4M3 by prmt) and f32 scaling: one wgmma m64n128k32 per
+// 32-element block and warpgroup ([WG1]: MXFP4, MXFP8), one mma.sync
+// m16n8k16 per NVFP4 16-element block; the quantize kernels encode E2M1 in
 // software (no cvt ... e2m1x2 on sm_90) and E4M3 with cvt.rn.satfinite.
-// sm_89 (Ada) takes the same kernels.
+// sm_89 (Ada, no wgmma) takes mma.sync m16n8k32 for the MX formats.
 //
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_90a format=isa" | FileCheck %s --check-prefix=MXFP4
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 chip=sm_90a format=isa" | FileCheck %s --check-prefix=NVFP4
@@ -13,18 +14,20 @@
 // RUN: fp4-opt %s --fp4train-cuda-kernel-pipeline="recipe=mxfp4 chip=sm_90a" | FileCheck %s --check-prefix=KERNEL
 //
 // The MMAs are in the GEMM's innermost loop, over the scale blocks of a K
-// step of 128 (4 MX blocks, 8 NVFP4 blocks): one MMA per instruction tile
-// (4 x 4) and block. The PTX is one line too long for a FileCheck regex
-// across the loop; ptx_report.py finds the loop.
+// step of 128 (4 MX blocks, 8 NVFP4 blocks): one wgmma per warpgroup and
+// block, or one mma.sync per instruction tile (4 x 4) and block. The PTX is
+// one line too long for a FileCheck regex across the loop; ptx_report.py
+// finds the loop.
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_90a format=isa" -o %t.mxfp4.mlir
 // RUN: %python %fp4train_src/scripts/ptx_report.py %t.mxfp4.mlir %t.mxfp4 | FileCheck %s --check-prefix=LOOP-MX
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 chip=sm_90a format=isa" -o %t.nvfp4.mlir
 // RUN: %python %fp4train_src/scripts/ptx_report.py %t.nvfp4.mlir %t.nvfp4 | FileCheck %s --check-prefix=LOOP-NV
-// LOOP-MX: fprop_kernel_1 gemm 16 x m16n8k32 e4m3.e4m3 16
+// LOOP-MX: fprop_kernel_1 gemm 1 x wgmma m64n128k32 e4m3.e4m3 1
 // LOOP-NV: fprop_kernel_3 gemm 16 x m16n8k16 e4m3.e4m3 16
 
 // With mxfp4: two software-encoded quantize kernels, then the GEMM on
-// m16n8k32 e4m3 x e4m3.
+// wgmma m64n128k32 e4m3 x e4m3, its operands staged in the 128-byte swizzle
+// and fenced to the asynchronous proxy.
 // MXFP4:     llvm.func @fprop
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
@@ -35,7 +38,11 @@
 // MXFP4-NOT:   .extern
 // MXFP4:     gpu.binary @fprop_kernel_1
 // MXFP4-SAME:  prmt.b32
-// MXFP4-SAME:  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
+// MXFP4-SAME:  fence.proxy.async.shared::cta
+// MXFP4-SAME:  wgmma.fence.sync.aligned
+// MXFP4-SAME:  wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
+// MXFP4-SAME:  wgmma.commit_group.sync.aligned
+// MXFP4-SAME:  wgmma.wait_group.sync.aligned
 // MXFP4-NOT:   .extern
 // MXFP4-NOT:   mul.rn.ftz
 
@@ -49,23 +56,22 @@
 // MXFP8:     gpu.binary @fprop_kernel
 // MXFP8-SAME:  cvt.rn.satfinite.e4m3x2.f32
 // MXFP8:     gpu.binary @fprop_kernel_1
-// MXFP8-SAME:  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
+// MXFP8-SAME:  wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 
 // SM89:      gpu.binary @fprop_kernel_1  [#gpu.object<#nvvm.target<O = 3, chip = "sm_89", features = "+ptx87">
 // SM89-SAME:   .target sm_89
 // SM89-SAME:   mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
 
 // LLVM:      gpu.binary @fprop_kernel_1
-// LLVM-SAME:   llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32
+// LLVM-SAME:   llvm.nvvm.wgmma.commit_group.sync.aligned
 
-// The emulator's form: the FP8 MMA as llvm.call_intrinsic, prmt for the
-// widening.
+// The emulator's form: the NVVM wgmma ops, prmt for the widening.
 // KERNEL:    func.func @fprop
 // KERNEL:      gpu.launch_func @fprop_kernel_1::@fprop_kernel
 // KERNEL:    gpu.module @fprop_kernel_1
 // KERNEL:      scf.for
 // KERNEL:        nvvm.prmt
-// KERNEL:        llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
+// KERNEL:        nvvm.wgmma.mma_async
 
 
 #mk = affine_map<(m, n, k) -> (m, k)>

@@ -67,8 +67,14 @@ namespace {
 
 /// The chips with an NVVM instruction set in the emulator.
 const std::vector<std::string> kChips = {"sm_120a", "sm_90a"};
+/// The GEMM kernels: sm_90a's MX GEMMs are wgmma's ([WG1]), so sm_89 runs
+/// the FP8 mma.sync kernel's MX path.
+const std::vector<std::string> kGemmChips = {"sm_120a", "sm_90a", "sm_89"};
 
-bool isSM90(const std::string &chip) { return chip == "sm_90a"; }
+/// The chips with FP8 tensor cores and no block scaling (MmaSyncFP8.cpp).
+bool isSM90(const std::string &chip) {
+  return chip == "sm_90a" || chip == "sm_89";
+}
 
 /// Parses `source` and lowers it with buildCUDAKernelPipeline for `chip`.
 OwningOpRef<ModuleOp> compileForChip(MLIRContext &context,
@@ -390,7 +396,7 @@ std::vector<GemmCase> gemmCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(NVVM, NVVMGemmKernelTest,
-                         ::testing::Combine(::testing::ValuesIn(kChips),
+                         ::testing::Combine(::testing::ValuesIn(kGemmChips),
                                             ::testing::ValuesIn(gemmCases())),
                          [](const auto &info) {
                            return getParamName(info, getGemmTestName);
@@ -434,7 +440,7 @@ TEST_P(SM90GemmScalingTest, FusedScalingOutsideWindowIsNoticed) {
 INSTANTIATE_TEST_SUITE_P(
     NVVM, SM90GemmScalingTest,
     ::testing::Combine(
-        ::testing::Values("sm_90a"),
+        ::testing::Values("sm_90a", "sm_89"),
         ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
                           GemmCase{1, 100, 72, 96, "mxfp4", "mxfp4"},
                           GemmCase{2, 40, 24, 160, "mxfp4", "mxfp4"},
@@ -442,5 +448,85 @@ INSTANTIATE_TEST_SUITE_P(
                           GemmCase{1, 100, 72, 160, "nvfp4", "nvfp4"},
                           GemmCase{1, 100, 80, 160, "nvfp4", "nvfp4-2d"})),
     [](const auto &info) { return getParamName(info, getGemmTestName); });
+
+/// [WG1] Deliberate bugs in sm_90a's wgmma kernel, applied to the lowered
+/// module: each must give other bits or an emulator error.
+enum class WgmmaBreak {
+  /// A's descriptor swizzle (bits 62-63) 64-byte instead of 128-byte.
+  DescriptorSwizzle,
+  /// No fence.proxy.async after the staging stores: the wgmma reads shared
+  /// memory through the asynchronous proxy without the order.
+  StagingFence,
+  /// No wgmma.wait_group: the scaling reads D while the MMA is in flight.
+  Wait,
+};
+
+class SM90WgmmaBrokenTest
+    : public KernelEmulationFixture,
+      public ::testing::WithParamInterface<std::tuple<WgmmaBreak, GemmCase>> {};
+
+TEST_P(SM90WgmmaBrokenTest, IsNoticed) {
+  auto [what, c] = GetParam();
+  int broken = 0;
+  std::string error;
+  const int bad = checkGemmKernel(
+      c, GemmData::Exact, /*bitForBit=*/false,
+      [&](const std::string &source) {
+        return compileForChip(context, "sm_90a", source);
+      },
+      [&](ModuleOp module, std::vector<emulation::EmulatorArgument> arguments,
+          emulation::EmulatorStats *stats) {
+        auto results =
+            emulation::emulate(module, "main", arguments, "sm_90a", stats);
+        if (results)
+          return std::move(*results);
+        error = llvm::toString(results.takeError());
+        return std::vector<std::vector<uint8_t>>();
+      },
+      [&](ModuleOp module) {
+        SmallVector<Operation *> ops;
+        module.walk([&](Operation *op) {
+          if ((what == WgmmaBreak::DescriptorSwizzle &&
+               isa<NVVM::WgmmaMmaAsyncOp>(op)) ||
+              (what == WgmmaBreak::StagingFence &&
+               isa<NVVM::FenceProxyOp>(op)) ||
+              (what == WgmmaBreak::Wait && isa<NVVM::WgmmaWaitGroupSyncOp>(op)))
+            ops.push_back(op);
+        });
+        broken = ops.size();
+        for (Operation *op : ops) {
+          if (what != WgmmaBreak::DescriptorSwizzle) {
+            op->erase();
+            continue;
+          }
+          OpBuilder b(op);
+          Value desc = op->getOperand(1);
+          Value mask = arith::ConstantOp::create(
+              b, op->getLoc(), b.getI64IntegerAttr(int64_t{3} << 62));
+          op->setOperand(1, arith::XOrIOp::create(b, op->getLoc(), desc, mask));
+        }
+      },
+      /*report=*/false);
+  ASSERT_GT(broken, 0) << "nothing to break in the lowered module";
+  EXPECT_NE(bad, 0);
+  if (bad < 0)
+    EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NVVM, SM90WgmmaBrokenTest,
+    ::testing::Combine(
+        ::testing::Values(WgmmaBreak::DescriptorSwizzle,
+                          WgmmaBreak::StagingFence, WgmmaBreak::Wait),
+        ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
+                          GemmCase{1, 100, 72, 96, "e4m3", "e5m2"})),
+    [](const auto &info) {
+      const WgmmaBreak what = std::get<0>(info.param);
+      const char *name = what == WgmmaBreak::DescriptorSwizzle
+                             ? "descriptor_swizzle"
+                         : what == WgmmaBreak::StagingFence ? "staging_fence"
+                                                            : "wait";
+      return std::string(name) + "_" + getGemmTestName(std::get<1>(info.param));
+    });
 
 } // namespace

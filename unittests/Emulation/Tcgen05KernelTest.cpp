@@ -62,6 +62,9 @@ struct KernelOptions {
   /// Thread 0 loads the operands with cp.async.bulk completing on an
   /// mbarrier (expecting `expectBytes`) instead of the threads' copy loop.
   bool bulkLoads = false;
+  /// The threads' copy loop ends with fence.proxy.async (the MMA and
+  /// tcgen05.cp read shared memory through the asynchronous proxy).
+  bool proxyFence = true;
   unsigned expectBytes = kABytes + kBBytes + 2 * kSfBytes;
 };
 
@@ -137,7 +140,11 @@ std::string makeKernel(const KernelOptions &o) {
 )";
   else
     loads = copy("a", "sa", kABytes) + copy("b", "sb", kBBytes) +
-            copy("sfa", "ssfa", kSfBytes) + copy("sfb", "ssfb", kSfBytes);
+            copy("sfa", "ssfa", kSfBytes) + copy("sfb", "ssfb", kSfBytes) +
+            (o.proxyFence ? "      nvvm.fence.proxy {kind = "
+                            "#nvvm.proxy_kind<async.shared>, space = "
+                            "#nvvm.shared_space<cta>}\n"
+                          : "");
   std::string alloc, cpA, cpB, mma, commit, ld, dealloc, relinquish;
   if (o.intrinsics) {
     alloc = "        llvm.call_intrinsic "
@@ -467,6 +474,16 @@ TEST_F(Tcgen05KernelTest, LoadWithoutCommitIsReported) {
   options.wait = false;
   expectError(options, "which asynchronous tcgen05 operation #3 writes: no "
                        "completed tcgen05.commit");
+}
+
+TEST_F(Tcgen05KernelTest, CopiesWithoutProxyFenceAreReported) {
+  // st.shared writes through the generic proxy; tcgen05.cp and tcgen05.mma
+  // read through the asynchronous one: without fence.proxy.async between
+  // them the reads may see stale bytes.
+  KernelOptions options;
+  options.proxyFence = false;
+  expectError(options, "wrote through the generic proxy with no "
+                       "fence.proxy.async after the write");
 }
 
 TEST_F(Tcgen05KernelTest, WaitWithoutCommitDeadlocks) {

@@ -225,10 +225,11 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
     `chip` is a row of the table of targets (docs/targets.md). sm_120a and
     sm_121a use the warp-level block-scaled MMA; sm_100a and sm_103a the
     tcgen05 kernel. sm_90a and sm_89 have FP8 tensor cores only: every format pair runs one
-    FP8 `mma.sync` per K block (m16n8k32; NVFP4 16-blocks m16n8k16) with
-    C = 0 on E2M1 widened to E4M3, each block's f32(sa·sb·P) added in K
-    order ([GEMM1] bit for bit for MXFP4/NVFP4), and quantize encodes E2M1
-    in software. Any other chip (sm_80, the `f` family targets) is not a
+    FP8 MMA per K block with C = 0 on E2M1 widened to E4M3 (sm_90a:
+    `wgmma.mma_async` m64n128k32 per warpgroup for 32-element blocks with
+    E8M0 scales, [WG1]; otherwise `mma.sync` m16n8k32, NVFP4 16-blocks
+    m16n8k16), each block's f32(sa·sb·P) added in K order ([GEMM1] bit for
+    bit for MXFP4/NVFP4), and quantize encodes E2M1 in software. Any other chip (sm_80, the `f` family targets) is not a
     value of `chip`; mixed FP4 x FP8 operands on sm_120a and sm_100a /
     sm_103a are an error naming the chip and the operand formats.
 

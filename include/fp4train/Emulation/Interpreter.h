@@ -140,6 +140,10 @@ public:
   /// handle that takes it as an operand (scf.for / scf.if operands too)
   /// fails with "reads `what`".
   void setPending(Value value, std::string what);
+  /// A fence.proxy.async by the active lanes: their subgroups' earlier
+  /// generic-proxy shared-memory writes become readable by the
+  /// asynchronous proxy (readShared with `asyncProxy`).
+  void fenceProxy();
   void clearPending(Value value);
 
   /// Calls `body` for every active lane.

@@ -28,8 +28,15 @@ using namespace mlir::fp4train;
 
 /// Bytes of padding after each staged code row.
 static constexpr int64_t kRowPad = 16;
+/// The span of the 128-byte swizzle pattern (8 rows of 128 bytes): swizzled
+/// tiles start at multiples of it.
+static constexpr int64_t kSwizzleSpan = 1024;
 
 BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
+
+int64_t BlockScaledMMATargetInfo::getSubgroupThreads() const {
+  return getTarget().getSubgroupSize();
+}
 
 Value BlockScaledMMATargetInfo::convertStagedCodes(OpBuilder &, Location, Type,
                                                    Value chunk) const {
@@ -53,17 +60,29 @@ static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// `offset` plus the alignment pad of swizzled tiles.
+static Value addPad(OpBuilder &b, Location loc, Value offset, Value pad) {
+  return pad ? arith::AddIOp::create(b, loc, offset, pad).getResult() : offset;
+}
+
 Value StagedTiles::getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
                                   Value buffer, Value row, Value kByte) const {
   Value base = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
       indexConst(b, loc, codesBase[operand]));
+  if (swizzled) {
+    // 16-byte chunk c of row r at chunk c ^ (r % 8) of the 128-byte row.
+    IndexMath im{b, loc};
+    Value chunk =
+        arith::XOrIOp::create(b, loc, im.div(kByte, 16), im.rem(row, 8));
+    kByte = im.add(im.mul(chunk, 16), im.rem(kByte, 16));
+  }
   Value inRow = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, row, indexConst(b, loc, rowBytes[operand])),
       kByte);
-  return arith::AddIOp::create(b, loc, base, inRow);
+  return addPad(b, loc, arith::AddIOp::create(b, loc, base, inRow), pad);
 }
 
 Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
@@ -77,7 +96,7 @@ Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
       arith::MulIOp::create(b, loc, row,
                             indexConst(b, loc, getBlocksPerStep())),
       block);
-  return arith::AddIOp::create(b, loc, base, inRow);
+  return addPad(b, loc, arith::AddIOp::create(b, loc, base, inRow), pad);
 }
 
 namespace mlir::fp4train {
@@ -115,8 +134,7 @@ public:
         globalScale(globalScale), result(result), m(m), n(n),
         bf16Result(bf16Result) {
     GemmTiling tiling = mma.getTiling();
-    threads = tiling.subgroupsM * tiling.subgroupsN *
-              mma.getTarget().getSubgroupSize();
+    threads = tiling.subgroupsM * tiling.subgroupsN * mma.getSubgroupThreads();
     tiles.blockSize = lhsType.getBlockShape().back();
     tiles.elements[0] = lhsType.getElementType();
     tiles.elements[1] = rhsType.getElementType();
@@ -126,21 +144,33 @@ public:
       tiles.stagedElements[i] = mma.getStagedElementType(tiles.elements[i]);
     tiles.tileRows[0] = a.tileRows;
     tiles.tileRows[1] = bt.tileRows;
+    // Swizzled tiles: 128-byte rows at 1024-byte aligned tile starts (the
+    // swizzle is a function of address bits 4-9).
+    tiles.swizzled = mma.stagesSwizzledRows();
+    const int64_t tileAlign = tiles.swizzled ? kSwizzleSpan : 16;
     int64_t offset = 0;
     for (unsigned i = 0; i < 2; ++i) {
-      tiles.rowBytes[i] = tiles.getRowCodeBytes(i) + kRowPad;
+      assert((!tiles.swizzled || tiles.getRowCodeBytes(i) == 128) &&
+             "swizzled rows hold 128 8-bit codes");
+      tiles.rowBytes[i] =
+          tiles.getRowCodeBytes(i) + (tiles.swizzled ? 0 : kRowPad);
       tiles.codesBase[i] = offset;
-      offset += tiles.tileRows[i] * tiles.rowBytes[i];
+      offset = llvm::alignTo(offset + tiles.tileRows[i] * tiles.rowBytes[i],
+                             tileAlign);
     }
     for (unsigned i = 0; i < 2; ++i) {
       tiles.scalesBase[i] = offset;
       offset += tiles.tileRows[i] * tiles.getBlocksPerStep();
     }
-    tiles.bufferBytes = llvm::alignTo(offset, 16);
+    tiles.bufferBytes = llvm::alignTo(offset, tileAlign);
   }
 
   int64_t getThreads() const { return threads; }
-  int64_t getSharedBytes() const { return 2 * tiles.bufferBytes; }
+  /// The two buffers, and the slack for aligning swizzled tiles at run
+  /// time.
+  int64_t getSharedBytes() const {
+    return 2 * tiles.bufferBytes + (tiles.swizzled ? kSwizzleSpan : 0);
+  }
 
   /// Fills the body of `launch` (before its terminator).
   void build(gpu::LaunchOp launch);
@@ -308,10 +338,23 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
                        ? Value()
                        : im.lt(index, chunksPerTile(operand));
       // Rows are a multiple of 16 bytes long (kRowPad), so a chunk is
-      // aligned to its size up to 16 bytes.
+      // aligned to its size up to 16 bytes. In swizzled rows consecutive
+      // 16-byte pieces are not adjacent: one store per piece.
       buildIf(cond, [&]() {
-        vector::StoreOp::create(b, loc, chunk, memory, offset, false,
-                                llvm::Align(std::min<int64_t>(bytes, 16)));
+        if (!tiles.swizzled || bytes <= 16) {
+          vector::StoreOp::create(b, loc, chunk, memory, offset, false,
+                                  llvm::Align(std::min<int64_t>(bytes, 16)));
+          return;
+        }
+        for (int64_t piece = 0; piece < bytes; piece += 16) {
+          Value part = vector::ShuffleOp::create(
+              b, loc, chunk, chunk,
+              llvm::to_vector(llvm::seq<int64_t>(piece, piece + 16)));
+          Value at = tiles.getCodesOffset(b, loc, operand, buffer, row,
+                                          im.add(im.mul(col, bytes), piece));
+          vector::StoreOp::create(b, loc, part, memory, at, false,
+                                  llvm::Align(16));
+        }
       });
     }
   };
@@ -480,9 +523,22 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   tiles.memory = launch.getWorkgroupAttributions().empty()
                      ? buildDynamicSharedBytes(b, loc)
                      : Value(launch.getWorkgroupAttributions().front());
+  if (tiles.swizzled) {
+    // The 1024-byte aligned start: the allocation has the slack.
+    Value start =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles.memory);
+    tiles.pad = im.rem(arith::SubIOp::create(b, loc, im.c(kSwizzleSpan),
+                                             im.rem(start, kSwizzleSpan)),
+                       kSwizzleSpan);
+  }
   tid = launch.getThreadIds().x;
-  lane = target.getLaneId(b, loc, tid);
-  subgroup = target.getSubgroupId(b, loc, tid);
+  if (mma.getSubgroupThreads() == target.getSubgroupSize()) {
+    lane = target.getLaneId(b, loc, tid);
+    subgroup = target.getSubgroupId(b, loc, tid);
+  } else {
+    lane = im.rem(tid, mma.getSubgroupThreads());
+    subgroup = im.div(tid, mma.getSubgroupThreads());
+  }
   batch = launch.getBlockIds().z;
   // [RAS1] Output tiles in bands of row tiles, so that the workgroups
   // resident at once share their A and B tiles through the cache.
@@ -510,6 +566,7 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   // Prologue: stage K step 0 in buffer 0.
   int64_t kSteps = llvm::divideCeil(k, kGemmTileK);
   storeTile(im.c(0), loadTile(im.c(0)));
+  mma.buildStagingFence(b, loc);
   target.buildBarrier(b, loc);
 
   // Steps 0 .. kSteps - 2: prefetch step t + 1, compute step t (in buffer
@@ -522,6 +579,7 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
     Prefetch next = loadTile(im.add(t, 1));
     SmallVector<Value> out = compute(im.c(buffer), in);
     storeTile(im.c(1 - buffer), next);
+    mma.buildStagingFence(b, loc);
     target.buildBarrier(b, loc);
     return out;
   };

@@ -46,6 +46,13 @@ using namespace mlir;
 using namespace mlir::fp4train;
 
 /// The operand formats a block-scaled MMA of `target` takes, or a reason.
+/// [WG1] sm_90a GEMMs with E8M0 scales run on wgmma; other FP8-tensor-core
+/// chips and NVFP4 on mma.sync.
+static bool usesWgmma(ScaledMatmulOp op, const GPUTarget &target) {
+  return target.chip == GPUChip::SM90a &&
+         isWgmmaScaledMatmul(op.getLhs().getType(), op.getRhs().getType());
+}
+
 static std::optional<std::string>
 getUnsupportedReason(ScaledMatmulOp op, const GPUTarget &target) {
   ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
@@ -88,8 +95,12 @@ mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
       // A persistent grid: the kernel walks any number of tiles.
       return;
     case GPUMMAKind::WarpFP8:
-      ok &= succeeded(checkScaledMatmulKernelGrid(
-          op, MmaSyncFP8TargetInfo(SM90TargetInfo(target))));
+      if (usesWgmma(op, target))
+        ok &= succeeded(checkScaledMatmulKernelGrid(
+            op, WgmmaFP8TargetInfo(SM90TargetInfo(target))));
+      else
+        ok &= succeeded(checkScaledMatmulKernelGrid(
+            op, MmaSyncFP8TargetInfo(SM90TargetInfo(target))));
       return;
     case GPUMMAKind::WarpBlockScaled:
       ok &= succeeded(checkScaledMatmulKernelGrid(
@@ -159,6 +170,10 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
           gemmWorkgroups ? gemmWorkgroups : kTcgen05DefaultWorkgroups,
           rewriter);
     case GPUMMAKind::WarpFP8:
+      if (usesWgmma(op, target))
+        return lowerScaledMatmulToKernel(
+            op, lhs, rhs, acc, WgmmaFP8TargetInfo(SM90TargetInfo(target)),
+            rewriter);
       return lowerScaledMatmulToKernel(
           op, lhs, rhs, acc, MmaSyncFP8TargetInfo(SM90TargetInfo(target)),
           rewriter);

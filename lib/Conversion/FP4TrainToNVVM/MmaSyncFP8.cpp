@@ -90,6 +90,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -230,6 +231,101 @@ std::string getPtxTypeName(Type element) {
   return isa<Float8E5M2Type>(element) ? "e5m2" : "e4m3";
 }
 
+/// How a block's terms reach the accumulators:
+///  - Fused: T = fma(P, sa·sb, T) with sa·sb an exact f32 and P·(sa·sb)
+///    exact, so the fma rounds exactly once, as [GEMM1] does (UE4M3
+///    always; E8M0 when every scale code of the warp's rows and columns
+///    lies in the window of getFusedScaleWindow);
+///  - Exact: E8M0 anywhere, ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0),
+///    then T += term (the file comment).
+enum class Scaling { Fused, Exact };
+
+/// [GEMM1]'s E8M0 block scaling of one K step on the ordinary cores (the
+/// file comment): the split exponent T of the exact path, the fused
+/// path's code window, and per block the factors of a row of A and a
+/// column of C, and the accumulator update.
+class E8M0Scaling {
+public:
+  E8M0Scaling(WordMath &wm, const StagedTiles &tiles) : wm(wm) {
+    Type a = tiles.getElementType(0), b = tiles.getElementType(1);
+    double maxP = tiles.getBlockSize() * getMaxElement(a) * getMaxElement(b);
+    splitT = 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
+    std::tie(windowLo, windowHi) = getFusedScaleWindow(a, b, splitT);
+  }
+
+  /// True on every lane when every code of the warp's scale `words` lies in
+  /// the fused window (a warp-uniform vote: a branch on it stays uniform).
+  Value isFusedForWarp(ArrayRef<Value> words) {
+    Value outside = wm.c(0);
+    for (Value word : words)
+      outside =
+          wm.bor(outside, getBytesOutsideWindow(wm, word, windowLo, windowHi));
+    Value inWindow = wm.eq(wm.band(outside, 0x80808080), 0);
+    return NVVM::VoteSyncOp::create(wm.b, wm.loc, wm.b.getI1Type(),
+                                    wm.c(0xFFFFFFFF), inWindow,
+                                    NVVM::VoteSyncKind::all);
+  }
+
+  /// Selects byte `block % 4` of the scale words from now on.
+  void setBlock(Value blockInWord) {
+    byteShift = arith::ShLIOp::create(wm.b, wm.loc, blockInWord, wm.c(3));
+  }
+  /// The code of the current block in a scale word.
+  Value getCode(Value word) {
+    return wm.band(arith::ShRUIOp::create(wm.b, wm.loc, word, byteShift), 0xFF);
+  }
+  /// 2^(min(code, cap) - 127) as f32 bits: code 0 is the subnormal
+  /// 2^-127, code 0xFF NaN.
+  Value getPower(Value code, uint32_t cap) {
+    Value clamped = arith::MinUIOp::create(wm.b, wm.loc, code, wm.c(cap));
+    Value bits = wm.select(wm.eq(clamped, 0), 0x00400000, wm.shl(clamped, 23));
+    return wm.toF32(wm.select(wm.eq(code, 0xFF), 0x7FC00000, bits));
+  }
+  /// A C-column factor: 2^eb.
+  Value getColumnFactor(Value word, Scaling scaling) {
+    // A code in the fused window is a normal 2^(code - 127).
+    if (scaling == Scaling::Fused)
+      return wm.toF32(wm.shl(getCode(word), 23));
+    return getPower(getCode(word), 254);
+  }
+  /// An A-row factor: 2^ea (fused), or (2^min(ea,T), 2^max(ea-T,0)).
+  std::pair<Value, Value> getRowFactors(Value word, Scaling scaling) {
+    if (scaling == Scaling::Fused)
+      return {wm.toF32(wm.shl(getCode(word), 23)), Value()};
+    Value code = getCode(word);
+    Value hiExponent = arith::SubIOp::create(
+        wm.b, wm.loc,
+        arith::MaxUIOp::create(wm.b, wm.loc, code, wm.c(splitT + 127)),
+        wm.c(splitT));
+    return {getPower(code, splitT + 127), wm.toF32(wm.shl(hiExponent, 23))};
+  }
+  /// T + [GEMM1]'s term of the block product `p`, one rounding of the term.
+  Value accumulate(Value p, std::pair<Value, Value> row, Value column,
+                   Value acc, Scaling scaling) {
+    OpBuilder &b = wm.b;
+    Location loc = wm.loc;
+    auto [first, last] = row;
+    if (scaling == Scaling::Fused || !last) {
+      // [GEMM1]: T += P · (sa · sb), one rounding (the fma's).
+      Value scale = arith::MulFOp::create(b, loc, first, column);
+      return LLVM::FMAOp::create(b, loc, p, scale, acc);
+    }
+    // ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0): one rounding, then
+    // [GEMM1]'s T += term.
+    Value term = arith::MulFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, p, first),
+                              column),
+        last);
+    return arith::AddFOp::create(b, loc, acc, term);
+  }
+
+private:
+  WordMath &wm;
+  uint32_t splitT, windowLo, windowHi;
+  Value byteShift;
+};
+
 } // namespace
 
 Type MmaSyncFP8TargetInfo::getStagedElementType(Type element) const {
@@ -311,19 +407,8 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     load(1, scaleRowsB, wordsB);
   };
 
-  // [GEMM1] E8M0 scaling (see the file comment): T, the split exponent of
-  // the exact path, and the code window of the fused path.
-  Type elementA = tiles.getElementType(0), elementB = tiles.getElementType(1);
-  double maxP = blockSize * getMaxElement(elementA) * getMaxElement(elementB);
-  uint32_t splitT = 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
-  auto [windowLo, windowHi] = getFusedScaleWindow(elementA, elementB, splitT);
-  // 2^(min(code, cap) - 127) as f32 bits: code 0 is the subnormal 2^-127,
-  // code 0xFF NaN.
-  auto e8m0Power = [&](Value code, uint32_t cap) {
-    Value clamped = arith::MinUIOp::create(b, loc, code, wm.c(cap));
-    Value bits = wm.select(wm.eq(clamped, 0), 0x00400000, wm.shl(clamped, 23));
-    return wm.toF32(wm.select(wm.eq(code, 0xFF), 0x7FC00000, bits));
-  };
+  // [GEMM1] E8M0 scaling (see the file comment).
+  E8M0Scaling e8m0(wm, tiles);
   // UE4M3 codes of two rows (A) or columns (B) at byte `block % 4` of their
   // staged words, as f32: one prmt gathers the two bytes, one
   // cvt.rn.f16x2.e4m3x2 decodes them (exactly, NaN to NaN), two cvt.f32.f16
@@ -367,15 +452,6 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         memory, tiles.getCodesOffset(b, loc, operand, buffer, row, kByte));
   };
 
-  // How a block's terms reach the accumulators:
-  //  - Fused: T = fma(P, sa·sb, T) with sa·sb an exact f32 and P·(sa·sb)
-  //    exact, so the fma rounds exactly once, as [GEMM1] does (UE4M3
-  //    always; E8M0 when every scale code of the warp's rows and columns
-  //    lies in the window of getFusedScaleWindow);
-  //  - Exact: E8M0 anywhere, ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0),
-  //    then T += term (the file comment).
-  enum class Scaling { Fused, Exact };
-
   // A loop over the scale blocks of the step (one MMA K extent each), the
   // accumulators carried: B's fragments and column factors, then per A
   // tile i its fragment, row factors and the MMAs of row i. A loop (not
@@ -402,10 +478,7 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     // This block's byte of a scale word.
     Value blockInWord =
         arith::IndexCastOp::create(b, loc, b.getI32Type(), lm.band(block, 3));
-    Value byteShift = arith::ShLIOp::create(b, loc, blockInWord, wm.c(3));
-    auto scaleByte = [&](Value word) {
-      return wm.band(arith::ShRUIOp::create(b, loc, word, byteShift), 0xFF);
-    };
+    e8m0.setBlock(blockInWord);
     // prmt selector of byte block % 4 of two words: (4 + k) << 4 | k.
     Value pairSelector =
         nvfp4 ? arith::AddIOp::create(
@@ -413,10 +486,6 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                     arith::MulIOp::create(b, loc, blockInWord, wm.c(0x11)),
                     wm.c(0x40))
               : Value();
-    // The f32 2^(code - 127) of an E8M0 code in the fused window (normal).
-    auto e8m0Normal = [&](Value word) {
-      return wm.toF32(wm.shl(scaleByte(word), 23));
-    };
     // B registers of tile j, C-column factors 2^eb (E8M0) or sb (UE4M3).
     SmallVector<SmallVector<Value, 2>> bRegs;
     // k32: B register r = B[16 r + 4 t + j][g]; k16: B[4 t + j][g].
@@ -436,9 +505,7 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
               decodeE4M3Pair(wordsB[c], wordsB[c + 1], pairSelector));
         continue;
       }
-      colFactors.push_back(scaling == Scaling::Fused
-                               ? e8m0Normal(wordsB[c])
-                               : e8m0Power(scaleByte(wordsB[c]), 254));
+      colFactors.push_back(e8m0.getColumnFactor(wordsB[c], scaling));
     }
 
     for (int64_t i = 0; i < tiling.repM; ++i) {
@@ -458,41 +525,18 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
         rowFactors = {std::make_pair(first, Value()),
                       std::make_pair(second, Value())};
       }
-      for (int64_t h = 0; h < 2 && !nvfp4; ++h) {
-        if (scaling == Scaling::Fused) {
-          rowFactors[h] = {e8m0Normal(wordsA[2 * i + h]), Value()};
-          continue;
-        }
-        Value code = scaleByte(wordsA[2 * i + h]);
-        Value hiExponent = arith::SubIOp::create(
-            b, loc, arith::MaxUIOp::create(b, loc, code, wm.c(splitT + 127)),
-            wm.c(splitT));
-        rowFactors[h] = {e8m0Power(code, splitT + 127),
-                         wm.toF32(wm.shl(hiExponent, 23))};
-      }
+      for (int64_t h = 0; h < 2 && !nvfp4; ++h)
+        rowFactors[h] = e8m0.getRowFactors(wordsA[2 * i + h], scaling);
 
       for (int64_t j = 0; j < tiling.repN; ++j) {
         Value &d = blockAccs[i * tiling.repN + j];
         SmallVector<Value, 4> p = mma(aRegs, bRegs[j]);
         SmallVector<Value, 4> out;
         for (int64_t v = 0; v < 4; ++v) {
-          auto [first, last] = rowFactors[v / 2];
-          Value column = colFactors[2 * j + v % 2];
           Value acc = vector::ExtractOp::create(b, loc, d, v);
-          if (scaling == Scaling::Fused) {
-            // [GEMM1]: T += P · (sa · sb), one rounding (the fma's).
-            Value scale = arith::MulFOp::create(b, loc, first, column);
-            out.push_back(LLVM::FMAOp::create(b, loc, p[v], scale, acc));
-            continue;
-          }
-          // ((P · 2^min(ea,T)) · 2^eb) · 2^max(ea-T,0): one rounding, then
-          // [GEMM1]'s T += term.
-          Value term = arith::MulFOp::create(
-              b, loc,
-              arith::MulFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, p[v], first), column),
-              last);
-          out.push_back(arith::AddFOp::create(b, loc, acc, term));
+          out.push_back(e8m0.accumulate(p[v], rowFactors[v / 2],
+                                        colFactors[2 * j + v % 2], acc,
+                                        scaling));
         }
         d = vector::FromElementsOp::create(b, loc, d.getType(), out);
       }
@@ -525,14 +569,9 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     // do, the exact loop keeps [GEMM1] for the rest.
     assert(blocksPerStep <= 4 && "one E8M0 word per row and step");
     scaleCodes(lm.c(0));
-    Value outside = wm.c(0);
-    for (Value word : llvm::concat<Value>(wordsA, wordsB))
-      outside =
-          wm.bor(outside, getBytesOutsideWindow(wm, word, windowLo, windowHi));
-    Value inWindow = wm.eq(wm.band(outside, 0x80808080), 0);
-    Value fused =
-        NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), wm.c(0xFFFFFFFF),
-                                 inWindow, NVVM::VoteSyncKind::all);
+    SmallVector<Value> words(wordsA);
+    llvm::append_range(words, wordsB);
+    Value fused = e8m0.isFusedForWarp(words);
     auto branch = scf::IfOp::create(b, loc, ValueRange(accs).getTypes(), fused,
                                     /*withElseRegion=*/true);
     {
@@ -559,4 +598,168 @@ SM90TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
   if (!isa<Float8E4M3FNType>(element))
     return std::nullopt;
   return buildCvtRNSatfinitePairs(b, element, block);
+}
+
+//===----------------------------------------------------------------------===//
+// [WG1] sm_90a: wgmma.mma_async per block
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The constant fields of a wgmma matrix descriptor (PTX ISA 9.7.15.5.1.2.2
+/// "Matrix Descriptor Format") of a K-major operand in the 128-byte swizzle:
+/// leading byte offset 16 (bits 16-29, >> 4; unused: a wgmma's 32 K bytes
+/// lie in one swizzle row), stride byte offset 1024 between 8-row groups
+/// (bits 32-45, >> 4), base offset 0 (bits 49-51: the tiles are 1024-byte
+/// aligned), swizzle mode 1 = 128-byte (bits 62-63). The start address
+/// (bits 0-13, >> 4) is added at run time.
+constexpr uint64_t kWgmmaSwizzle128Descriptor =
+    uint64_t{16 >> 4} << 16 | uint64_t{1024 >> 4} << 32 | uint64_t{1} << 62;
+
+NVVM::WGMMATypes getWgmmaType(Type element) {
+  return isa<Float8E5M2Type>(element) ? NVVM::WGMMATypes::e5m2
+                                      : NVVM::WGMMATypes::e4m3;
+}
+
+} // namespace
+
+bool mlir::fp4train::isWgmmaScaledMatmul(ScaledTensorType lhs,
+                                         ScaledTensorType rhs) {
+  return lhs.getBlockShape().back() == 32 &&
+         isa<Float8E8M0FNUType>(lhs.getScaleType()) &&
+         isa<Float8E8M0FNUType>(rhs.getScaleType());
+}
+
+std::pair<Value, Value>
+WgmmaFP8TargetInfo::getAccumulatorPosition(OpBuilder &b, Location loc,
+                                           Value lane, int64_t index) const {
+  // Register i of warpgroup thread (warp w, lane l): D[16 w + l / 4 +
+  // 8 ((i / 2) % 2)][8 (i / 4) + 2 (l % 4) + i % 2] (PTX ISA 9.7.15.5.1.1,
+  // the m16n8 C fragment of the warp's 16 rows for every 8 columns).
+  LaneMath lm{b, loc};
+  auto [row, col] = lm.getAccumulatorPosition(
+      lm.band(lane, 31), 2 * ((index / 2) % 2) + index % 2);
+  return {lm.add(row, lm.mul(lm.shr(lane, 5), 16)),
+          lm.add(col, 8 * (index / 4))};
+}
+
+void WgmmaFP8TargetInfo::buildStagingFence(OpBuilder &b, Location loc) const {
+  // wgmma reads its operands through the asynchronous proxy: the staged
+  // stores (generic proxy) are ordered before those reads by this fence in
+  // each storing thread, then the barrier.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
+                                       const StagedTiles &tiles, Value buffer,
+                                       Value lane, Value rowA, Value rowB,
+                                       MutableArrayRef<Value> accs) const {
+  assert(tiles.getBlockSize() == 32 && accs.size() == 1 &&
+         "isWgmmaScaledMatmul: one m64n128 accumulator, 32-element blocks");
+  LaneMath lm{b, loc};
+  WordMath wm{b, loc};
+  Value memory = tiles.getMemory();
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  const int64_t n = getN(), registers = getAccumulatorLength();
+  Value warp = lm.shr(lane, 5), inWarp = lm.band(lane, 31);
+  Value g = lm.shr(inWarp, 2), t = lm.band(inWarp, 3);
+
+  // The step's scale words (one E8M0 word of 4 blocks per row): A rows
+  // 16 w + g and + 8 of the warpgroup's 64, C columns 8 j + 2 t + c.
+  SmallVector<Value> wordsA, wordsB;
+  for (int64_t h = 0; h < 2; ++h) {
+    Value row = lm.add(lm.add(rowA, lm.mul(warp, 16)), lm.add(g, 8 * h));
+    wordsA.push_back(lm.loadWord(
+        memory, tiles.getScaleOffset(b, loc, 0, buffer, row, lm.c(0))));
+  }
+  for (int64_t j = 0; j < n / 8; ++j)
+    for (int64_t c = 0; c < 2; ++c) {
+      Value row = lm.add(lm.add(rowB, 8 * j + c), lm.mul(t, 2));
+      wordsB.push_back(lm.loadWord(
+          memory, tiles.getScaleOffset(b, loc, 1, buffer, row, lm.c(0))));
+    }
+  E8M0Scaling e8m0(wm, tiles);
+  SmallVector<Value> words(wordsA);
+  llvm::append_range(words, wordsB);
+  Value fused = e8m0.isFusedForWarp(words);
+
+  // Descriptors: the start-address field (shared address >> 4) of the
+  // warpgroup's 64 A rows and of the 128 B^T rows at the step's first
+  // block (rows multiples of 8: the swizzle leaves the start in place),
+  // plus 2 (32 bytes) per block.
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  auto startField = [&](unsigned operand, Value row) {
+    Value address = lm.add(
+        base, tiles.getCodesOffset(b, loc, operand, buffer, row, lm.c(0)));
+    Value field = arith::IndexCastUIOp::create(
+        b, loc, i64, arith::ShRUIOp::create(b, loc, address, lm.c(4)));
+    return arith::AddIOp::create(
+        b, loc, field,
+        arith::ConstantIntOp::create(
+            b, loc, i64, static_cast<int64_t>(kWgmmaSwizzle128Descriptor)));
+  };
+  Value descA = startField(0, rowA), descB = startField(1, rowB);
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(registers, f32));
+  Value noInput = LLVM::PoisonOp::create(b, loc, structType);
+  NVVM::MMAShapeAttr shape = NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 32);
+
+  const int64_t blocks = kGemmTileK / tiles.getBlockSize();
+  auto loop = scf::ForOp::create(b, loc, lm.c(0), lm.c(blocks), lm.c(1),
+                                 ValueRange{accs[0]});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value block = loop.getInductionVar();
+    Value offset = arith::IndexCastUIOp::create(b, loc, i64, lm.mul(block, 2));
+    // P = A·B of the block (scale-d 0: no accumulator input), waited for
+    // at once: the scaling below reads it.
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value result = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, noInput,
+        arith::AddIOp::create(b, loc, descA, offset),
+        arith::AddIOp::create(b, loc, descB, offset), shape,
+        getWgmmaType(tiles.getStagedElementType(0)),
+        getWgmmaType(tiles.getStagedElementType(1)), NVVM::WGMMATypes::f32,
+        NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
+        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    SmallVector<Value> p;
+    for (int64_t i = 0; i < registers; ++i)
+      p.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+    e8m0.setBlock(arith::IndexCastOp::create(b, loc, b.getI32Type(), block));
+
+    Value acc = loop.getRegionIterArgs()[0];
+    auto scale = [&](Scaling scaling) {
+      std::array<std::pair<Value, Value>, 2> rows;
+      for (int64_t h = 0; h < 2; ++h)
+        rows[h] = e8m0.getRowFactors(wordsA[h], scaling);
+      SmallVector<Value> columns;
+      for (Value word : wordsB)
+        columns.push_back(e8m0.getColumnFactor(word, scaling));
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < registers; ++i)
+        out.push_back(e8m0.accumulate(
+            p[i], rows[(i / 2) % 2], columns[2 * (i / 4) + i % 2],
+            vector::ExtractOp::create(b, loc, acc, i), scaling));
+      return vector::FromElementsOp::create(b, loc, acc.getType(), out)
+          .getResult();
+    };
+    // The fused / exact choice is the warp's (the file comment): the
+    // wgmma above is the warpgroup's, outside the branch.
+    auto branch = scf::IfOp::create(b, loc, acc.getType(), fused,
+                                    /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    scf::YieldOp::create(b, loc, scale(Scaling::Fused));
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    scf::YieldOp::create(b, loc, scale(Scaling::Exact));
+    b.setInsertionPointAfter(branch);
+    scf::YieldOp::create(b, loc, branch.getResult(0));
+  }
+  accs[0] = loop.getResult(0);
 }

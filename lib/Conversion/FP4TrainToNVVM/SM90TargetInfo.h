@@ -46,6 +46,37 @@ public:
                      MutableArrayRef<Value> accs) const override;
 };
 
+/// [WG1] sm_90a: one wgmma.mma_async.m64n128k32 per 32-element block and
+/// warpgroup, from shared memory through matrix descriptors (the staged
+/// tiles in the 128-byte swizzle), D = P without accumulation, then the
+/// same E8M0 scaling on the ordinary cores as the mma.sync kernel (the
+/// wgmma D fragment of a warp is the m16n8 C fragment of its 16 rows for
+/// each 8 columns). Two warpgroups per 128 x 128 tile. E8M0 formats only
+/// (MXFP4, MXFP8, their mixes): NVFP4's 16-element blocks have no wgmma K.
+class WgmmaFP8TargetInfo : public MmaSyncFP8TargetInfo {
+public:
+  using MmaSyncFP8TargetInfo::MmaSyncFP8TargetInfo;
+
+  int64_t getM() const override { return 64; }
+  int64_t getN() const override { return 128; }
+  int64_t getK() const override { return 32; }
+  GemmTiling getTiling() const override { return {2, 1, 1, 1}; }
+  int64_t getSubgroupThreads() const override { return 128; }
+  int64_t getAccumulatorLength() const override { return 64; }
+  std::pair<Value, Value> getAccumulatorPosition(OpBuilder &b, Location loc,
+                                                 Value lane,
+                                                 int64_t index) const override;
+  bool stagesSwizzledRows() const override { return true; }
+  void buildStagingFence(OpBuilder &b, Location loc) const override;
+  void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
+                     Value buffer, Value lane, Value rowA, Value rowB,
+                     MutableArrayRef<Value> accs) const override;
+};
+
+/// True when the sm_90a wgmma kernel takes `lhs` x `rhs`: 32-element blocks
+/// with E8M0 scales.
+bool isWgmmaScaledMatmul(ScaledTensorType lhs, ScaledTensorType rhs);
+
 } // namespace mlir::fp4train
 
 #endif // FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H

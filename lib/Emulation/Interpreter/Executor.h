@@ -47,6 +47,10 @@ struct Memory {
   std::vector<uint8_t> writer;
   std::vector<uint32_t> readEpoch;
   std::vector<uint64_t> readers; // bit per subgroup, valid in readEpoch
+  /// For a byte the generic proxy wrote last: 1 + the writing subgroup's
+  /// proxy-fence count at the write (Executor::proxyFences); 0 once the
+  /// asynchronous proxy wrote it.
+  std::vector<uint32_t> genericWrite;
 
   Memory(size_t size, bool isShared) : bytes(size), shared(isShared) {
     if (shared) {
@@ -54,6 +58,7 @@ struct Memory {
       writer.assign(size, 0);
       readEpoch.assign(size, 0);
       readers.assign(size, 0);
+      genericWrite.assign(size, 0);
     }
   }
 };
@@ -172,6 +177,10 @@ public:
   /// The barrier interval of the race check (0 marks never-written bytes,
   /// epoch - 1 bytes the asynchronous proxy wrote).
   uint32_t epoch = 2;
+  /// Per subgroup, the proxy fences (fence.proxy.async) it has executed:
+  /// an asynchronous-proxy read of a byte needs one by the byte's generic
+  /// writer after its write.
+  std::array<uint32_t, 64> proxyFences{};
 
   unsigned lanes;
   unsigned subgroupSize;

@@ -339,14 +339,27 @@ LogicalResult Executor::accessShared(Operation *op, uint64_t address,
   const int64_t byte = static_cast<int64_t>(address - memory->address);
   if (asyncProxy) {
     for (int64_t b = byte; b < byte + size; ++b) {
-      if (write)
+      if (write) {
         memory->writeEpoch[b] = epoch - 1;
-      else if (memory->writeEpoch[b] == 0)
+        memory->genericWrite[b] = 0;
+      } else if (memory->writeEpoch[b] == 0) {
         return fail(op,
                     llvm::formatv("{0} {1} reads {2} byte {3}, which no "
                                   "thread has written",
                                   instructionSet.getSubgroupTerm(), subgroup,
                                   instructionSet.getSharedMemoryTerm(), b));
+      } else if (memory->genericWrite[b] &&
+                 proxyFences[memory->writer[b]] < memory->genericWrite[b]) {
+        // PTX ISA 9.7.13.x "Proxy", fence.proxy.async: generic-proxy writes
+        // reach asynchronous-proxy reads only through that fence.
+        return fail(
+            op,
+            llvm::formatv("the asynchronous proxy reads {0} byte {1}, which "
+                          "{2} {3} wrote through the generic proxy with no "
+                          "fence.proxy.async after the write",
+                          instructionSet.getSharedMemoryTerm(), b,
+                          instructionSet.getSubgroupTerm(), memory->writer[b]));
+      }
     }
   } else if (failed(checkShared(op, *memory, byte, size, subgroup, write))) {
     return failure();
@@ -409,6 +422,15 @@ uint64_t ExecutionContext::allocateGlobal(std::vector<uint8_t> bytes) {
   memory->bytes = std::move(bytes);
   memory->device = executor.separateMemories;
   return executor.getGlobalAddress(memory);
+}
+
+void ExecutionContext::fenceProxy() {
+  for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
+    auto [first, end] = executor.getSubgroupLanes(subgroup);
+    if (std::find(mask.begin() + first, mask.begin() + end, 1) !=
+        mask.begin() + end)
+      ++executor.proxyFences[subgroup];
+  }
 }
 
 void ExecutionContext::setPending(Value value, std::string what) {

@@ -60,6 +60,7 @@ LogicalResult Executor::checkShared(Operation *op, Memory &memory, int64_t byte,
     if (write) {
       memory.writeEpoch[b] = epoch;
       memory.writer[b] = static_cast<uint8_t>(subgroup);
+      memory.genericWrite[b] = proxyFences[subgroup] + 1;
     } else {
       if (memory.readEpoch[b] != epoch) {
         memory.readEpoch[b] = epoch;

@@ -40,6 +40,12 @@ private:
 
 /// True for the shared NVVM ops.
 bool isCommonNVVMOp(Operation &op);
+/// fence.proxy: `async` and `async.shared::cta` order the executing
+/// threads' generic-proxy shared-memory writes before later
+/// asynchronous-proxy reads (ExecutionContext::fenceProxy); the other
+/// kinds concern state the models do not track.
+LogicalResult executeFenceProxy(NVVM::FenceProxyOp op,
+                                ExecutionContext &context);
 /// Executes a shared NVVM op (isCommonNVVMOp) for the active lanes.
 LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
 

@@ -60,7 +60,7 @@ public:
       return parseMmaSyncFP8(call.getIntrin()).has_value();
     if (isa<NVVM::ConvertF32x2ToF4x2Op>(op))
       return false;
-    return isa<NVVM::PermuteOp, NVVM::FenceProxyOp>(op) || nvvm::isWgmmaOp(op);
+    return isa<NVVM::PermuteOp>(op) || nvvm::isWgmmaOp(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -506,6 +506,15 @@ mlir::fp4train::emulation::nvvm::getModelKind(NVVM::MMABlockScaleKind kind) {
   return ptx::BlockScaleKind::MXF4NVF4;
 }
 
+LogicalResult
+mlir::fp4train::emulation::nvvm::executeFenceProxy(NVVM::FenceProxyOp op,
+                                                   ExecutionContext &context) {
+  if (op.getKind() == NVVM::ProxyKind::async ||
+      op.getKind() == NVVM::ProxyKind::async_shared)
+    context.fenceProxy();
+  return success();
+}
+
 bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
   return isMulHiU32(op) ||
          isa<NVVM::ConvertF32x2ToF4x2Op, NVVM::ConvertF32x2ToF8x2Op,
@@ -515,13 +524,15 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
              NVVM::BlockDimZOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
              NVVM::BlockIdZOp, NVVM::GridDimXOp, NVVM::GridDimYOp,
              NVVM::GridDimZOp, NVVM::LaneIdOp, NVVM::WarpIdOp, NVVM::WarpSizeOp,
-             NVVM::SyncWarpOp>(op);
+             NVVM::SyncWarpOp, NVVM::FenceProxyOp>(op);
 }
 
 LogicalResult mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(
     Operation &op, ExecutionContext &context) {
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
+  if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op))
+    return executeFenceProxy(fence, context);
   Value result = op.getNumResults() == 1 ? op.getResult(0) : Value();
   auto thread = [&](unsigned dim) {
     return readRegister(result, context, [&](unsigned lane) {
@@ -611,9 +622,7 @@ LogicalResult SM90aInstructionSet::execute(Operation &op,
   if (nvvm::isWgmmaOp(op))
     return nvvm::executeWgmmaOp(op, context);
   // fence.proxy.async: shared memory written by st.shared becomes visible to
-  // wgmma's operand reads; the core's asynchronous-proxy reads need no more.
-  if (isa<NVVM::FenceProxyOp>(op))
-    return success();
+  // wgmma's operand reads (asynchronous-proxy reads).
   return nvvm::executeCommonNVVMOp(op, context);
 }
 

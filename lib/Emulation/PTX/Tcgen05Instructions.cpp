@@ -88,7 +88,7 @@ public:
         nvgpu::TmaCreateDescriptorOp, NVVM::CpAsyncBulkSharedCTAToGlobalOp,
         NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
         NVVM::CpAsyncOp, NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
-        NVVM::FenceProxyOp, NVVM::ConvertF32x4ToF4x4Op>(op);
+        NVVM::ConvertF32x4ToF4x4Op>(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -147,8 +147,8 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
       })
       .Case<NVVM::Tcgen05FenceOp, NVVM::Tcgen05WaitOp,
             NVVM::CpAsyncBulkCommitGroupOp, NVVM::CpAsyncBulkWaitGroupOp,
-            NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
-            NVVM::FenceProxyOp>([&](Operation *) { return success(); })
+            NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(
+          [&](Operation *) { return success(); })
       .Case([&](NVVM::CpAsyncOp copy) { return executeCpAsync(copy, context); })
       .Case([&](NVVM::CpAsyncBulkGlobalToSharedClusterOp copy) {
         return executeBulkLoad(copy, context);

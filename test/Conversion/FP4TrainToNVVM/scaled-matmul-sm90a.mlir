@@ -1,4 +1,3 @@
-// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file | FileCheck %s
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_89" --split-input-file | FileCheck %s
 
 !a = !fp4train.scaled<256x512xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>

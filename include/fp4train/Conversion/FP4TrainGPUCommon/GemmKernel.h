@@ -61,9 +61,13 @@ struct GemmTiling {
 /// Operand 0 is A (rows of C), operand 1 is B^T (columns of C); both are
 /// K-major: row r holds the step's kGemmTileK elements of that row in the
 /// staged element type, E2M1 packed two per byte (element 2i in the low
-/// nibble of byte i), 8-bit formats one per byte, followed by padding; each
-/// row's block scale codes (one byte per block, kGemmTileK / blockSize of
-/// them) are stored separately.
+/// nibble of byte i), 8-bit formats one per byte, followed by padding, or,
+/// for targets whose MMAs read shared memory through matrix descriptors
+/// (BlockScaledMMATargetInfo::stagesSwizzledRows), in 128-byte rows without
+/// padding in the 128-byte swizzle (16-byte chunk c of row r at chunk
+/// c ^ (r % 8), each tile 1024-byte aligned); each row's block scale codes
+/// (one byte per block, kGemmTileK / blockSize of them) are stored
+/// separately.
 class StagedTiles {
 public:
   /// The shared-memory buffer (memref<bytes x i8, workgroup>).
@@ -86,7 +90,9 @@ public:
   int64_t getRowCodeBytes(unsigned operand) const;
 
   /// Byte offset (index) of byte `kByte` of the codes of tile row `row` of
-  /// `operand` in double buffer `buffer` (0 or 1).
+  /// `operand` in double buffer `buffer` (0 or 1); with swizzled rows, the
+  /// byte's swizzled place (for a row that is a multiple of 8, the start of
+  /// a matrix descriptor's K slice: the swizzle leaves it in place).
   Value getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
                        Value buffer, Value row, Value kByte) const;
   /// Byte offset of the scale code of block `block` (within the step) of
@@ -97,6 +103,10 @@ public:
 private:
   friend class GemmKernelBuilder;
   Value memory;
+  /// With swizzled rows: the bytes (index) from the buffer's start to the
+  /// first 1024-byte aligned address, added to every offset.
+  Value pad;
+  bool swizzled = false;
   int64_t blockSize = 32;
   Type elements[2], scaleTypes[2], stagedElements[2];
   int64_t tileRows[2] = {0, 0};
@@ -132,6 +142,18 @@ public:
   /// otherwise the skeleton pairs the same value of N tiles j and j + 1 by
   /// permuting the staged B^T rows.
   virtual bool hasAdjacentColumnPairs() const = 0;
+  /// Threads that issue one MMA together (the skeleton's subgroup): the
+  /// target's subgroup size, or a multiple of it (a Hopper warpgroup).
+  virtual int64_t getSubgroupThreads() const;
+  /// True when the MMAs read the staged codes through shared-memory matrix
+  /// descriptors in the 128-byte swizzle (StagedTiles): the staged element
+  /// types are then 8-bit (a step's row is one 128-byte swizzle row).
+  virtual bool stagesSwizzledRows() const { return false; }
+  /// Emitted by every thread after its stores of a stage, before the
+  /// barrier that publishes it: for MMAs that read shared memory through
+  /// the asynchronous proxy, the proxy fence that orders the stores before
+  /// those reads.
+  virtual void buildStagingFence(OpBuilder &b, Location loc) const {}
   /// The order of a staged row's scale codes: staged byte i holds the
   /// scale of the step's block getStagedScaleOrder()[i] (empty: block
   /// order), so that a target can read each lane's scales of a step with

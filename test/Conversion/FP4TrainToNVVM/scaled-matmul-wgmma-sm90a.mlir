@@ -1,0 +1,75 @@
+// [WG1] sm_90a: GEMMs with E8M0 scales (MXFP4, MXFP8, their mixes) run one
+// wgmma.mma_async per 32-element block and warpgroup; NVFP4's 16-element
+// blocks (no wgmma K of 16 for 8-bit types) stay on mma.sync m16n8k16.
+// RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file | FileCheck %s
+
+!a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
+
+// MXFP4: two warpgroups (256 threads) per 128x128 tile. E2M1 is widened to
+// E4M3 as it is staged, in the 128-byte swizzle the descriptors describe
+// (16-byte chunk c of row r at c ^ (r % 8), one store per chunk), the
+// buffers 1024-byte aligned at run time (67 KiB: two 33 KiB stages and 1
+// KiB of slack); each thread fences its stores to the asynchronous proxy
+// before the barrier. Per step and warp the fused/exact vote as on
+// mma.sync; per block one m64n128k32 (descriptors: start address >> 4 plus
+// 0x4000004000010000 = 128-byte swizzle, SBO 1024, LBO 16; + 2 per block)
+// without accumulator input, waited for, then the 64 accumulators scaled.
+// CHECK-LABEL: func.func @mxfp4
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68608_i32 {
+// CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
+// CHECK:         arith.remui %{{.*}}, %c1024
+// CHECK:         arith.xori
+// CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT:    gpu.barrier
+// CHECK:         %[[FUSED:.*]] = nvvm.vote.sync  all
+// CHECK:         %[[DESC_A:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
+// CHECK:         %[[DESC_B:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
+// CHECK:           nvvm.wgmma.fence.aligned
+// CHECK:           %[[A:.*]] = arith.addi %[[DESC_A]], %{{.*}} : i64
+// CHECK:           %[[B:.*]] = arith.addi %[[DESC_B]], %{{.*}} : i64
+// CHECK:           nvvm.wgmma.mma_async %[[A]], %[[B]], %{{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:           scf.if %[[FUSED]] -> (vector<64xf32>) {
+// CHECK-COUNT-64:    llvm.intr.fma
+// CHECK:           } else {
+// CHECK-NOT:         llvm.intr.fma
+// CHECK:             arith.minui %{{.*}}, %c244_i32
+// CHECK:             arith.addf
+func.func @mxfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<100x96xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>
+!b = !fp4train.scaled<72x96xf8E5M2, block = [1, 32], scale = f8E8M0FNU>
+
+// MXFP8 E4M3 x E5M2, ragged M, N and K (3 of a step's 4 blocks): the codes
+// staged as they are, 16 bytes per store.
+// CHECK-LABEL: func.func @mxfp8_ragged
+// CHECK-NOT:     nvvm.prmt
+// CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:         nvvm.wgmma.mma_async {{.*}} A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x72xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<100x72xf32>
+  return %c : tensor<100x72xf32>
+}
+
+// -----
+
+!a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+
+// NVFP4 keeps the mma.sync kernel.
+// CHECK-LABEL: func.func @nvfp4
+// CHECK-NOT:     nvvm.wgmma
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.e4m3.e4m3.f32"
+// CHECK-NOT:     nvvm.wgmma
+func.func @nvfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+}
