@@ -68,11 +68,14 @@ void mlir::fp4train::buildQuantizePipeline(
 /// pipeline and both GPU pipelines, so every host lowers the same way.
 /// `tensorMaps`: the host may encode TMA tensor maps
 /// (nvgpu.tma.create.descriptor, lowered to the CUDA runtime wrappers'
-/// mgpuTensorMapEncodeTiledMemref while its memref is still one).
+/// mgpuTensorMapEncodeTiledMemref while its memref is still one, and freed
+/// at the end of their block: fp4train-free-tensor-maps).
 static void addHostLoweringToLLVM(OpPassManager &pm, bool gpuLaunches,
                                   bool tensorMaps = false) {
-  if (tensorMaps)
+  if (tensorMaps) {
     pm.addPass(createConvertNVGPUToNVVMPass());
+    pm.addPass(createFP4TrainFreeTensorMaps());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());

@@ -13,6 +13,11 @@
 // CHECK:         llvm.call @mgpuMemcpy(
 // CHECK:         %[[MAP:.*]] = llvm.call @mgpuTensorMapEncodeTiledMemref(
 // CHECK:         gpu.launch_func <%{{.*}} : !llvm.ptr> @tma_kernel::@tma_kernel {{.*}} args(%[[MAP]] : !llvm.ptr,
+// The map's device copy is freed at the end of the block, after the stream
+// is synchronized (fp4train-free-tensor-maps).
+// CHECK:         llvm.call @mgpuStreamSynchronize
+// CHECK:         llvm.call @mgpuMemFree(%[[MAP]], %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.return
 // CHECK:       llvm.func @mgpuTensorMapEncodeTiledMemref(i64, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr) -> !llvm.ptr
 !map = !nvgpu.tensormap.descriptor<tensor = memref<1x64x128xi8, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 func.func @tma(%codes: memref<2x100x160xi8>, %out: memref<16xi64>) {

@@ -408,6 +408,23 @@ def FP4TrainCheckNoLibdevice
   }];
 }
 
+def FP4TrainFreeTensorMaps : Pass<"fp4train-free-tensor-maps", "ModuleOp"> {
+  let summary = "Free the device copies of the TMA tensor maps the host encodes";
+  let description = [{
+    Runs on the host code after `convert-nvgpu-to-nvvm`, which turns each
+    `nvgpu.tma.create.descriptor` into a call of the CUDA runtime wrappers'
+    `mgpuTensorMapEncodeTiledMemref`: that encodes the map and copies it to
+    a fresh device allocation it never frees ([TMA1] in docs/nvvm.md), so a
+    training loop would lose 128 bytes of device memory per map and step.
+    For every such call whose uses (the launches that take the map) all lie
+    in its block, this pass frees the map at the end of the block with
+    `mgpuMemFree`, where the device buffers of the block are freed too
+    (`cuMemFree` waits for the kernels that use it). A map used in another
+    block is left alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def FP4TrainCheckPtxas : Pass<"fp4train-check-ptxas", "ModuleOp"> {
   let summary = "Fail early when format=bin has no ptxas to run";
   let description = [{

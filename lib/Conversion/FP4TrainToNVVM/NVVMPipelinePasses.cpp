@@ -2,8 +2,8 @@
 //
 // The passes fp4train-cuda-pipeline runs around the upstream NVVM lowering:
 // the occupancy hint of kernels that fill an SM's shared memory, the check
-// that no kernel calls libdevice, and the early check that format=bin has a
-// ptxas to run.
+// that no kernel calls libdevice, the early check that format=bin has a
+// ptxas to run, and the release of the host's TMA tensor maps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@ namespace mlir::fp4train {
 #define GEN_PASS_DEF_FP4TRAINSINGLEWORKGROUPOCCUPANCY
 #define GEN_PASS_DEF_FP4TRAINCHECKNOLIBDEVICE
 #define GEN_PASS_DEF_FP4TRAINCHECKPTXAS
+#define GEN_PASS_DEF_FP4TRAINFREETENSORMAPS
 #include "fp4train/Conversion/Passes.h.inc"
 } // namespace mlir::fp4train
 
@@ -38,6 +39,47 @@ std::string mlir::fp4train::getCUDAToolkitPath(StringRef option) {
 }
 
 namespace {
+
+struct FreeTensorMapsPass
+    : public mlir::fp4train::impl::FP4TrainFreeTensorMapsBase<
+          FreeTensorMapsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<LLVM::CallOp> encodes;
+    module.walk([&](LLVM::CallOp call) {
+      if (call.getCallee() == "mgpuTensorMapEncodeTiledMemref" &&
+          call.getNumResults() == 1 &&
+          llvm::all_of(call.getResult().getUsers(), [&](Operation *user) {
+            return user->getBlock() == call->getBlock();
+          }))
+        encodes.push_back(call);
+    });
+    if (encodes.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto freeType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, ptr});
+    // The runtime wrappers' mgpuMemFree(ptr, stream): cuMemFree, which the
+    // stream does not change (gpu.dealloc lowers to the same call).
+    auto free = module.lookupSymbol<LLVM::LLVMFuncOp>("mgpuMemFree");
+    if (!free) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      free =
+          LLVM::LLVMFuncOp::create(b, module.getLoc(), "mgpuMemFree", freeType);
+    } else if (free.getFunctionType() != freeType) {
+      free.emitOpError("is not mgpuMemFree(ptr, ptr), which frees the tensor "
+                       "maps");
+      return signalPassFailure();
+    }
+    for (LLVM::CallOp encode : encodes) {
+      OpBuilder b(encode->getBlock()->getTerminator());
+      Value noStream = LLVM::ZeroOp::create(b, encode.getLoc(), ptr);
+      LLVM::CallOp::create(b, encode.getLoc(), free,
+                           ValueRange{encode.getResult(), noStream});
+    }
+  }
+};
 
 struct SingleWorkgroupOccupancyPass
     : public mlir::fp4train::impl::FP4TrainSingleWorkgroupOccupancyBase<
