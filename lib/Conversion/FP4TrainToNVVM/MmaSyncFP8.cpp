@@ -681,10 +681,18 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
       wordsB.push_back(lm.loadWord(
           memory, tiles.getScaleOffset(b, loc, 1, buffer, row, lm.c(0))));
     }
+  // The warp's vote covers its 16 A rows and all 128 columns. The column
+  // words above repeat across the 8 lanes with the same t, so the test
+  // spreads the columns instead: lane l tests its two row words and the
+  // words of columns 4 l .. 4 l + 3.
   E8M0Scaling e8m0(wm, tiles);
-  SmallVector<Value> words(wordsA);
-  llvm::append_range(words, wordsB);
-  Value fused = e8m0.isFusedForWarp(words);
+  SmallVector<Value> voteWords(wordsA);
+  for (int64_t c = 0; c < n / 32; ++c)
+    voteWords.push_back(lm.loadWord(
+        memory, tiles.getScaleOffset(
+                    b, loc, 1, buffer,
+                    lm.add(lm.add(rowB, lm.mul(inWarp, n / 32)), c), lm.c(0))));
+  Value fused = e8m0.isFusedForWarp(voteWords);
 
   // Descriptors: the start-address field (shared address >> 4) of the
   // warpgroup's 64 A rows and of the 128 B^T rows at the step's first
