@@ -53,6 +53,9 @@ TEST(GPUTargetTest, VendorFieldsAgree) {
     // cvt.rs and the intrinsics by name are tcgen05-chip features.
     if (target.hasStochasticE2M1Conversion || target.nvvmOpsByIntrinsicName)
       EXPECT_EQ(target.mma, GPUMMAKind::Tcgen05BlockScaled);
+    // wgmma is an FP8-kind chip's warpgroup MMA (sm_90a).
+    if (target.hasWgmma)
+      EXPECT_EQ(target.mma, GPUMMAKind::WarpFP8);
   }
   EXPECT_EQ(getGPUChipNames(GPUVendor::AMD), "gfx950");
   EXPECT_EQ(getGPUChipNames(GPUVendor::NVIDIA),

@@ -60,6 +60,9 @@ struct GPUTarget {
   /// the kernels call the same LLVM intrinsics through llvm.call_intrinsic
   /// ([PTX1]).
   bool nvvmOpsByIntrinsicName;
+  /// NVIDIA: the warpgroup MMA (wgmma.mma_async, sm_90a), which the FP8
+  /// kind's GEMMs with E8M0 scales use ([WG1]).
+  bool hasWgmma;
   /// The most shared memory (LDS) a kernel may declare statically; beyond
   /// it a kernel takes dynamic shared memory (CUDA: 48 KiB, the launcher
   /// opts the kernel in to more).

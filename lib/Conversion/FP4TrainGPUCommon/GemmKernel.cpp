@@ -332,28 +332,26 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
       Value index = im.add(tid, int64_t(i) * threads);
       Value row = im.div(index, perRow);
       Value col = im.rem(index, perRow);
-      Value offset = tiles.getCodesOffset(b, loc, operand, buffer, row,
-                                          im.mul(col, bytes));
       Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(operand)
                        ? Value()
                        : im.lt(index, chunksPerTile(operand));
       // Rows are a multiple of 16 bytes long (kRowPad), so a chunk is
       // aligned to its size up to 16 bytes. In swizzled rows consecutive
       // 16-byte pieces are not adjacent: one store per piece.
+      const int64_t piece =
+          tiles.swizzled ? std::min<int64_t>(bytes, 16) : bytes;
       buildIf(cond, [&]() {
-        if (!tiles.swizzled || bytes <= 16) {
-          vector::StoreOp::create(b, loc, chunk, memory, offset, false,
-                                  llvm::Align(std::min<int64_t>(bytes, 16)));
-          return;
-        }
-        for (int64_t piece = 0; piece < bytes; piece += 16) {
-          Value part = vector::ShuffleOp::create(
-              b, loc, chunk, chunk,
-              llvm::to_vector(llvm::seq<int64_t>(piece, piece + 16)));
+        for (int64_t first = 0; first < bytes; first += piece) {
+          Value part = piece == bytes ? chunk
+                                      : vector::ShuffleOp::create(
+                                            b, loc, chunk, chunk,
+                                            llvm::to_vector(llvm::seq<int64_t>(
+                                                first, first + piece)))
+                                            .getResult();
           Value at = tiles.getCodesOffset(b, loc, operand, buffer, row,
-                                          im.add(im.mul(col, bytes), piece));
+                                          im.add(im.mul(col, bytes), first));
           vector::StoreOp::create(b, loc, part, memory, at, false,
-                                  llvm::Align(16));
+                                  llvm::Align(std::min<int64_t>(piece, 16)));
         }
       });
     }
@@ -523,14 +521,10 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   tiles.memory = launch.getWorkgroupAttributions().empty()
                      ? buildDynamicSharedBytes(b, loc)
                      : Value(launch.getWorkgroupAttributions().front());
-  if (tiles.swizzled) {
-    // The 1024-byte aligned start: the allocation has the slack.
-    Value start =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles.memory);
-    tiles.pad = im.rem(arith::SubIOp::create(b, loc, im.c(kSwizzleSpan),
-                                             im.rem(start, kSwizzleSpan)),
-                       kSwizzleSpan);
-  }
+  // The 1024-byte aligned start of swizzled tiles: the allocation has the
+  // slack.
+  if (tiles.swizzled)
+    tiles.pad = buildAlignmentPad(b, loc, tiles.memory, kSwizzleSpan);
   tid = launch.getThreadIds().x;
   if (mma.getSubgroupThreads() == target.getSubgroupSize()) {
     lane = target.getLaneId(b, loc, tid);

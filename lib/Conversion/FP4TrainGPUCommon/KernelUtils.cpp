@@ -129,6 +129,15 @@ Value mlir::fp4train::buildDynamicSharedBytes(OpBuilder &b, Location loc) {
                           b.getContext(), gpu::AddressSpace::Workgroup)));
 }
 
+Value mlir::fp4train::buildAlignmentPad(OpBuilder &b, Location loc,
+                                        Value memory, int64_t alignment) {
+  IndexMath im{b, loc};
+  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  return im.rem(
+      arith::SubIOp::create(b, loc, im.c(alignment), im.rem(start, alignment)),
+      alignment);
+}
+
 int64_t mlir::fp4train::getGemmChunkBytes(Type element, int64_t k) {
   return isPackedStorage(element) && k % 32 ? 8 : 16;
 }

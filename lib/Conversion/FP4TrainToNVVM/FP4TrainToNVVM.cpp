@@ -49,7 +49,7 @@ using namespace mlir::fp4train;
 /// [WG1] sm_90a GEMMs with E8M0 scales run on wgmma; other FP8-tensor-core
 /// chips and NVFP4 on mma.sync.
 static bool usesWgmma(ScaledMatmulOp op, const GPUTarget &target) {
-  return target.chip == GPUChip::SM90a &&
+  return target.hasWgmma &&
          isWgmmaScaledMatmul(op.getLhs().getType(), op.getRhs().getType());
 }
 

@@ -925,11 +925,9 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   memory = buildDynamicSharedBytes(b, loc);
   // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
   // run time (the launch has 1024 bytes of slack).
-  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
-  pad = km.rem(arith::SubIOp::create(b, loc, km.c(kSwizzleAlign),
-                                     km.rem(start, kSwizzleAlign)),
-               kSwizzleAlign);
-  base = km.add(start, pad);
+  pad = buildAlignmentPad(b, loc, memory, kSwizzleAlign);
+  base = km.add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory),
+                pad);
   auto globalPtr = [&](Value buffer) -> Value {
     Value address =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);

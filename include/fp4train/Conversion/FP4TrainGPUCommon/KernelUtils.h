@@ -75,6 +75,12 @@ void buildIfElse(OpBuilder &b, Location loc, Value cond,
 /// memref<? x i8, #gpu.address_space<workgroup>>.
 Value buildDynamicSharedBytes(OpBuilder &b, Location loc);
 
+/// The bytes (index) from the start of the shared buffer `memory` to its
+/// first `alignment`-aligned address (the 128-byte swizzle's tiles need
+/// 1024); the allocation must have that much slack.
+Value buildAlignmentPad(OpBuilder &b, Location loc, Value memory,
+                        int64_t alignment);
+
 /// The `bytes` stored code bytes (vector<bytes x i8>, 8 or 16) at (batch,
 /// row, byte `col`) of `op`, zeros when `inBounds` (may be null) is false.
 /// The caller picks chunks that are wholly inside or outside the shape and
