@@ -170,9 +170,16 @@ def kernel_loops(ptx):
 
 
 def cta_barriers(lines):
-    """The CTA barriers among `lines`: the K steps they stage (each staged
-    K step of the mma.sync GEMMs ends in one)."""
-    return sum(1 for l in lines if re.match(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.sync", l))
+    """The CTA barriers among `lines` that publish a staged K step: every
+    barrier in the mma.sync GEMMs (each staged K step ends in one); where
+    the kernel fences its staging for the asynchronous proxy (wgmma), the
+    barriers right after that fence, as the scale fold's barrier inside the
+    staging ([WG2]) publishes no stage."""
+    barrier = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.sync")
+    code = [l for l in lines if l.strip() and not l.strip().startswith("//")]
+    fenced = [i for i, l in enumerate(code)
+              if barrier.match(l) and i > 0 and "fence.proxy.async" in code[i - 1]]
+    return len(fenced) if fenced else sum(1 for l in code if barrier.match(l))
 
 
 def k_step_statements(ptx, iterations, main_statements=None):
@@ -381,11 +388,47 @@ def tcgen05_report(name, ptx, regs, smem):
               100 * min(1.0, params["dram"] / need)))
 
 
+def cheapest_iteration(blocks, successors, loop, through=None):
+    """The PTX statements of the cheapest path through one iteration of
+    `loop` (from its header back to it), as a list of (opcode, text); with
+    `through`, a predicate on a block's statements, the cheapest of the
+    paths that pass a block satisfying it. None when there is no such
+    path."""
+    inside = set(loop)
+    header = next(n for n in sorted(loop)
+                  if any(n in successors[p] for p in range(len(blocks)) if p not in inside))
+    cost = {}
+
+    def best(n, need):
+        # (statements, path) of the cheapest way from n back to the header.
+        key = (n, need)
+        if key in cost:
+            return cost[key]
+        cost[key] = None  # the loop body is acyclic without the back edge
+        own = statements(blocks[n][1])
+        need_after = need and not (through and through(own))
+        options = []
+        for m in successors[n]:
+            if m == header and not need_after:
+                options.append([])
+            elif m in inside and m != header:
+                rest = best(m, need_after)
+                if rest is not None:
+                    options.append(rest)
+        result = own + min(options, key=len) if options else None
+        cost[key] = result
+        return result
+    return best(header, through is not None)
+
+
 def wgmma_report(name, ptx, regs, smem, threads, chip):
     """[WG1] The static figures of sm_90a's wgmma GEMM: per iteration of its
     block loop (one wgmma per warpgroup and 32-element block, then the
     block's scaling of the accumulators on the ordinary cores), on the
-    fused-scaling path, against H100's FP8 rate."""
+    cheapest path, the one real scales take ([WG2]: a folded block with its
+    A rows in the fused window; without a fold, the fused scaling), and,
+    where the kernel folds, also on an unfolded block's fused path (the one
+    through the column vote), against H100's FP8 rate."""
     params = CHIPS.get(chip, CHIPS["sm_90a"])
     blocks, successors = basic_blocks(ptx.splitlines())
     loops = [b for b in natural_loops(successors)
@@ -396,44 +439,53 @@ def wgmma_report(name, ptx, regs, smem, threads, chip):
     loop = min(loops, key=len)
     first = next(WGMMA.search(l) for n in loop for l in blocks[n][1] if WGMMA.search(l))
     n, k = int(first[2]), int(first[3])
-
-    # The fused path: the loop's blocks but the exact scaling's (its
-    # exponent split, min.u32, and its adds without fma).
-    def exact(body):
-        return any("min.u32" in l for l in body) or (
-            any(re.search(r"\badd\.(?:rn\.)?f32", l) for l in body)
-            and not any("fma.rn.f32" in l for l in body))
-    fused = statements([l for index in sorted(loop) for l in blocks[index][1]
-                        if not exact(blocks[index][1])])
-    wgmmas = sum(1 for opcode, _ in fused if opcode.startswith("wgmma.mma_async"))
-    f32_ops = sum(1 for opcode, _ in fused if F32_ARITHMETIC.match(opcode))
     warpgroups = (threads or 256) // 128
     occupancy_info = occupancy(regs, smem, threads, chip)
     groups = max(1, occupancy_info[0]) if occupancy_info else 1
     # Per SM and iteration of every resident warpgroup: the wgmmas share the
     # tensor cores; each sub-partition runs one warp of each warpgroup.
-    tensor = groups * warpgroups * wgmmas * 64 * n * k * 2 / params["fp8"]
     warps_per_sub = groups * warpgroups
-    issue = warps_per_sub * len(fused)
-    f32 = warps_per_sub * f32_ops
+    cheapest = cheapest_iteration(blocks, successors, loop)
+    # The fold's unfolded blocks vote over the columns inside the block
+    # loop; the exact scaling (min.u32 in its exponent split) is not taken.
+    folds = any(l for index in loop for l in blocks[index][1]
+                if "vote.sync" in l)
+    unfolded = cheapest_iteration(
+        blocks, successors, loop,
+        lambda body: any(op.startswith("vote.sync") for op, _ in body)) if folds else None
+
+    def bounds(path):
+        wgmmas = sum(1 for opcode, _ in path if opcode.startswith("wgmma.mma_async"))
+        f32_ops = sum(1 for opcode, _ in path if F32_ARITHMETIC.match(opcode))
+        tensor = groups * warpgroups * wgmmas * 64 * n * k * 2 / params["fp8"]
+        return wgmmas, f32_ops, tensor, warps_per_sub * len(path), warps_per_sub * f32_ops
+
     print()
     print("wgmma kernel %s: %s %s x %s, %d warpgroups per workgroup, %d workgroup(s) per SM"
           " (%s registers, %s bytes of shared memory)" % (
               name, first[1], first[4], first[5], warpgroups, groups, regs, smem))
-    print("  per block (fused scaling path), per warp: %d wgmma, %d PTX statements, %d f32"
-          " operations (the block scaling: a product and an fma per accumulator)" % (
-              wgmmas, len(fused), f32_ops))
-    print("  per SM and block: %.0f tensor-core clocks at the FP8 peak, %.0f issue clocks"
-          " per sub-partition, %.0f of them f32" % (tensor, issue, f32))
-    print("  bounds on tensor-core utilization: issue %.0f%%, f32 pipe %.0f%% of the FP8 peak"
-          " (waiting for each block's wgmma before scaling it, a warpgroup overlaps"
-          " only with the other warpgroups)" % (
-              100 * min(1.0, tensor / issue), 100 * min(1.0, tensor / f32) if f32 else 100))
-    step = k_step_statements(ptx, 128 // k, len(fused))
+    paths = [("folded block, A rows in the fused window" if folds
+              else "fused scaling path", cheapest)]
+    if unfolded:
+        paths.append(("unfolded block, fused scaling", unfolded))
+    for title, path in paths:
+        wgmmas, f32_ops, tensor, issue, f32 = bounds(path)
+        print("  per block (%s), per warp: %d wgmma, %d PTX statements, %d f32"
+              " operations" % (title, wgmmas, len(path), f32_ops))
+        print("    per SM and block: %.0f tensor-core clocks at the FP8 peak, %.0f issue"
+              " clocks per sub-partition, %.0f of them f32; bounds: issue %.0f%%, f32"
+              " pipe %.0f%% of the FP8 peak" % (
+                  tensor, issue, f32, 100 * min(1.0, tensor / issue),
+                  100 * min(1.0, tensor / f32) if f32 else 100))
+    print("  (waiting for each block's wgmma before scaling it, a warpgroup overlaps"
+          " only with the other warpgroups)")
+    _, _, tensor, _, _ = bounds(cheapest)
+    step = k_step_statements(ptx, 128 // k, len(cheapest))
     if step:
-        print("  per K step of 128 (the block loop %d times, plus the staging and the"
-              " scaling vote): %.0f PTX statements per warp; issue bound %.0f%% of the FP8"
-              " peak" % (128 // k, step,
+        print("  per K step of 128 (the block loop %d times on the path above, plus the"
+              " staging%s): %.0f PTX statements per warp; issue bound %.0f%% of the FP8"
+              " peak" % (128 // k, " and the scale fold's reduction" if folds else
+                         " and the scaling vote", step,
                          100 * min(1.0, (128 // k) * tensor / (warps_per_sub * step))))
 
 

@@ -287,6 +287,47 @@ static void makeMixedScales(GemmInput &input, std::mt19937 &rng) {
   }
 }
 
+/// E8M0 scales as the sm_90a wgmma kernel's scale fold ([WG2]) meets them:
+/// for each 128-row tile of B^T (a workgroup's columns) and block, a
+/// reference r in 62..185 and row codes r - 0..8 (every table distance),
+/// except that in about one tile and block in four one row's code lies 9..20
+/// below r (not foldable), and about one row block in 16 is zero codes with
+/// scale code 0 (which the fold ignores). A's codes lie in 100..150 but for
+/// about one in 32 at the ends of the range (0..8, 246..254: terms that
+/// underflow, and factors sa·2^r past f32's range), so some warps take the
+/// folded block's exact path. MX operands only.
+static void makeFoldScales(GemmInput &a, GemmInput &b, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> rowCode(100, 150), pick32(0, 31),
+      extreme(0, 17), reference(62, 185), distance(0, 8), far(9, 20),
+      pick4(0, 3), pick16(0, 15);
+  for (uint8_t &s : a.scales) {
+    const int code = extreme(rng);
+    s = static_cast<uint8_t>(pick32(rng) ? rowCode(rng)
+                             : code <= 8 ? code
+                                         : 246 + code - 9);
+  }
+  const int64_t blocks = b.getScaleColumns();
+  for (int64_t batch = 0; batch < b.batch; ++batch)
+    for (int64_t tile = 0; tile < b.rows; tile += 128)
+      for (int64_t block = 0; block < blocks; ++block) {
+        const int r = reference(rng);
+        const int64_t rows = std::min<int64_t>(128, b.rows - tile);
+        std::uniform_int_distribution<int64_t> anyRow(0, rows - 1);
+        const int64_t unfoldable = pick4(rng) ? -1 : anyRow(rng);
+        for (int64_t row = 0; row < rows; ++row) {
+          const int64_t global = batch * b.rows + tile + row;
+          uint8_t &s = b.scales[global * blocks + block];
+          s = static_cast<uint8_t>(row == unfoldable ? r - far(rng)
+                                                     : r - distance(rng));
+          if (row != unfoldable && !pick16(rng)) {
+            s = 0;
+            for (int64_t i = 0; i < 32; ++i)
+              b.codes[global * b.k + block * 32 + i] = 0;
+          }
+        }
+      }
+}
+
 /// Scale codes at the edges of that window for E2M1 x E2M1 (54 and 185:
 /// terms down to 2^-148, among the f32 subnormals, and up to 1152 · 2^116,
 /// accumulators overflowing to Inf); UE4M3 its smallest (2^-9) and largest
@@ -312,6 +353,8 @@ int checkGemmKernel(const GemmCase &c, GemmData data, bool bitForBit,
   } else if (data == GemmData::MixedScales) {
     makeMixedScales(a, rng);
     makeMixedScales(b, rng);
+  } else if (data == GemmData::FoldScales) {
+    makeFoldScales(a, b, rng);
   } else if (data == GemmData::WindowEdgeScales) {
     makeWindowEdgeScales(a, rng);
     makeWindowEdgeScales(b, rng);

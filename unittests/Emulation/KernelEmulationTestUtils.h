@@ -318,6 +318,8 @@ enum class GemmData {
   ExtremeScales,
   /// FullRange elements with makeMixedScales.
   MixedScales,
+  /// FullRange elements with makeFoldScales.
+  FoldScales,
   /// FullRange elements with makeWindowEdgeScales.
   WindowEdgeScales,
 };

@@ -282,6 +282,64 @@ TEST_F(NVVMInstructionsTest, VoteSyncWithPartOfTheMaskIsAnError) {
   EXPECT_NE(error.find("does not take part"), std::string::npos) << error;
 }
 
+TEST_F(NVVMInstructionsTest, ShflSyncModes) {
+  // Lane t holds 100 + t. bfly 5 reads lane t ^ 5; idx 7 lane 7; down 3
+  // lane t + 3 (its own value from lane 29 on: past the clamp 31); up 2
+  // lane t - 2 (own value below 2); bfly 1 with segment mask 0x18 and
+  // clamp 3 (c = 0x1803): lane t reads lane t ^ 1 where that is at most
+  // (t & 0x18) | 3, else keeps its own value.
+  const std::string body = std::string(R"(
+      %mask = arith.constant -1 : i32
+      %full = arith.constant 31 : i32
+      %seg = arith.constant 6147 : i32
+      %zero = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %c2 = arith.constant 2 : i32
+      %c3 = arith.constant 3 : i32
+      %c5 = arith.constant 5 : i32
+      %c7 = arith.constant 7 : i32
+      %c100 = arith.constant 100 : i32
+      %ti = arith.index_cast %t : index to i32
+      %x = arith.addi %ti, %c100 : i32
+      %bfly = nvvm.shfl.sync bfly %mask, %x, %c5, %full : i32 -> i32
+      %idx = nvvm.shfl.sync idx %mask, %x, %c7, %full : i32 -> i32
+      %down = nvvm.shfl.sync down %mask, %x, %c3, %full : i32 -> i32
+      %up = nvvm.shfl.sync up %mask, %x, %c2, %zero : i32 -> i32
+      %segmented = nvvm.shfl.sync bfly %mask, %x, %c1, %seg : i32 -> i32
+      %v = vector.from_elements %bfly, %idx, %down, %up, %segmented : vector<5xi32>
+)") + storePerLane("v", 5, "i32", "160xi32");
+  std::vector<uint32_t> out;
+  ASSERT_EQ(runAs(launch(body, "1xi32", "160xi32"), 160, &out), "");
+  for (uint32_t t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[5 * t], 100 + (t ^ 5)) << "lane " << t;
+    EXPECT_EQ(out[5 * t + 1], 107u) << "lane " << t;
+    EXPECT_EQ(out[5 * t + 2], 100 + (t + 3 <= 31 ? t + 3 : t)) << "lane " << t;
+    EXPECT_EQ(out[5 * t + 3], 100 + (t >= 2 ? t - 2 : t)) << "lane " << t;
+    const uint32_t maxLane = (t & 0x18) | 3;
+    EXPECT_EQ(out[5 * t + 4], 100 + ((t ^ 1) <= maxLane ? t ^ 1 : t))
+        << "lane " << t;
+  }
+}
+
+TEST_F(NVVMInstructionsTest, ShflSyncFromOutsideTheMaskIsAnError) {
+  // Lanes 0..15 shuffle among themselves with bfly 16: each reads a lane
+  // of 16..31, outside the membermask.
+  const std::string body = R"(
+      %c16 = arith.constant 16 : index
+      %low = arith.cmpi ult, %t, %c16 : index
+      scf.if %low {
+        %mask = arith.constant 65535 : i32
+        %full = arith.constant 31 : i32
+        %b = arith.constant 16 : i32
+        %x = arith.constant 1 : i32
+        %v = nvvm.shfl.sync bfly %mask, %x, %b, %full : i32 -> i32
+      }
+)";
+  std::string error =
+      runAs<int32_t>(launch(body, "1xi32", "1xi32"), 1, nullptr);
+  EXPECT_NE(error.find("outside the membermask"), std::string::npos) << error;
+}
+
 TEST_F(NVVMInstructionsTest, FmaRoundsOnce) {
   // (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24: a product then a sum would lose the
   // 2^-24 (the product rounds to 1 + 2^-11); llvm.intr.fma keeps it.

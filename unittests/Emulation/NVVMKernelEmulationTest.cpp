@@ -420,20 +420,69 @@ TEST_P(SM90GemmScalingTest, FusedScalingOutsideWindowIsNoticed) {
   const GemmCase &c = getCase();
   if (c.formatA != "mxfp4")
     GTEST_SKIP() << "NVFP4's UE4M3 scaling is always fused";
-  int votes = 0;
+  // sm_90a's folded blocks ([WG2]) vote over the A rows alone: their A rows
+  // outside the window (makeFoldScales) need the exact path too.
+  for (GemmData data : {GemmData::ExtremeScales, GemmData::FoldScales}) {
+    if (data == GemmData::FoldScales && getChip() != "sm_90a")
+      continue;
+    int votes = 0;
+    const int bad = checkGemmKernel(
+        c, data, /*bitForBit=*/true, compiler(), runner(),
+        [&](ModuleOp module) {
+          module.walk([&](NVVM::VoteSyncOp vote) {
+            OpBuilder b(vote);
+            vote.getRes().replaceAllUsesWith(arith::ConstantOp::create(
+                b, vote.getLoc(), b.getBoolAttr(true)));
+            vote.erase();
+            ++votes;
+          });
+        },
+        /*report=*/false);
+    ASSERT_GT(votes, 0) << "no vote.sync in the lowered module";
+    EXPECT_GT(bad, 0) << (data == GemmData::FoldScales ? "fold scales"
+                                                       : "extreme scales");
+  }
+}
+
+// [WG2] sm_90a's MXFP4 GEMM folds B^T's block scales into its staged codes
+// where a tile's codes of a block lie within 8 of their largest: blocks
+// folded at every distance, unfolded blocks, zero rows, and A rows outside
+// the window (the folded block's exact path) in one kernel, bit for bit.
+// sm_89 (mma.sync, no fold) runs the same data through its own paths.
+TEST_P(SM90GemmScalingTest, FoldedScalingBitForBit) {
+  if (getCase().formatA != "mxfp4")
+    GTEST_SKIP() << "the fold is for E8M0 scales";
+  check(GemmData::FoldScales);
+}
+
+// The fold's tables are what stage a folded block: with the entries of
+// distances 6..8 (E4M3 subnormals) replaced by those of distance 0, the
+// folded blocks give other bits.
+TEST_P(SM90GemmScalingTest, WrongFoldTableIsNoticed) {
+  if (getCase().formatA != "mxfp4" || getChip() != "sm_90a")
+    GTEST_SKIP() << "only sm_90a's wgmma GEMM folds E8M0 scales";
+  int tables = 0;
   const int bad = checkGemmKernel(
-      c, GemmData::ExtremeScales, /*bitForBit=*/true, compiler(), runner(),
+      getCase(), GemmData::FoldScales, /*bitForBit=*/true, compiler(), runner(),
       [&](ModuleOp module) {
-        module.walk([&](NVVM::VoteSyncOp vote) {
-          OpBuilder b(vote);
-          vote.getRes().replaceAllUsesWith(
-              arith::ConstantOp::create(b, vote.getLoc(), b.getBoolAttr(true)));
-          vote.erase();
-          ++votes;
+        module.walk([&](arith::ConstantOp constant) {
+          auto type = dyn_cast<VectorType>(constant.getType());
+          // Nine distances of two words: 72 bytes.
+          if (!type || type.getNumElements() != 72 ||
+              !type.getElementType().isInteger(8))
+            return;
+          auto bytes = llvm::to_vector(
+              cast<DenseElementsAttr>(constant.getValue()).getValues<int8_t>());
+          for (int d = 6; d <= 8; ++d)
+            std::copy_n(bytes.begin(), 8, bytes.begin() + 8 * d);
+          constant.setValueAttr(
+              DenseElementsAttr::get(type, ArrayRef<int8_t>(bytes)));
+          ++tables;
         });
       },
       /*report=*/false);
-  ASSERT_GT(votes, 0) << "no vote.sync in the lowered module";
+  // The kernel's, and the host's unused copy from before the outlining.
+  ASSERT_GT(tables, 0) << "no fold table in the lowered module";
   EXPECT_GT(bad, 0);
 }
 

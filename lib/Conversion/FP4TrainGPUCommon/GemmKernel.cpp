@@ -39,7 +39,8 @@ int64_t BlockScaledMMATargetInfo::getSubgroupThreads() const {
 }
 
 Value BlockScaledMMATargetInfo::convertStagedCodes(OpBuilder &, Location, Type,
-                                                   Value chunk) const {
+                                                   Value chunk,
+                                                   ValueRange) const {
   llvm_unreachable("a target that stages a wider type converts its codes");
   return chunk;
 }
@@ -99,6 +100,16 @@ Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
   return addPad(b, loc, arith::AddIOp::create(b, loc, base, inRow), pad);
 }
 
+Value StagedTiles::getFoldReferencesOffset(OpBuilder &b, Location loc,
+                                           Value buffer) const {
+  assert(foldsScales() && "no scale fold");
+  // The two buffers' references lead the fold's memory, 8 bytes apart.
+  Value offset = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, 8)),
+      indexConst(b, loc, foldBase));
+  return addPad(b, loc, offset, pad);
+}
+
 namespace mlir::fp4train {
 namespace {
 
@@ -115,9 +126,17 @@ struct GlobalOperand {
 };
 
 /// Values a thread carries from the global loads of one K step to its
-/// shared-memory stores: its chunks of A and B codes and its rows of scales.
+/// shared-memory stores: its chunks of A and B codes and its rows of scales;
+/// with a scale fold, B^T's scales come as the scale code (i8) of each of
+/// its B chunks instead (bScales), the rows only A's.
 struct Prefetch {
-  SmallVector<Value> a, b, scales;
+  SmallVector<Value> a, b, scales, bScales;
+};
+
+/// Where a chunk of codes lies in its operand: the global row, the first K
+/// element, and whether it is inside the operand (null: always).
+struct ChunkPlace {
+  Value row, col, inBounds;
 };
 
 } // namespace
@@ -163,13 +182,15 @@ public:
       offset += tiles.tileRows[i] * tiles.getBlocksPerStep();
     }
     tiles.bufferBytes = llvm::alignTo(offset, tileAlign);
+    setUpScaleFold();
   }
 
   int64_t getThreads() const { return threads; }
-  /// The two buffers, and the slack for aligning swizzled tiles at run
-  /// time.
+  /// The two buffers, the scale fold's memory, and the slack for aligning
+  /// swizzled tiles at run time.
   int64_t getSharedBytes() const {
-    return 2 * tiles.bufferBytes + (tiles.swizzled ? kSwizzleSpan : 0);
+    return 2 * tiles.bufferBytes + foldBytes +
+           (tiles.swizzled ? kSwizzleSpan : 0);
   }
 
   /// Fills the body of `launch` (before its terminator).
@@ -202,6 +223,20 @@ private:
   }
   Prefetch loadTile(Value kStep);
   void storeTile(Value buffer, const Prefetch &p);
+  /// Stores staged chunk `i` of this thread (converted already) of
+  /// `operand`.
+  void storeCodeChunk(unsigned operand, Value buffer, int64_t i, Value chunk);
+  /// [WG2] The scale fold (ScaleFold): the fold's shared memory when the
+  /// target asks for one and the tiles allow it (a B chunk is one block,
+  /// and a thread's chunks all lie in block tid % blocks per step).
+  void setUpScaleFold();
+  /// [WG2] Stores B^T's scale codes and its chunks folded: the workgroup's
+  /// reference and least code per block, then each chunk through the table
+  /// of its distance, and the step's references.
+  void storeFoldedB(Value buffer, const Prefetch &p);
+  /// Scale rows staged from whole rows of scale codes: A's and B^T's, or
+  /// A's alone with a scale fold.
+  int64_t getScaleRows() const { return a.tileRows + (fold ? 0 : bt.tileRows); }
   void epilogue(ValueRange accs);
   /// `t` scaled by the global decode scales (g * t), when there are any.
   Value applyGlobalScale(Value t);
@@ -214,7 +249,10 @@ private:
     return bf16Result && !mma.hasAdjacentColumnPairs();
   }
 
+  ChunkPlace getChunkPlace(unsigned operand, Value chunk, Value kStep);
   Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
+  /// The scale code (i8) of B^T chunk `chunk`'s block; 0 outside B^T.
+  Value loadChunkScale(Value chunk, Value kStep);
   Value loadScaleRow(unsigned operand, Value row, Value kStep);
 
   Value buildIf(Value cond, function_ref<Value()> thenFn,
@@ -239,6 +277,10 @@ private:
   int64_t m, n;
   bool bf16Result;
   int64_t threads;
+  std::optional<ScaleFold> fold;
+  /// Bytes of the fold's shared memory, and the offsets (from
+  /// tiles.foldBase) of its partial results and tables.
+  int64_t foldBytes = 0, foldPartials = 0, foldTables = 0;
 
   // Set by build().
   Value tid, lane, subgroup, batch;
@@ -246,8 +288,8 @@ private:
 
 } // namespace mlir::fp4train
 
-Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
-                                       Value kStep) {
+ChunkPlace GemmKernelBuilder::getChunkPlace(unsigned operand, Value chunk,
+                                            Value kStep) {
   GlobalOperand &op = getOperand(operand);
   const int64_t perRow = chunksPerRow(operand), codes = chunkCodes(operand);
   // Chunk c is stored to staged row c / perRow (storeTile).
@@ -267,11 +309,31 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
     inBounds = im.both(inBounds, im.lt(row, op.rows));
   if (k % kGemmTileK)
     inBounds = im.both(inBounds, im.lt(col, k));
+  return {row, col, inBounds};
+}
+
+Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
+                                       Value kStep) {
+  GlobalOperand &op = getOperand(operand);
+  ChunkPlace place = getChunkPlace(operand, chunk, kStep);
   // [PK1] Byte col / 2 of a row of E2M1 codes.
-  Value byteCol = im.div(col, codes / chunkBytes(operand));
+  Value byteCol = im.div(place.col, chunkCodes(operand) / chunkBytes(operand));
   return fp4train::loadCodeChunk(
       b, loc, GemmGlobalOperand{op.codes, op.scales, op.rows, op.blockRows},
-      batch, row, byteCol, chunkBytes(operand), inBounds);
+      batch, place.row, byteCol, chunkBytes(operand), place.inBounds);
+}
+
+Value GemmKernelBuilder::loadChunkScale(Value chunk, Value kStep) {
+  ChunkPlace place = getChunkPlace(1, chunk, kStep);
+  return buildIf(
+      place.inBounds,
+      [&]() -> Value {
+        return memref::LoadOp::create(
+            b, loc, bt.scales,
+            ValueRange{batch, im.div(place.row, bt.blockRows),
+                       im.div(place.col, tiles.blockSize)});
+      },
+      [&]() { return zeros(b.getI8Type()); });
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
@@ -290,11 +352,15 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
   Prefetch p;
   for (int64_t i = 0, e = chunksPerThread(0); i < e; ++i)
     p.a.push_back(loadCodeChunk(0, im.add(tid, i * threads), kStep));
-  for (int64_t i = 0, e = chunksPerThread(1); i < e; ++i)
+  for (int64_t i = 0, e = chunksPerThread(1); i < e; ++i) {
     p.b.push_back(loadCodeChunk(1, im.add(tid, i * threads), kStep));
-  // Scale row r of [A rows | B rows] is loaded by thread r % threads.
+    if (fold)
+      p.bScales.push_back(loadChunkScale(im.add(tid, i * threads), kStep));
+  }
+  // Scale row r of [A rows | B rows] (A rows alone with a fold) is loaded
+  // by thread r % threads.
   auto type = VectorType::get({tiles.getBlocksPerStep()}, b.getI8Type());
-  int64_t scaleRows = a.tileRows + bt.tileRows;
+  int64_t scaleRows = getScaleRows();
   for (int64_t first = 0; first < scaleRows; first += threads) {
     Value r = im.add(tid, first);
     auto loadB = [&]() -> Value {
@@ -310,6 +376,10 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
       p.scales.push_back(loadScaleRow(0, r, kStep));
     else if (first >= a.tileRows)
       p.scales.push_back(loadB());
+    else if (fold)
+      p.scales.push_back(buildIf(
+          im.lt(r, a.tileRows), [&]() { return loadScaleRow(0, r, kStep); },
+          [&]() { return zeros(type); }));
     else
       p.scales.push_back(buildIf(
           im.lt(r, a.tileRows), [&]() { return loadScaleRow(0, r, kStep); },
@@ -318,50 +388,54 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
   return p;
 }
 
+void GemmKernelBuilder::storeCodeChunk(unsigned operand, Value buffer,
+                                       int64_t i, Value chunk) {
+  const int64_t perRow = chunksPerRow(operand);
+  const int64_t bytes = stagedChunkBytes(operand);
+  Value index = im.add(tid, i * threads);
+  Value row = im.div(index, perRow);
+  Value col = im.rem(index, perRow);
+  Value cond = (i + 1) * threads <= chunksPerTile(operand)
+                   ? Value()
+                   : im.lt(index, chunksPerTile(operand));
+  // Rows are a multiple of 16 bytes long (kRowPad), so a chunk is aligned
+  // to its size up to 16 bytes. In swizzled rows consecutive 16-byte
+  // pieces are not adjacent: one store per piece.
+  const int64_t piece = tiles.swizzled ? std::min<int64_t>(bytes, 16) : bytes;
+  buildIf(cond, [&]() {
+    for (int64_t first = 0; first < bytes; first += piece) {
+      Value part =
+          piece == bytes
+              ? chunk
+              : vector::ShuffleOp::create(
+                    b, loc, chunk, chunk,
+                    llvm::to_vector(llvm::seq<int64_t>(first, first + piece)))
+                    .getResult();
+      Value at = tiles.getCodesOffset(b, loc, operand, buffer, row,
+                                      im.add(im.mul(col, bytes), first));
+      vector::StoreOp::create(b, loc, part, tiles.getMemory(), at, false,
+                              llvm::Align(std::min<int64_t>(piece, 16)));
+    }
+  });
+}
+
 void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   Value memory = tiles.getMemory();
   // The codes go to shared memory in their global order ([PK1] is the
   // staged rows' order), converted where the target stages a wider type.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
-    const int64_t perRow = chunksPerRow(operand);
-    const int64_t bytes = stagedChunkBytes(operand);
-    for (auto [i, loaded] : llvm::enumerate(chunks)) {
-      Value chunk = loaded;
-      if (convertsCodes(operand))
-        chunk = mma.convertStagedCodes(b, loc, tiles.elements[operand], chunk);
-      Value index = im.add(tid, int64_t(i) * threads);
-      Value row = im.div(index, perRow);
-      Value col = im.rem(index, perRow);
-      Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(operand)
-                       ? Value()
-                       : im.lt(index, chunksPerTile(operand));
-      // Rows are a multiple of 16 bytes long (kRowPad), so a chunk is
-      // aligned to its size up to 16 bytes. In swizzled rows consecutive
-      // 16-byte pieces are not adjacent: one store per piece.
-      const int64_t piece =
-          tiles.swizzled ? std::min<int64_t>(bytes, 16) : bytes;
-      buildIf(cond, [&]() {
-        for (int64_t first = 0; first < bytes; first += piece) {
-          Value part = piece == bytes ? chunk
-                                      : vector::ShuffleOp::create(
-                                            b, loc, chunk, chunk,
-                                            llvm::to_vector(llvm::seq<int64_t>(
-                                                first, first + piece)))
-                                            .getResult();
-          Value at = tiles.getCodesOffset(b, loc, operand, buffer, row,
-                                          im.add(im.mul(col, bytes), first));
-          vector::StoreOp::create(b, loc, part, memory, at, false,
-                                  llvm::Align(std::min<int64_t>(piece, 16)));
-        }
-      });
-    }
+    for (auto [i, loaded] : llvm::enumerate(chunks))
+      storeCodeChunk(
+          operand, buffer, i,
+          convertsCodes(operand)
+              ? mma.convertStagedCodes(b, loc, tiles.elements[operand], loaded)
+              : loaded);
   };
   storeCodes(0, p.a);
-  storeCodes(1, p.b);
   // A scale rows then B scale rows are contiguous: thread t writes rows
-  // t, t + threads, ...
+  // t, t + threads, ... (A's alone with a fold, which stores B^T's below).
   int64_t perStep = tiles.getBlocksPerStep();
-  int64_t scaleRows = a.tileRows + bt.tileRows;
+  int64_t scaleRows = getScaleRows();
   SmallVector<int64_t> order = mma.getStagedScaleOrder(perStep);
   for (size_t i = 0; i < p.scales.size(); ++i) {
     Value scales = p.scales[i];
@@ -375,6 +449,180 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
       vector::StoreOp::create(b, loc, scales, memory, offset, false,
                               llvm::Align(perStep));
     });
+  }
+  if (fold)
+    storeFoldedB(buffer, p);
+  else
+    storeCodes(1, p.b);
+}
+
+void GemmKernelBuilder::setUpScaleFold() {
+  fold = mma.getScaleFold(tiles);
+  if (!fold)
+    return;
+  const int64_t blocks = tiles.getBlocksPerStep();
+  const int64_t lanes = mma.getTarget().getSubgroupSize();
+  if (chunkCodes(1) != tiles.blockSize || chunksPerRow(1) != blocks ||
+      threads % blocks || lanes % blocks ||
+      !mma.getStagedScaleOrder(blocks).empty() || blocks > 8 ||
+      int64_t(fold->tables.size()) !=
+          int64_t(fold->maxDistance + 1) * fold->wordsPerDistance) {
+    fold.reset();
+    return;
+  }
+  // [references of buffer 0 | of buffer 1 | partial results, blocks x
+  // subgroups words | tables], after the two buffers.
+  tiles.foldBase = 2 * tiles.bufferBytes;
+  foldPartials = 16;
+  foldTables = llvm::alignTo(foldPartials + blocks * (threads / lanes) * 4, 16);
+  foldBytes = foldTables + int64_t(fold->tables.size()) * 4;
+}
+
+void GemmKernelBuilder::storeFoldedB(Value buffer, const Prefetch &p) {
+  const TargetInfoBase &target = mma.getTarget();
+  const int64_t blocks = tiles.getBlocksPerStep();
+  const int64_t lanes = target.getSubgroupSize();
+  const int64_t subgroups = threads / lanes;
+  Value memory = tiles.getMemory();
+  Type i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  auto foldOffset = [&](Value offset) {
+    return addPad(b, loc, im.add(offset, tiles.foldBase), tiles.pad);
+  };
+  // i32 words in the i8 shared memory.
+  auto loadWords = [&](int64_t count, Value offset, int64_t align) {
+    Value bytes = vector::LoadOp::create(
+        b, loc, VectorType::get({4 * count}, b.getI8Type()), memory, offset,
+        false, llvm::commonAlignment(llvm::Align(16), align));
+    return vector::BitCastOp::create(b, loc, VectorType::get({count}, i32),
+                                     bytes)
+        .getResult();
+  };
+  // (code, 255 - code) in the two halves of a word: one unsigned maximum of
+  // the halves gives the largest and the least code at once.
+  auto word = VectorType::get({1}, i32);
+  auto halves = [&](Value x) {
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({2}, b.getI16Type()),
+        vector::BroadcastOp::create(b, loc, word, x));
+  };
+  auto combine = [&](Value x, Value y) {
+    Value m = arith::MaxUIOp::create(b, loc, halves(x), halves(y));
+    return vector::ExtractOp::create(
+               b, loc, vector::BitCastOp::create(b, loc, word, m), 0)
+        .getResult();
+  };
+
+  // This thread's chunks all lie in block tid % blocks (setUpScaleFold).
+  // Each chunk's scale code goes where the MMAs read B^T's scales; a chunk
+  // with a nonzero code contributes its scale code to the block's
+  // reduction (a chunk of zeros takes any scale).
+  Value block = im.rem(tid, blocks);
+  SmallVector<Value> codes;
+  Value mine = c32(0);
+  for (auto [i, chunk] : llvm::enumerate(p.b)) {
+    Value index = im.add(tid, int64_t(i) * threads);
+    Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(1)
+                     ? Value()
+                     : im.lt(index, chunksPerTile(1));
+    Value scale = p.bScales[i];
+    buildIf(cond, [&]() {
+      memref::StoreOp::create(
+          b, loc, scale, memory,
+          tiles.getScaleOffset(b, loc, 1, buffer,
+                               im.div(index, chunksPerRow(1)), block));
+    });
+    Value code = arith::ExtUIOp::create(b, loc, i32, scale);
+    codes.push_back(code);
+    int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
+    Value any = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::OR,
+        vector::BitCastOp::create(b, loc, VectorType::get({words}, i32),
+                                  chunk));
+    Value nonzero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, any, c32(0));
+    Value pair = arith::OrIOp::create(
+        b, loc, code,
+        arith::ShLIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, c32(255), code), c32(16)));
+    mine =
+        combine(mine, arith::SelectOp::create(b, loc, nonzero, pair, c32(0)));
+  }
+  // Lanes with the same block (lane % blocks) combine theirs; lanes 0 ..
+  // blocks - 1 publish their subgroup's result for their block.
+  for (int64_t mask = blocks; mask < lanes; mask *= 2)
+    mine = combine(mine, target.buildShuffleXor(b, loc, mine, mask));
+  Value lane = im.rem(tid, lanes);
+  Value subgroupId = im.div(tid, lanes);
+  buildIf(im.lt(lane, blocks), [&]() {
+    Value bytes = vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, b.getI8Type()),
+        vector::BroadcastOp::create(b, loc, word, mine));
+    vector::StoreOp::create(
+        b, loc, bytes, memory,
+        foldOffset(
+            im.add(im.mul(im.add(im.mul(block, subgroups), subgroupId), 4),
+                   foldPartials)),
+        false, llvm::Align(4));
+  });
+  target.buildBarrier(b, loc);
+
+  // The block's reference r (largest code) and least code over the
+  // workgroup, and whether it folds.
+  Value partials = loadWords(
+      subgroups, foldOffset(im.add(im.mul(block, subgroups * 4), foldPartials)),
+      subgroups * 4);
+  Value all = c32(0);
+  for (int64_t s = 0; s < subgroups; ++s)
+    all = combine(all, vector::ExtractOp::create(b, loc, partials, s));
+  auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, predicate, x, y).getResult();
+  };
+  auto both = [&](Value x, Value y) {
+    return arith::AndIOp::create(b, loc, x, y).getResult();
+  };
+  Value reference = arith::AndIOp::create(b, loc, all, c32(0xFFFF));
+  Value least = arith::SubIOp::create(
+      b, loc, c32(255), arith::ShRUIOp::create(b, loc, all, c32(16)));
+  using P = arith::CmpIPredicate;
+  Value folds =
+      both(both(cmp(P::ne, all, c32(0)), cmp(P::ule, reference, c32(fold->hi))),
+           both(cmp(P::uge, least, c32(fold->lo)),
+                cmp(P::ule, arith::SubIOp::create(b, loc, reference, least),
+                    c32(fold->maxDistance))));
+  // Thread t < blocks (whose block is t) publishes block t's reference.
+  buildIf(im.lt(tid, blocks), [&]() {
+    Value published = arith::TruncIOp::create(
+        b, loc, b.getI8Type(),
+        arith::SelectOp::create(b, loc, folds, reference, c32(0xFF)));
+    memref::StoreOp::create(
+        b, loc, published, memory,
+        im.add(tiles.getFoldReferencesOffset(b, loc, buffer), tid));
+  });
+  // Each chunk through the table of its distance r - e (0 unfolded; a
+  // chunk of zeros, whose e may lie anywhere, clamped to a table).
+  for (auto [i, chunk] : llvm::enumerate(p.b)) {
+    Value distance = arith::SelectOp::create(
+        b, loc, folds,
+        arith::MinUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, reference, codes[i]),
+            c32(fold->maxDistance)),
+        c32(0));
+    Value row = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::MulIOp::create(b, loc, distance,
+                              c32(fold->wordsPerDistance * 4)));
+    Value table =
+        loadWords(fold->wordsPerDistance, foldOffset(im.add(row, foldTables)),
+                  fold->wordsPerDistance * 4);
+    SmallVector<Value> words;
+    for (int64_t w = 0; w < fold->wordsPerDistance; ++w)
+      words.push_back(vector::ExtractOp::create(b, loc, table, w));
+    storeCodeChunk(
+        1, buffer, i,
+        mma.convertStagedCodes(b, loc, tiles.elements[1], chunk, words));
   }
 }
 
@@ -557,7 +805,26 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
     return out;
   };
 
-  // Prologue: stage K step 0 in buffer 0.
+  // Prologue: the fold's tables (read after storeTile's own barrier), and
+  // K step 0 staged in buffer 0.
+  if (fold) {
+    buildIf(im.lt(tid, 1), [&]() {
+      // Little-endian bytes of the table words, as the i8 memory holds them.
+      SmallVector<int8_t> bytes;
+      for (uint32_t word : fold->tables)
+        for (int i = 0; i < 4; ++i)
+          bytes.push_back(static_cast<int8_t>(word >> (8 * i)));
+      Value tables = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              VectorType::get({int64_t(bytes.size())}, b.getI8Type()),
+              ArrayRef<int8_t>(bytes)));
+      vector::StoreOp::create(
+          b, loc, tables, tiles.memory,
+          addPad(b, loc, im.c(tiles.foldBase + foldTables), tiles.pad), false,
+          llvm::Align(16));
+    });
+  }
   int64_t kSteps = llvm::divideCeil(k, kGemmTileK);
   storeTile(im.c(0), loadTile(im.c(0)));
   mma.buildStagingFence(b, loc);

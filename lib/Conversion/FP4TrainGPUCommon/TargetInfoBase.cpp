@@ -21,6 +21,16 @@ void TargetInfoBase::buildBarrier(OpBuilder &b, Location loc) const {
   gpu::BarrierOp::create(b, loc);
 }
 
+Value TargetInfoBase::buildShuffleXor(OpBuilder &b, Location loc, Value value,
+                                      int64_t laneMask) const {
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  return gpu::ShuffleOp::create(b, loc, value, i32(laneMask),
+                                i32(getSubgroupSize()), gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
 Value TargetInfoBase::getLaneId(OpBuilder &b, Location loc, Value tid) const {
   return arith::RemUIOp::create(
       b, loc, tid, arith::ConstantIndexOp::create(b, loc, getSubgroupSize()));

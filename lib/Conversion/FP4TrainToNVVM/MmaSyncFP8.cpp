@@ -86,6 +86,7 @@
 #include "SM90TargetInfo.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+#include "fp4train/Numerics/Formats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -95,6 +96,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/Support/MathExtras.h"
+
+#include <array>
+#include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -156,19 +161,40 @@ struct WordMath {
 /// a byte of w << 4 (even codes) or w (odd codes), which prmt's
 /// sign-replicate selectors (bit 3 of a selector nibble) spread over the
 /// byte.
-std::pair<Value, Value> widenE2M1ToE4M3(WordMath &wm, Value w) {
-  constexpr uint32_t kMagnitudesLo = 0x3C383000; // bytes 0..3: 0, .5, 1, 1.5
-  constexpr uint32_t kMagnitudesHi = 0x4C484440; // bytes 4..7: 2, 3, 4, 6
-  Value lut0 = wm.c(kMagnitudesLo), lut1 = wm.c(kMagnitudesHi);
+/// `lut0`, `lut1` hold the magnitudes' E4M3 bytes (getE2M1Magnitudes): the
+/// E2M1 values themselves, or, for a scale fold, the values times 2^-d.
+std::pair<Value, Value> widenE2M1ToE4M3(WordMath &wm, Value w, Value lut0,
+                                        Value lut1) {
   Value shifted = wm.shl(w, 4);
-  auto widen = [&](Value codes, uint32_t signSelector) {
-    Value magnitude = wm.permute(lut0, lut1, wm.band(codes, 0x7777));
+  // prmt reads the low 16 bits of a selector: the magnitudes of codes 0..3
+  // and, shifted down, of codes 4..7.
+  Value magnitudes = wm.band(w, 0x77777777);
+  auto widen = [&](Value selector, uint32_t signSelector) {
+    Value magnitude = wm.permute(lut0, lut1, selector);
     Value signs = wm.permute(shifted, w, signSelector);
     return wm.bor(magnitude, wm.band(signs, 0x80808080));
   };
   // Sign of code i (bit 4i + 3): byte i / 2 of w << 4 for even i (selector
   // 8 | i / 2), byte 4 + i / 2 (of w) for odd i.
-  return {widen(w, 0xD9C8), widen(wm.shr(w, 16), 0xFBEA)};
+  return {widen(magnitudes, 0xD9C8), widen(wm.shr(magnitudes, 16), 0xFBEA)};
+}
+
+/// The E4M3 bytes of the 8 E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6
+/// times 2^-d, as the two table words of widenE2M1ToE4M3 (magnitude i in
+/// byte i % 4 of word i / 4; d = 0: 0x3C383000, 0x4C484440), or none where
+/// one of them is not an E4M3 value (d > 8: 0.5 · 2^-9 is below E4M3's
+/// least subnormal 2^-9). The codes are the numerics library's
+/// (encodeE4M3FN), checked to decode to the exact value.
+std::optional<std::array<uint32_t, 2>> getE2M1Magnitudes(int d) {
+  std::array<uint32_t, 2> words = {0, 0};
+  for (uint8_t code = 0; code < 8; ++code) {
+    const float value = std::ldexp(::fp4train::numerics::decodeE2M1(code), -d);
+    const uint8_t e4m3 = ::fp4train::numerics::encodeE4M3FN(value);
+    if (::fp4train::numerics::decodeE4M3FN(e4m3) != value)
+      return std::nullopt;
+    words[code / 4] |= uint32_t{e4m3} << (8 * (code % 4));
+  }
+  return words;
 }
 
 /// The largest magnitude of an element of `type`.
@@ -247,10 +273,17 @@ enum class Scaling { Fused, Exact };
 class E8M0Scaling {
 public:
   E8M0Scaling(WordMath &wm, const StagedTiles &tiles) : wm(wm) {
-    Type a = tiles.getElementType(0), b = tiles.getElementType(1);
-    double maxP = tiles.getBlockSize() * getMaxElement(a) * getMaxElement(b);
-    splitT = 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
-    std::tie(windowLo, windowHi) = getFusedScaleWindow(a, b, splitT);
+    splitT = getSplitExponent(tiles);
+    std::tie(windowLo, windowHi) = getFusedScaleWindow(
+        tiles.getElementType(0), tiles.getElementType(1), splitT);
+  }
+
+  /// T = 127 - floor(log2 max|P|) of the exact path (the file comment).
+  static uint32_t getSplitExponent(const StagedTiles &tiles) {
+    double maxP = tiles.getBlockSize() *
+                  getMaxElement(tiles.getElementType(0)) *
+                  getMaxElement(tiles.getElementType(1));
+    return 127 - llvm::Log2_64(static_cast<uint64_t>(maxP));
   }
 
   /// True on every lane when every code of the warp's scale `words` lies in
@@ -283,10 +316,13 @@ public:
   }
   /// A C-column factor: 2^eb.
   Value getColumnFactor(Value word, Scaling scaling) {
+    return getColumnFactorOfCode(getCode(word), scaling);
+  }
+  Value getColumnFactorOfCode(Value code, Scaling scaling) {
     // A code in the fused window is a normal 2^(code - 127).
     if (scaling == Scaling::Fused)
-      return wm.toF32(wm.shl(getCode(word), 23));
-    return getPower(getCode(word), 254);
+      return wm.toF32(wm.shl(code, 23));
+    return getPower(code, 254);
   }
   /// An A-row factor: 2^ea (fused), or (2^min(ea,T), 2^max(ea-T,0)).
   std::pair<Value, Value> getRowFactors(Value word, Scaling scaling) {
@@ -336,8 +372,8 @@ Type MmaSyncFP8TargetInfo::getStagedElementType(Type element) const {
 }
 
 Value MmaSyncFP8TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
-                                               Type element,
-                                               Value chunk) const {
+                                               Type element, Value chunk,
+                                               ValueRange table) const {
   assert(isa<Float4E2M1FNType>(element) && "only E2M1 is widened");
   // Word w of the chunk holds codes 8w .. 8w + 7 ([PK1]); its two E4M3
   // words are words 2w and 2w + 1 of the staged bytes.
@@ -345,10 +381,15 @@ Value MmaSyncFP8TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
   const int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
   Value packed = vector::BitCastOp::create(
       b, loc, VectorType::get({words}, b.getI32Type()), chunk);
+  // [WG2] A folded chunk's table scales its values by 2^-d.
+  assert((table.empty() || table.size() == 2) && "two table words");
+  const std::array<uint32_t, 2> plain = *getE2M1Magnitudes(0);
+  Value lut0 = table.empty() ? wm.c(plain[0]) : table[0];
+  Value lut1 = table.empty() ? wm.c(plain[1]) : table[1];
   SmallVector<Value> widened;
   for (int64_t w = 0; w < words; ++w) {
-    auto [low, high] =
-        widenE2M1ToE4M3(wm, vector::ExtractOp::create(b, loc, packed, w));
+    auto [low, high] = widenE2M1ToE4M3(
+        wm, vector::ExtractOp::create(b, loc, packed, w), lut0, lut1);
     widened.append({low, high});
   }
   Value result = vector::FromElementsOp::create(
@@ -589,6 +630,15 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     acc = result;
 }
 
+Value SM90TargetInfo::buildShuffleXor(OpBuilder &b, Location loc, Value value,
+                                      int64_t laneMask) const {
+  // c = 31: clamp at lane 31, no segments (PTX ISA "shfl.sync").
+  WordMath wm{b, loc};
+  return NVVM::ShflOp::create(b, loc, b.getI32Type(), wm.c(0xFFFFFFFF), value,
+                              wm.c(laneMask), wm.c(31), NVVM::ShflKind::bfly,
+                              UnitAttr());
+}
+
 std::optional<SmallVector<Value>>
 SM90TargetInfo::buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                                 const ScaledBlock &block) const {
@@ -653,6 +703,29 @@ void WgmmaFP8TargetInfo::buildStagingFence(OpBuilder &b, Location loc) const {
                                  NVVM::SharedSpace::shared_cta));
 }
 
+std::optional<ScaleFold>
+WgmmaFP8TargetInfo::getScaleFold(const StagedTiles &tiles) const {
+  // [WG2] MXFP4 x MXFP4: B^T's E2M1 codes staged as E4M3 times 2^(e - r).
+  // Both operands E2M1 keeps every block sum exact (13 significant bits,
+  // now with its last bit >= 2^-10) and the exact path's argument intact.
+  if (!isa<Float4E2M1FNType>(tiles.getElementType(0)) ||
+      !isa<Float4E2M1FNType>(tiles.getElementType(1)))
+    return std::nullopt;
+  ScaleFold fold;
+  std::tie(fold.lo, fold.hi) =
+      getFusedScaleWindow(tiles.getElementType(0), tiles.getElementType(1),
+                          E8M0Scaling::getSplitExponent(tiles));
+  fold.wordsPerDistance = 2;
+  for (int d = 0;; ++d) {
+    std::optional<std::array<uint32_t, 2>> words = getE2M1Magnitudes(d);
+    if (!words)
+      break;
+    fold.maxDistance = d;
+    fold.tables.append(words->begin(), words->end());
+  }
+  return fold;
+}
+
 void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
                                        const StagedTiles &tiles, Value buffer,
                                        Value lane, Value rowA, Value rowB,
@@ -669,30 +742,45 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
 
   // The step's scale words (one E8M0 word of 4 blocks per row): A rows
   // 16 w + g and + 8 of the warpgroup's 64, C columns 8 j + 2 t + c.
-  SmallVector<Value> wordsA, wordsB;
+  SmallVector<Value> wordsA;
   for (int64_t h = 0; h < 2; ++h) {
     Value row = lm.add(lm.add(rowA, lm.mul(warp, 16)), lm.add(g, 8 * h));
     wordsA.push_back(lm.loadWord(
         memory, tiles.getScaleOffset(b, loc, 0, buffer, row, lm.c(0))));
   }
-  for (int64_t j = 0; j < n / 8; ++j)
-    for (int64_t c = 0; c < 2; ++c) {
-      Value row = lm.add(lm.add(rowB, 8 * j + c), lm.mul(t, 2));
-      wordsB.push_back(lm.loadWord(
-          memory, tiles.getScaleOffset(b, loc, 1, buffer, row, lm.c(0))));
-    }
-  // The warp's vote covers its 16 A rows and all 128 columns. The column
-  // words above repeat across the 8 lanes with the same t, so the test
-  // spreads the columns instead: lane l tests its two row words and the
-  // words of columns 4 l .. 4 l + 3.
   E8M0Scaling e8m0(wm, tiles);
-  SmallVector<Value> voteWords(wordsA);
-  for (int64_t c = 0; c < n / 32; ++c)
-    voteWords.push_back(lm.loadWord(
-        memory, tiles.getScaleOffset(
-                    b, loc, 1, buffer,
-                    lm.add(lm.add(rowB, lm.mul(inWarp, n / 32)), c), lm.c(0))));
-  Value fused = e8m0.isFusedForWarp(voteWords);
+  // The column words, and the warp's fused/exact vote over its 16 A rows
+  // and all 128 columns. The column words repeat across the 8 lanes with
+  // the same t, so the vote spreads the columns instead: lane l tests its
+  // two row words and the words of columns 4 l .. 4 l + 3.
+  auto loadColumns = [&]() -> std::pair<SmallVector<Value>, Value> {
+    SmallVector<Value> wordsB, voteWords(wordsA);
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value row = lm.add(lm.add(rowB, 8 * j + c), lm.mul(t, 2));
+        wordsB.push_back(lm.loadWord(
+            memory, tiles.getScaleOffset(b, loc, 1, buffer, row, lm.c(0))));
+      }
+    for (int64_t c = 0; c < n / 32; ++c)
+      voteWords.push_back(lm.loadWord(
+          memory,
+          tiles.getScaleOffset(b, loc, 1, buffer,
+                               lm.add(lm.add(rowB, lm.mul(inWarp, n / 32)), c),
+                               lm.c(0))));
+    return {wordsB, e8m0.isFusedForWarp(voteWords)};
+  };
+  // [WG2] With folded scales, per step the blocks' references and the
+  // vote over the rows alone; the columns only where a block is unfolded.
+  const bool folds = tiles.foldsScales();
+  SmallVector<Value> wordsB;
+  Value fused, references, rowsFused;
+  if (folds) {
+    references =
+        lm.loadWord(memory, tiles.getFoldReferencesOffset(b, loc, buffer));
+    rowsFused = e8m0.isFusedForWarp(wordsA);
+  } else {
+    std::tie(wordsB, fused) = loadColumns();
+  }
 
   // Descriptors: the start-address field (shared address >> 4) of the
   // warpgroup's 64 A rows and of the 128 B^T rows at the step's first
@@ -743,31 +831,82 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     e8m0.setBlock(arith::IndexCastOp::create(b, loc, b.getI32Type(), block));
 
     Value acc = loop.getRegionIterArgs()[0];
-    auto scale = [&](Scaling scaling) {
+    auto accumulator = [&](int64_t i) {
+      return vector::ExtractOp::create(b, loc, acc, i).getResult();
+    };
+    auto pack = [&](ArrayRef<Value> out) {
+      return vector::FromElementsOp::create(b, loc, acc.getType(), out)
+          .getResult();
+    };
+    // Register i of the D fragment is A row (i / 2) % 2 of the lane's two
+    // and column word 2 (i / 4) + i % 2.
+    auto scale = [&](Scaling scaling, ArrayRef<Value> columnWords) {
       std::array<std::pair<Value, Value>, 2> rows;
       for (int64_t h = 0; h < 2; ++h)
         rows[h] = e8m0.getRowFactors(wordsA[h], scaling);
       SmallVector<Value> columns;
-      for (Value word : wordsB)
+      for (Value word : columnWords)
         columns.push_back(e8m0.getColumnFactor(word, scaling));
       SmallVector<Value> out;
       for (int64_t i = 0; i < registers; ++i)
-        out.push_back(e8m0.accumulate(
-            p[i], rows[(i / 2) % 2], columns[2 * (i / 4) + i % 2],
-            vector::ExtractOp::create(b, loc, acc, i), scaling));
-      return vector::FromElementsOp::create(b, loc, acc.getType(), out)
-          .getResult();
+        out.push_back(e8m0.accumulate(p[i], rows[(i / 2) % 2],
+                                      columns[2 * (i / 4) + i % 2],
+                                      accumulator(i), scaling));
+      return pack(out);
     };
     // The fused / exact choice is the warp's (the file comment): the
     // wgmma above is the warpgroup's, outside the branch.
-    auto branch = scf::IfOp::create(b, loc, acc.getType(), fused,
-                                    /*withElseRegion=*/true);
-    b.setInsertionPointToStart(&branch.getThenRegion().front());
-    scf::YieldOp::create(b, loc, scale(Scaling::Fused));
-    b.setInsertionPointToStart(&branch.getElseRegion().front());
-    scf::YieldOp::create(b, loc, scale(Scaling::Exact));
-    b.setInsertionPointAfter(branch);
-    scf::YieldOp::create(b, loc, branch.getResult(0));
+    auto unfolded = [&](ArrayRef<Value> columnWords, Value vote) {
+      return buildIf(
+          b, loc, vote, [&]() { return scale(Scaling::Fused, columnWords); },
+          [&]() { return scale(Scaling::Exact, columnWords); });
+    };
+    // [WG2] A folded block's column factor is 2^r for every column: fused,
+    // one product per A row and one fma per accumulator.
+    auto folded = [&](Value reference, Scaling scaling) {
+      Value column = e8m0.getColumnFactorOfCode(reference, scaling);
+      std::array<std::pair<Value, Value>, 2> rows;
+      for (int64_t h = 0; h < 2; ++h) {
+        rows[h] = e8m0.getRowFactors(wordsA[h], scaling);
+        if (scaling == Scaling::Fused)
+          rows[h].first = arith::MulFOp::create(b, loc, rows[h].first, column);
+      }
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < registers; ++i) {
+        auto [first, last] = rows[(i / 2) % 2];
+        out.push_back(
+            scaling == Scaling::Fused
+                ? LLVM::FMAOp::create(b, loc, p[i], first, accumulator(i))
+                      .getResult()
+                : e8m0.accumulate(p[i], rows[(i / 2) % 2], column,
+                                  accumulator(i), scaling));
+      }
+      return pack(out);
+    };
+    Value scaled;
+    if (!folds) {
+      scaled = unfolded(wordsB, fused);
+    } else {
+      // The fast path first: a folded block (the reference is
+      // workgroup-uniform) whose rows the warp found in the window. The
+      // unfolded branch is workgroup-uniform: its vote stays converged.
+      Value reference = e8m0.getCode(references);
+      Value isFolded = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             reference, wm.c(0xFF));
+      scaled = buildIf(
+          b, loc, arith::AndIOp::create(b, loc, isFolded, rowsFused),
+          [&]() { return folded(reference, Scaling::Fused); },
+          [&]() {
+            return buildIf(
+                b, loc, isFolded,
+                [&]() { return folded(reference, Scaling::Exact); },
+                [&]() {
+                  auto [columnWords, vote] = loadColumns();
+                  return unfolded(columnWords, vote);
+                });
+          });
+    }
+    scf::YieldOp::create(b, loc, scaled);
   }
   accs[0] = loop.getResult(0);
 }

@@ -14,6 +14,9 @@ namespace mlir::fp4train {
 class SM90TargetInfo : public TargetInfoBase {
 public:
   using TargetInfoBase::TargetInfoBase;
+  /// shfl.sync.bfly.b32 over the whole warp.
+  Value buildShuffleXor(OpBuilder &b, Location loc, Value value,
+                        int64_t laneMask) const override;
   std::optional<SmallVector<Value>>
   buildConvertRNE(ImplicitLocOpBuilder &b, Type element,
                   const ScaledBlock &block) const override;
@@ -40,7 +43,7 @@ public:
   /// per workgroup as the codes go to shared memory.
   Type getStagedElementType(Type element) const override;
   Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
-                           Value chunk) const override;
+                           Value chunk, ValueRange table = {}) const override;
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;
@@ -68,6 +71,9 @@ public:
                                                  int64_t index) const override;
   bool stagesSwizzledRows() const override { return true; }
   void buildStagingFence(OpBuilder &b, Location loc) const override;
+  /// [WG2] MXFP4 x MXFP4: B^T's scales folded into its E4M3 staging.
+  std::optional<ScaleFold>
+  getScaleFold(const StagedTiles &tiles) const override;
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;

@@ -418,6 +418,77 @@ LogicalResult executeVoteSync(NVVM::VoteSyncOp vote,
                          });
 }
 
+/// shfl.sync.{up,down,bfly,idx}.b32 d, a, b, c, membermask (PTX ISA
+/// "shfl.sync"): c packs the clamp value (bits 0-4) and the segment mask
+/// (bits 8-12); with minLane = lane & segmask and maxLane = minLane |
+/// (clamp & ~segmask), the source lane is lane - b (up; in range when >=
+/// maxLane), lane + b (down; <= maxLane), lane ^ b (bfly; <= maxLane) or
+/// minLane | (b & ~segmask) (idx; <= maxLane). A lane whose source is out
+/// of range gets its own a. Reading a lane outside the membermask is
+/// undefined: an error here. Only the i32/f32 result form is modelled.
+LogicalResult executeShflSync(NVVM::ShflOp shfl, ExecutionContext &context) {
+  if (shfl.getReturnValueAndIsValid())
+    return context.fail("shfl.sync with the validity predicate is not "
+                        "modelled");
+  LaneValues &out = context.define(shfl.getRes());
+  std::optional<std::string> error;
+  LogicalResult result = forEachWarpMask(
+      context, shfl.getThreadMask(), "shfl.sync",
+      [&](unsigned first, unsigned end, uint32_t mask) {
+        std::vector<uint32_t> values(end - first);
+        for (unsigned lane = first; lane < end; ++lane)
+          if (context.isActive(lane))
+            values[lane - first] = context.getWord(shfl.getVal(), lane);
+        for (unsigned lane = first; lane < end && !error; ++lane) {
+          if (!context.isActive(lane))
+            continue;
+          const unsigned id = lane - first;
+          const uint32_t b = context.getWord(shfl.getOffset(), lane) & 31;
+          const uint32_t c = context.getWord(shfl.getMaskAndClamp(), lane);
+          const uint32_t segmask = (c >> 8) & 31, clamp = c & 31;
+          const uint32_t minLane = id & segmask;
+          const uint32_t maxLane = minLane | (clamp & ~segmask);
+          int64_t source = id;
+          bool inRange = true;
+          switch (shfl.getKind()) {
+          case NVVM::ShflKind::up:
+            source = int64_t(id) - b;
+            inRange = source >= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::down:
+            source = id + b;
+            inRange = source <= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::bfly:
+            source = id ^ b;
+            inRange = source <= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::idx:
+            source = minLane | (b & ~segmask);
+            inRange = source <= int64_t(maxLane);
+            break;
+          }
+          if (!inRange)
+            source = id;
+          if (source >= int64_t(end - first) || !(mask >> source & 1) ||
+              !context.isActive(first + source)) {
+            error = llvm::formatv("shfl.sync: lane {0} of warp {1} reads "
+                                  "lane {2}, outside the membermask {3:x8}",
+                                  id, first / context.getSubgroupSize(), source,
+                                  mask)
+                        .str();
+            break;
+          }
+          out.at(lane) = values[source];
+        }
+      });
+  if (failed(result))
+    return result;
+  if (error)
+    return context.fail(*error);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // llvm.call_intrinsic "llvm.nvvm.mulhi.ui"
 //===----------------------------------------------------------------------===//
@@ -524,7 +595,7 @@ bool mlir::fp4train::emulation::nvvm::isCommonNVVMOp(Operation &op) {
              NVVM::BlockDimZOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
              NVVM::BlockIdZOp, NVVM::GridDimXOp, NVVM::GridDimYOp,
              NVVM::GridDimZOp, NVVM::LaneIdOp, NVVM::WarpIdOp, NVVM::WarpSizeOp,
-             NVVM::SyncWarpOp, NVVM::FenceProxyOp>(op);
+             NVVM::SyncWarpOp, NVVM::FenceProxyOp, NVVM::ShflOp>(op);
 }
 
 LogicalResult mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(
@@ -551,6 +622,7 @@ LogicalResult mlir::fp4train::emulation::nvvm::executeCommonNVVMOp(
           [&](auto convert) { return executeConvert(convert, context); })
       .Case(
           [&](NVVM::VoteSyncOp vote) { return executeVoteSync(vote, context); })
+      .Case([&](NVVM::ShflOp shfl) { return executeShflSync(shfl, context); })
       .Case([&](LLVM::CallIntrinsicOp call) -> LogicalResult {
         if (!isMulHiU32(*call))
           return context.fail("not a common NVVM op");

@@ -6,7 +6,8 @@
 // MXFP4 on the FP8 mma.sync: the shared skeleton (128x128 tiles, 256
 // threads, K steps of 128) stages E2M1 as E4M3: each loaded 16-byte chunk
 // of 32 codes is widened word by word by prmt (magnitude lookup 0x3C383000
-// / 0x4C484440 by selector w & 0x7777, sign bytes by 0xD9C8 / 0xFBEA) and
+// / 0x4C484440 by the low 16 bits of w & 0x77777777 and of its high half
+// shifted down, sign bytes by 0xD9C8 / 0xFBEA) and
 // stored as 32 bytes, once per workgroup (74 KiB of staging: the launch's
 // dynamic shared memory). Per step a warp-uniform choice of the scaling:
 // each lane tests its rows' and columns' scale words byte-wise against the
@@ -23,10 +24,12 @@
 // CHECK:         vector.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
 // CHECK-DAG:     %[[LO:.*]] = arith.constant 1010315264 : i32
 // CHECK-DAG:     %[[HI:.*]] = arith.constant 1279804480 : i32
-// CHECK-DAG:     %[[M7:.*]] = arith.constant 30583 : i32
+// CHECK-DAG:     %[[M7:.*]] = arith.constant 2004318071 : i32
 // CHECK:         %[[SEL:.*]] = arith.andi %{{.*}}, %[[M7]] : i32
 // CHECK:         nvvm.prmt <default> %[[SEL]], %[[LO]], %[[HI]] : i32
 // CHECK:         nvvm.prmt <default> %c55752_i32{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[SEL_HI:.*]] = arith.shrui %[[SEL]], %c16_i32{{.*}} : i32
+// CHECK:         nvvm.prmt <default> %[[SEL_HI]], %[[LO]], %[[HI]] : i32
 // CHECK:         nvvm.prmt <default> %c64490_i32{{.*}}, %{{.*}}, %{{.*}} : i32
 // CHECK:         %[[STAGED:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
 // CHECK:         vector.store %[[STAGED]], %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<32xi8>

@@ -8,22 +8,42 @@
 // MXFP4: two warpgroups (256 threads) per 128x128 tile. E2M1 is widened to
 // E4M3 as it is staged, in the 128-byte swizzle the descriptors describe
 // (16-byte chunk c of row r at c ^ (r % 8), one store per chunk), the
-// buffers 1024-byte aligned at run time (67 KiB: two 33 KiB stages and 1
-// KiB of slack); each thread fences its stores to the asynchronous proxy
-// before the barrier. Per step and warp the fused/exact vote as on
-// mma.sync; per block one m64n128k32 (descriptors: start address >> 4 plus
-// 0x4000004000010000 = 128-byte swizzle, SBO 1024, LBO 16; + 2 per block)
-// without accumulator input, waited for, then the 64 accumulators scaled.
+// buffers 1024-byte aligned at run time (67 KiB: two 33 KiB stages, the
+// scale fold's 216 bytes and 1 KiB of slack); each thread fences its stores
+// to the asynchronous proxy before the barrier.
+// [WG2] B^T's scales are folded into its staging: thread 0 stores the fold's
+// tables once (the E4M3 bytes of the E2M1 magnitudes times 2^-d, d = 0..8);
+// per step each thread combines its B chunks' (e, 255 - e) pairs, the lanes
+// of a block by shfl.sync.bfly 4, 8, 16, the warps through shared memory
+// after a barrier; thread b < 4 publishes block b's reference (0xFF:
+// unfolded), and each B chunk takes the table row of its distance (at most
+// 8). Per step and warp the vote over the A rows; per block one
+// m64n128k32 (descriptors: start address >> 4 plus 0x4000004000010000 =
+// 128-byte swizzle, SBO 1024, LBO 16; + 2 per block) without accumulator
+// input, waited for, then a folded block with its rows in the window takes
+// one fma per accumulator (factors 2^ea · 2^r per row); otherwise a folded
+// block takes the exact path with 2^r for every column, an unfolded one the
+// column vote and the fused or exact scaling.
 // CHECK-LABEL: func.func @mxfp4
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68608_i32 {
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68824_i32 {
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
 // CHECK:         arith.remui %{{.*}}, %c1024
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.constant dense<[0, 48, 56, 60, 64, 68, 72, 76, 0, 40, {{.*}}, 0, 1, 2, 3, 4, 6, 8, 12]> : vector<72xi8>
+// CHECK:           vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<72xi8>
 // CHECK:         arith.xori
 // CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:         arith.maxui %{{.*}}, %{{.*}} : vector<2xi16>
+// CHECK:         nvvm.shfl.sync  bfly %c-1_i32, %{{.*}}, %c4_i32{{.*}}, %c31_i32 : i32 -> i32
+// CHECK:         nvvm.shfl.sync  bfly {{.*}}, %c8_i32
+// CHECK:         nvvm.shfl.sync  bfly {{.*}}, %c16_i32
+// CHECK:         gpu.barrier
+// CHECK:         arith.minui %{{.*}}, %c8_i32
+// CHECK:         nvvm.prmt
 // CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT:    gpu.barrier
-// CHECK:         %[[FUSED:.*]] = nvvm.vote.sync  all
+// CHECK:         %[[ROWS:.*]] = nvvm.vote.sync  all
 // CHECK:         %[[DESC_A:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
 // CHECK:         %[[DESC_B:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
@@ -33,12 +53,25 @@
 // CHECK:           nvvm.wgmma.mma_async %[[A]], %[[B]], %{{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK:           scf.if %[[FUSED]] -> (vector<64xf32>) {
+// CHECK:           %[[FOLDED:.*]] = arith.cmpi ne, %{{.*}}, %c255_i32
+// CHECK:           %[[FAST:.*]] = arith.andi %[[FOLDED]], %[[ROWS]] : i1
+// CHECK:           scf.if %[[FAST]] -> (vector<64xf32>) {
+// CHECK-COUNT-2:     arith.mulf
+// CHECK-NOT:         arith.mulf
 // CHECK-COUNT-64:    llvm.intr.fma
 // CHECK:           } else {
-// CHECK-NOT:         llvm.intr.fma
-// CHECK:             arith.minui %{{.*}}, %c244_i32
-// CHECK:             arith.addf
+// CHECK:             scf.if %[[FOLDED]] -> (vector<64xf32>) {
+// CHECK-NOT:           llvm.intr.fma
+// CHECK:               arith.minui %{{.*}}, %c244_i32
+// CHECK:               arith.addf
+// CHECK:             } else {
+// CHECK:               %[[FUSED:.*]] = nvvm.vote.sync  all
+// CHECK:               scf.if %[[FUSED]] -> (vector<64xf32>) {
+// CHECK-COUNT-64:        llvm.intr.fma
+// CHECK:               } else {
+// CHECK-NOT:             llvm.intr.fma
+// CHECK:                 arith.minui %{{.*}}, %c244_i32
+// CHECK:                 arith.addf
 func.func @mxfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
   return %c : tensor<128x128xf32>
@@ -50,8 +83,9 @@ func.func @mxfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf3
 !b = !fp4train.scaled<72x96xf8E5M2, block = [1, 32], scale = f8E8M0FNU>
 
 // MXFP8 E4M3 x E5M2, ragged M, N and K (3 of a step's 4 blocks): the codes
-// staged as they are, 16 bytes per store.
+// staged as they are, 16 bytes per store, no scale fold (E2M1 x E2M1 only).
 // CHECK-LABEL: func.func @mxfp8_ragged
+// CHECK-NOT:     nvvm.shfl.sync
 // CHECK-NOT:     nvvm.prmt
 // CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:         nvvm.wgmma.mma_async {{.*}} A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]

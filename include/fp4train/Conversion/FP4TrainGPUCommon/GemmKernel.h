@@ -19,6 +19,11 @@
 //    step t + 1 are in flight while step t computes, one barrier per step;
 //    the main loop runs two steps, one per buffer, so that every
 //    shared-memory offset is a constant;
+//  - where the target asks for it (getScaleFold, [WG2] in docs/nvvm.md),
+//    B^T's block scales are folded into its staged codes: per step and
+//    block the workgroup reduces the rows' scale codes (a second barrier
+//    inside the staging), stages each row's codes times 2^(e - r) and
+//    publishes r for the MMAs;
 //  - the target's BlockScaledMMATargetInfo loads its fragments from the
 //    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
 //  - f32 accumulators start at zero ([GEMM1]'s T); the epilogue writes
@@ -41,6 +46,7 @@
 
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <optional>
 #include <utility>
 
 namespace mlir::fp4train {
@@ -100,6 +106,16 @@ public:
   Value getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
                        Value buffer, Value row, Value block) const;
 
+  /// True when B^T's block scales are folded into its staged codes
+  /// (ScaleFold).
+  bool foldsScales() const { return foldBase >= 0; }
+  /// With folded scales: byte offset of the step's fold references in
+  /// `buffer`, one byte per block of the step: the block's reference scale
+  /// code r (B^T's staged codes of that block hold their values times
+  /// 2^(e - r), e the row's own scale code), or 0xFF where the block is
+  /// staged unfolded. 4-byte aligned.
+  Value getFoldReferencesOffset(OpBuilder &b, Location loc, Value buffer) const;
+
 private:
   friend class GemmKernelBuilder;
   Value memory;
@@ -113,6 +129,30 @@ private:
   int64_t rowBytes[2] = {0, 0};
   int64_t codesBase[2] = {0, 0}, scalesBase[2] = {0, 0};
   int64_t bufferBytes = 0;
+  /// With folded scales: the offset, after both buffers, of the fold's
+  /// shared memory (the two buffers' references, the workgroup reduction's
+  /// partial results, the conversion tables); -1 without.
+  int64_t foldBase = -1;
+};
+
+/// [WG2] How a target has the skeleton fold B^T's block scales into B^T's
+/// staged codes (docs/nvvm.md). Per K step and block, the reference r is the
+/// largest scale code of the tile's B^T rows whose codes in the block are
+/// not all zero. When every such code e lies in [lo, hi] and r - e <=
+/// maxDistance, the block is folded: each row's codes are staged as their
+/// values times 2^(e - r), which the target's conversion must hold exactly
+/// (convertStagedCodes with the table of distance r - e), so that a row and
+/// column's block product is P · 2^(e - r) and the block's column factor is
+/// the workgroup-uniform 2^r; the MMAs read r from the staged references
+/// (StagedTiles::getFoldReferencesOffset). Otherwise the block is staged as
+/// it is, reference 0xFF.
+struct ScaleFold {
+  uint32_t lo = 0, hi = 0, maxDistance = 0;
+  /// The words convertStagedCodes takes for distance d: tables[d *
+  /// wordsPerDistance, (d + 1) * wordsPerDistance), for d = 0 ..
+  /// maxDistance.
+  SmallVector<uint32_t> tables;
+  int64_t wordsPerDistance = 0;
 };
 
 /// One block-scaled MMA instruction of a target, and how a subgroup feeds it
@@ -170,9 +210,18 @@ public:
   virtual Type getStagedElementType(Type element) const { return element; }
   /// The staged codes (vector<n' x i8>) of `chunk`, a vector<n x i8> of
   /// `element` codes in global order ([PK1] for E2M1), where
-  /// getStagedElementType(element) differs from `element`.
+  /// getStagedElementType(element) differs from `element`; with a
+  /// ScaleFold, `table` is the row of its tables for the chunk's distance
+  /// (i32 words), else empty.
   virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
-                                   Value chunk) const;
+                                   Value chunk, ValueRange table = {}) const;
+  /// The scale fold the skeleton applies to B^T's staged codes (ScaleFold),
+  /// or none. A fold needs chunks of one block each, spread over the threads
+  /// so that a thread's chunks all lie in block tid % blocks per step.
+  virtual std::optional<ScaleFold>
+  getScaleFold(const StagedTiles &tiles) const {
+    return std::nullopt;
+  }
 
   /// Emits the MMAs of one staged K step for the subgroup of `lane` whose
   /// instruction tile (i, j) starts at tile row `rowA + i * M` of A and

@@ -48,6 +48,10 @@ public:
   }
   /// A barrier of the whole workgroup (threads and shared memory).
   virtual void buildBarrier(OpBuilder &b, Location loc) const;
+  /// The i32 `value` of lane (own lane ^ `laneMask`) of the subgroup, every
+  /// lane taking part: gpu.shuffle xor, or the chip's own instruction.
+  virtual Value buildShuffleXor(OpBuilder &b, Location loc, Value value,
+                                int64_t laneMask) const;
   /// Lane within its subgroup, and subgroup within the workgroup, of the
   /// linear thread id `tid` (one-dimensional workgroups).
   Value getLaneId(OpBuilder &b, Location loc, Value tid) const;
