@@ -15,6 +15,8 @@
 //    ending with a wgmma not waited for, a reserved descriptor bit and a
 //    descriptor whose swizzle mode disagrees with the image (wrong D);
 //  - two wgmmas chained through the accumulator before one wait (allowed);
+//  - m64n64k16 with f16 A and B: the same 32-byte K-major rows, two bytes
+//    an element;
 //  - the accumulator fragment positions (a bijection onto 64 x N).
 //
 //===----------------------------------------------------------------------===//
@@ -82,6 +84,17 @@ double decodeE4M3(uint8_t code) {
   return sign ? -magnitude : magnitude;
 }
 
+/// IEEE binary16, little-endian bytes `lo`, `hi`.
+double decodeF16(uint8_t lo, uint8_t hi) {
+  const unsigned bits = lo | hi << 8;
+  const int sign = bits >> 15, exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  double magnitude = exponent
+                         ? std::ldexp(1.0 + mantissa / 1024.0, exponent - 15)
+                         : std::ldexp(mantissa / 1024.0, -14);
+  return sign ? -magnitude : magnitude;
+}
+
 uint32_t bitsOf(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);
@@ -100,8 +113,26 @@ std::vector<uint8_t> randomCodes(unsigned count, unsigned seed) {
   return codes;
 }
 
+/// Random f16 values 2^-4 .. 2^4 in magnitude (exponent fields 11..19),
+/// little-endian, as the bytes of a K-major operand: a 16-element dot
+/// product is exact in the reference's doubles.
+std::vector<uint8_t> randomF16(unsigned count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<unsigned> exponent(11, 19), mantissa(0, 1023),
+      sign(0, 1);
+  std::vector<uint8_t> bytes(2 * count);
+  for (unsigned i = 0; i < count; ++i) {
+    const unsigned bits = sign(rng) << 15 | exponent(rng) << 10 | mantissa(rng);
+    bytes[2 * i] = static_cast<uint8_t>(bits);
+    bytes[2 * i + 1] = static_cast<uint8_t>(bits >> 8);
+  }
+  return bytes;
+}
+
 /// What the kernel does after its wgmma.mma_async.
 struct KernelOptions {
+  /// m64n64k16 with f16 A and B instead of m64n64k32 e4m3.
+  bool f16 = false;
   Layout layout = kSwizzle128;
   /// Descriptor bits 62-63 (default: the layout's).
   int mode = -1;
@@ -188,10 +219,11 @@ module attributes {gpu.container_module} {
   auto mma = [&](const std::string &result, const std::string &input) {
     return llvm::formatv(
                "      {0} = nvvm.wgmma.mma_async %descA, %descB, {1}, "
-               "#nvvm.shape<m = 64, n = 64, k = 32>, D[<f32>, {2}], "
-               "A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>] : {3} -> "
+               "#nvvm.shape<m = 64, n = 64, k = {4}>, D[<f32>, {2}], "
+               "A[<{5}>, <one>, <row>], B[<{5}>, <one>, <col>] : {3} -> "
                "{3}\n",
-               result, input, o.accumulate ? "<one>" : "<zero>", structType)
+               result, input, o.accumulate ? "<one>" : "<zero>", structType,
+               o.f16 ? 16 : 32, o.f16 ? "f16" : "e4m3")
         .str();
   };
   s += mma("%d", "%acc32");
@@ -283,15 +315,20 @@ protected:
   static int countMismatches(const std::vector<uint32_t> &d,
                              const std::vector<uint8_t> &a,
                              const std::vector<uint8_t> &b, bool accumulate,
-                             int times = 1, bool report = true) {
+                             int times = 1, bool report = true,
+                             bool f16 = false) {
     int bad = 0;
     for (unsigned t = 0; t < 128; ++t)
       for (unsigned i = 0; i < 32; ++i) {
         auto [row, col] = ptx::getWgmmaAccumulatorPosition(t, i);
         double sum = accumulate ? double(t + i) : 0.0;
         double dot = 0;
-        for (unsigned k = 0; k < kK; ++k)
-          dot += decodeE4M3(a[row * kK + k]) * decodeE4M3(b[col * kK + k]);
+        // kK bytes of each row: 32 E4M3 codes or 16 f16 values.
+        for (unsigned k = 0; k < kK; k += f16 ? 2 : 1) {
+          const unsigned x = row * kK + k, y = col * kK + k;
+          dot += f16 ? decodeF16(a[x], a[x + 1]) * decodeF16(b[y], b[y + 1])
+                     : decodeE4M3(a[x]) * decodeE4M3(b[y]);
+        }
         // A chained wgmma adds the same product again to the rounded D.
         float value = static_cast<float>(sum + dot);
         for (int j = 1; j < times; ++j)
@@ -330,6 +367,22 @@ TEST_F(WgmmaTest, EverySwizzleMode) {
     EXPECT_EQ(countMismatches(d, a, b, /*accumulate=*/true), 0);
   }
   EXPECT_EQ(stats.mfmas, 4u);
+}
+
+TEST_F(WgmmaTest, F16OperandsTakeK16) {
+  // The same 32-byte K-major rows as 16 f16 values; scale-d 1 and 0.
+  const std::vector<uint8_t> a = randomF16(kRows * kK / 2, 9);
+  const std::vector<uint8_t> b = randomF16(kN * kK / 2, 10);
+  for (bool accumulate : {true, false}) {
+    KernelOptions options;
+    options.f16 = true;
+    options.accumulate = accumulate;
+    std::vector<uint32_t> d;
+    ASSERT_EQ(run(options, a, b, &d), "");
+    EXPECT_EQ(countMismatches(d, a, b, accumulate, 1, true, /*f16=*/true), 0);
+    // Read as E4M3 codes the same bytes give other sums.
+    EXPECT_GT(countMismatches(d, a, b, accumulate, 1, false), 0);
+  }
 }
 
 TEST_F(WgmmaTest, ScaleDZeroIgnoresTheAccumulator) {

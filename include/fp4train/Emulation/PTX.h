@@ -40,8 +40,8 @@ enum class ScaleFormat { UE8M0, UE4M3 };
 /// scale_vec::1X / 2X / 4X.
 enum class ScaleVec { X1 = 1, X2 = 2, X4 = 4 };
 /// Element types of kind::mxf8f6f4 operands (kind::mxf4/mxf4nvf4 are always
-/// E2M1).
-enum class ElementType { E2M1, E2M3, E3M2, E4M3, E5M2 };
+/// E2M1), and F16 (IEEE binary16) for wgmma's .f16 operands.
+enum class ElementType { E2M1, E2M3, E3M2, E4M3, E5M2, F16 };
 
 struct MmaBlockScaleConfig {
   BlockScaleKind kind;

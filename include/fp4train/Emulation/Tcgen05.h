@@ -153,11 +153,11 @@ std::string getKMajorAddress(const SmemDescriptor &desc, unsigned row,
 
 /// Reads a K-major `rows` x `k` operand of `elementBits`-bit containers (4:
 /// two E2M1 per byte, element k in the low nibble of its byte when k is
-/// even; 8: one per byte) through `desc`; `codes[row * k + i]` gets each
-/// container.
+/// even; 8: one per byte; 16: one per two bytes, little-endian, wgmma's
+/// f16) through `desc`; `codes[row * k + i]` gets each container.
 std::string readKMajorOperand(const SmemDescriptor &desc, SharedMemory &smem,
                               unsigned rows, unsigned k, unsigned elementBits,
-                              std::vector<uint8_t> *codes);
+                              std::vector<uint32_t> *codes);
 
 //===----------------------------------------------------------------------===//
 // Instruction descriptor (§9.7.16.4.2, Tables 43 and 44)

@@ -11,9 +11,11 @@
 //    mode (0 none, 1 128-byte, 2 64-byte, 3 32-byte); the other bits
 //    reserved;
 //  - wgmma.mma_async.sync.aligned.m64nNk32.f32.atype.btype with .atype and
-//    .btype in {.e4m3, .e5m2}, A and B in shared memory, both K-major (the
-//    only major-ness 8-bit types have), N a multiple of 8 in [8, 256]:
-//    D = A·B + D, or D = A·B when scale-d is 0 (§9.7.15.5.2);
+//    .btype in {.e4m3, .e5m2}, and m64nNk16.f32.f16.f16, A and B in shared
+//    memory, both K-major (the only major-ness 8-bit types have; f16 may be
+//    either, the model takes K-major), N a multiple of 8 in [8, 256]: D =
+//    A·B + D, or D = A·B when scale-d is 0 (§9.7.15.5.2); a K-major row of
+//    one instruction is 32 bytes either way;
 //  - the accumulator fragment (§9.7.15.5.1.1, D of .m64nNk32 with .f32):
 //    thread t of the warpgroup (warp w = t / 32, lane l) holds N / 2
 //    registers; register i is D[16 w + l / 4 + 8 ((i / 2) % 2)]
@@ -55,26 +57,31 @@ inline constexpr unsigned kWarpgroupSize = 128;
 std::string decodeWgmmaDescriptor(uint64_t bits, SmemDescriptor *desc);
 
 struct WgmmaConfig {
-  /// N of m64nNk32.
+  /// N of m64nNk32 (m64nNk16 for f16).
   unsigned n = 8;
+  /// E4M3/E5M2 for both (k32), or F16 for both (k16).
   ElementType typeA = ElementType::E4M3, typeB = ElementType::E4M3;
   /// scale-d: 1 adds the input accumulator, 0 ignores it.
   bool accumulate = true;
 };
+
+/// K of one wgmma of `config`'s types: 32 bytes of each K-major row.
+inline unsigned getWgmmaK(const WgmmaConfig &config) {
+  return config.typeA == ElementType::F16 ? 16 : 32;
+}
 
 /// The (row, column) of D that register `i` of warpgroup thread `thread`
 /// (0..127) holds.
 std::pair<unsigned, unsigned> getWgmmaAccumulatorPosition(unsigned thread,
                                                           unsigned i);
 
-/// One warpgroup's wgmma.mma_async.sync.aligned.m64nNk32.f32.atype.btype:
-/// A (64 x 32) through `descA`, B (N x 32, the columns of B as K-major
-/// rows) through `descB`, both read from `smem`; `c` and `d` hold the 128
-/// threads' N / 2 f32 registers (`d` may alias `c`).
-std::string wgmmaFP8(const WgmmaConfig &config, uint64_t descA, uint64_t descB,
-                     SharedMemory &smem,
-                     llvm::ArrayRef<std::vector<uint32_t>> c,
-                     std::vector<std::vector<uint32_t>> *d);
+/// One warpgroup's wgmma.mma_async.sync.aligned.m64nNkK.f32.atype.btype
+/// (K = getWgmmaK): A (64 x K) through `descA`, B (N x K, the columns of B
+/// as K-major rows) through `descB`, both read from `smem`; `c` and `d`
+/// hold the 128 threads' N / 2 f32 registers (`d` may alias `c`).
+std::string wgmma(const WgmmaConfig &config, uint64_t descA, uint64_t descB,
+                  SharedMemory &smem, llvm::ArrayRef<std::vector<uint32_t>> c,
+                  std::vector<std::vector<uint32_t>> *d);
 
 } // namespace fp4train::emulation::ptx
 

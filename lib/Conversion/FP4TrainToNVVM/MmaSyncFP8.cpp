@@ -610,8 +610,27 @@ void MmaSyncFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     // do, the exact loop keeps [GEMM1] for the rest.
     assert(blocksPerStep <= 4 && "one E8M0 word per row and step");
     scaleCodes(lm.c(0));
-    SmallVector<Value> words(wordsA);
-    llvm::append_range(words, wordsB);
+    // The vote covers the warp's repM x 16 A rows and repN x 8 columns.
+    // The words above repeat across lanes (a row's across the 4 lanes with
+    // its g, a column's across the 8 with its t), so the test spreads the
+    // rows and columns over the lanes instead: lane l tests A rows
+    // rowsPerLane l .. and columns colsPerLane l ...
+    const int64_t rowsPerLane = tiling.repM * getM() / 32;
+    const int64_t colsPerLane = tiling.repN * getN() / 32;
+    assert(rowsPerLane * 32 == tiling.repM * getM() &&
+           colsPerLane * 32 == tiling.repN * getN() &&
+           "whole rows and columns per lane");
+    SmallVector<Value> words;
+    auto spread = [&](unsigned operand, Value first, int64_t perLane) {
+      for (int64_t r = 0; r < perLane; ++r)
+        words.push_back(lm.loadWord(
+            memory,
+            tiles.getScaleOffset(
+                b, loc, operand, buffer,
+                lm.add(lm.add(first, lm.mul(lane, perLane)), r), lm.c(0))));
+    };
+    spread(0, rowA, rowsPerLane);
+    spread(1, rowB, colsPerLane);
     Value fused = e8m0.isFusedForWarp(words);
     auto branch = scf::IfOp::create(b, loc, ValueRange(accs).getTypes(), fused,
                                     /*withElseRegion=*/true);

@@ -36,6 +36,8 @@ Format getElementFormat(ElementType type) {
     return {4, 3, 7, true, false, true};
   case ElementType::E5M2:
     return {5, 2, 15, true, true, false};
+  case ElementType::F16:
+    return {5, 10, 15, true, true, false};
   }
   return {2, 1, 1, true, false, false};
 }

@@ -47,7 +47,7 @@ namespace {
 std::string readSharedOperand(const char *which, uint64_t bits,
                               SharedMemory &smem, unsigned rows, unsigned k,
                               unsigned containerBits,
-                              std::vector<uint8_t> *codes) {
+                              std::vector<uint32_t> *codes) {
   SmemDescriptor desc;
   std::string error = decodeSmemDescriptor(bits, &desc);
   if (error.empty())
@@ -110,7 +110,7 @@ std::string fp4train::emulation::ptx::tcgen05MmaBlockScale(
   const unsigned containerBits = fp4Kind ? 4 : 8;
 
   // A: M x K, B: N x K (both K-major).
-  std::vector<uint8_t> codesA, codesB;
+  std::vector<uint32_t> codesA, codesB;
   if (operands.aInTensorMemory) {
     const TmemAddress at =
         TmemAddress::decode(static_cast<uint32_t>(operands.a));

@@ -118,9 +118,9 @@ fp4train::emulation::ptx::getKMajorAddress(const SmemDescriptor &desc,
 
 std::string fp4train::emulation::ptx::readKMajorOperand(
     const SmemDescriptor &desc, SharedMemory &smem, unsigned rows, unsigned k,
-    unsigned elementBits, std::vector<uint8_t> *codes) {
-  if (elementBits != 4 && elementBits != 8)
-    return "operand containers must be 4 or 8 bits";
+    unsigned elementBits, std::vector<uint32_t> *codes) {
+  if (elementBits != 4 && elementBits != 8 && elementBits != 16)
+    return "operand containers must be 4, 8 or 16 bits";
   const unsigned rowBytes = k * elementBits / 8;
   codes->assign(size_t{rows} * k, 0);
   for (unsigned row = 0; row < rows; ++row)
@@ -132,7 +132,10 @@ std::string fp4train::emulation::ptx::readKMajorOperand(
       uint8_t value;
       if (std::string error = smem.read(address, 1, &value); !error.empty())
         return error;
-      if (elementBits == 8) {
+      if (elementBits == 16) {
+        (*codes)[size_t{row} * k + byte / 2] |= uint32_t{value}
+                                                << (8 * (byte % 2));
+      } else if (elementBits == 8) {
         (*codes)[size_t{row} * k + byte] = value;
       } else {
         (*codes)[size_t{row} * k + 2 * byte] = value & 0xF;

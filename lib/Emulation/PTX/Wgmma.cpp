@@ -44,40 +44,43 @@ fp4train::emulation::ptx::getWgmmaAccumulatorPosition(unsigned thread,
 }
 
 std::string
-fp4train::emulation::ptx::wgmmaFP8(const WgmmaConfig &config, uint64_t descA,
-                                   uint64_t descB, SharedMemory &smem,
-                                   llvm::ArrayRef<std::vector<uint32_t>> c,
-                                   std::vector<std::vector<uint32_t>> *d) {
+fp4train::emulation::ptx::wgmma(const WgmmaConfig &config, uint64_t descA,
+                                uint64_t descB, SharedMemory &smem,
+                                llvm::ArrayRef<std::vector<uint32_t>> c,
+                                std::vector<std::vector<uint32_t>> *d) {
   auto isFP8 = [](ElementType type) {
     return type == ElementType::E4M3 || type == ElementType::E5M2;
   };
-  if (!isFP8(config.typeA) || !isFP8(config.typeB))
-    return "the modelled wgmma takes e4m3 or e5m2 operands only";
+  const bool f16 =
+      config.typeA == ElementType::F16 && config.typeB == ElementType::F16;
+  if (!f16 && (!isFP8(config.typeA) || !isFP8(config.typeB)))
+    return "the modelled wgmma takes e4m3/e5m2 or f16 x f16 operands";
   const unsigned N = config.n;
+  const unsigned K = getWgmmaK(config), bits = f16 ? 16 : 8;
   if (N < 8 || N > 256 || N % 8)
-    return llvm::formatv("wgmma m64nNk32 needs N a multiple of 8 in [8, 256], "
-                         "not {0}",
-                         N);
-  constexpr unsigned M = 64, K = 32;
+    return llvm::formatv("wgmma m64nNk{0} needs N a multiple of 8 in [8, "
+                         "256], not {1}",
+                         K, N);
+  constexpr unsigned M = 64;
   const unsigned registers = N / 2;
   if (c.size() != kWarpgroupSize)
     return "the accumulator needs the registers of all 128 threads";
   for (const std::vector<uint32_t> &thread : c)
     if (thread.size() != registers)
-      return llvm::formatv("m64n{0}k32 with .f32 D takes {1} registers per "
+      return llvm::formatv("m64n{0}k{1} with .f32 D takes {2} registers per "
                            "thread",
-                           N, registers);
+                           N, K, registers);
 
-  std::vector<uint8_t> codesA, codesB;
+  std::vector<uint32_t> codesA, codesB;
   SmemDescriptor a, b;
   if (std::string error = decodeWgmmaDescriptor(descA, &a); !error.empty())
     return "A: " + error;
   if (std::string error = decodeWgmmaDescriptor(descB, &b); !error.empty())
     return "B: " + error;
-  if (std::string error = readKMajorOperand(a, smem, M, K, 8, &codesA);
+  if (std::string error = readKMajorOperand(a, smem, M, K, bits, &codesA);
       !error.empty())
     return "A: " + error;
-  if (std::string error = readKMajorOperand(b, smem, N, K, 8, &codesB);
+  if (std::string error = readKMajorOperand(b, smem, N, K, bits, &codesB);
       !error.empty())
     return "B: " + error;
 

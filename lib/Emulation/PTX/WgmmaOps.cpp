@@ -4,13 +4,14 @@
 // warpgroup (four consecutive warps, threads 128 g .. 128 g + 127) on the
 // model of fp4train/Emulation/Wgmma.h:
 //  - nvvm.wgmma.mma_async: every thread of the warpgroup active, the two
-//    matrix descriptors uniform across it; m64nNk32 with e4m3/e5m2 A and B
-//    from shared memory (read through the asynchronous proxy), A row-major
-//    and B column-major (K-major, the only layout 8-bit types have), no
-//    negation, f32 D. The result is computed at issue but pending: until a
-//    wgmma.wait_group retires its group, any op other than another wgmma
-//    that reads it fails (§9.7.15.7: accessing the accumulator before the
-//    wait is undefined, except as the accumulator of a later wgmma);
+//    matrix descriptors uniform across it; m64nNk32 with e4m3/e5m2 A and B,
+//    or m64nNk16 with f16 A and B, from shared memory (read through the
+//    asynchronous proxy), A row-major and B column-major (K-major, the only
+//    layout 8-bit types have), no negation, f32 D. The result is computed at
+//    issue but pending: until a wgmma.wait_group retires its group, any op
+//    other than another wgmma that reads it fails (§9.7.15.7: accessing the
+//    accumulator before the wait is undefined, except as the accumulator of a
+//    later wgmma);
 //  - nvvm.wgmma.fence.aligned: required before a warpgroup's wgmma.mma_async
 //    and again after each wgmma.wait_group (the registers are then read or
 //    written by other instructions before the next wgmma: §9.7.15.6.1);
@@ -101,11 +102,13 @@ LogicalResult forEachWholeWarpgroup(
   return success();
 }
 
-std::optional<ptx::ElementType> getFP8Type(NVVM::WGMMATypes type) {
+std::optional<ptx::ElementType> getOperandType(NVVM::WGMMATypes type) {
   if (type == NVVM::WGMMATypes::e4m3)
     return ptx::ElementType::E4M3;
   if (type == NVVM::WGMMATypes::e5m2)
     return ptx::ElementType::E5M2;
+  if (type == NVVM::WGMMATypes::f16)
+    return ptx::ElementType::F16;
   return std::nullopt;
 }
 
@@ -113,19 +116,23 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
                               ExecutionContext &context) {
   ptx::WgmmaConfig config;
   NVVM::MMAShapeAttr shape = op.getShape();
-  std::optional<ptx::ElementType> typeA = getFP8Type(op.getTypeA());
-  std::optional<ptx::ElementType> typeB = getFP8Type(op.getTypeB());
-  if (shape.getM() != 64 || shape.getK() != 32 || !typeA || !typeB ||
+  std::optional<ptx::ElementType> typeA = getOperandType(op.getTypeA());
+  std::optional<ptx::ElementType> typeB = getOperandType(op.getTypeB());
+  const bool f16 = typeA == ptx::ElementType::F16;
+  if (!typeA || !typeB || f16 != (typeB == ptx::ElementType::F16) ||
+      shape.getM() != 64 || shape.getK() != (f16 ? 16 : 32) ||
       op.getTypeD() != NVVM::WGMMATypes::f32)
     return context.fail("only wgmma.mma_async m64nNk32 with e4m3/e5m2 A and "
-                        "B and f32 D is modelled");
+                        "B, or m64nNk16 with f16 A and B, and f32 D is "
+                        "modelled");
   if (op.getLayoutA() != NVVM::MMALayout::row ||
       op.getLayoutB() != NVVM::MMALayout::col)
-    return context.fail("8-bit wgmma operands are K-major: A row, B col "
-                        "(PTX ISA 9.7.15.5.1.2)");
+    return context.fail("the modelled wgmma operands are K-major: A row, B "
+                        "col (PTX ISA 9.7.15.5.1.2; 8-bit types have no "
+                        "other)");
   if (op.getScaleA() != NVVM::WGMMAScaleIn::one ||
       op.getScaleB() != NVVM::WGMMAScaleIn::one)
-    return context.fail("imm-scale-a/b negation is for .f16/.bf16 only");
+    return context.fail("imm-scale-a/b negation is not modelled");
   config.n = shape.getN();
   config.typeA = *typeA;
   config.typeB = *typeB;
@@ -138,9 +145,10 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
   // registers in PTX; in SSA the input is a different value).
   const LaneValues input = context.get(inouts);
   if (input.width != registers)
-    return context.fail(
-        llvm::formatv("m64n{0}k32 takes {1} f32 accumulator registers, not {2}",
-                      config.n, registers, input.width));
+    return context.fail(llvm::formatv(
+        "m64n{0}k{1} takes {2} f32 accumulator registers, not "
+        "{3}",
+        config.n, ptx::getWgmmaK(config), registers, input.width));
   LaneValues &out = context.define(result);
   unsigned issued = 0;
   LogicalResult status = forEachWholeWarpgroup(
@@ -171,9 +179,8 @@ LogicalResult executeMmaAsync(NVVM::WgmmaMmaAsyncOp op,
             c[t][i] = static_cast<uint32_t>(input.at(first + t, i));
         }
         nvvm::CheckedSharedMemory smem(context, first / ptx::kWarpSize);
-        if (failed(nvvm::check(context,
-                               ptx::wgmmaFP8(config, descA, descB, smem, c, &d),
-                               &smem)))
+        if (failed(nvvm::check(
+                context, ptx::wgmma(config, descA, descB, smem, c, &d), &smem)))
           return failure();
         for (unsigned t = 0; t < kWarpgroup; ++t)
           for (unsigned i = 0; i < registers; ++i)
