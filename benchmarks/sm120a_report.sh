@@ -8,8 +8,9 @@
 # and each wave's DRAM traffic with L2 reuse assumed (scripts/
 # wave_report.py). With FORMAT mxfp4 it
 # reports the 4096^3 MXFP4 GEMM of benchmarks/gfx950_gemm_4096.mlir (@gemm)
-# instead: on sm_90a the wgmma kernel ([WG1]), whose block loop ptx_report.py
-# counts on the fused E8M0 scaling path that real scales take (docs/nvvm.md).
+# instead: on sm_90a the wgmma kernels ([WG1]-[WG3]), whose block loop
+# ptx_report.py counts on the path that real scales take (a folded block
+# for MXFP4; NVFP4 has one path) (docs/nvvm.md).
 #
 #   benchmarks/sm120a_report.sh BUILD_DIR [CHIP [FORMAT]]
 set -euo pipefail
@@ -31,6 +32,10 @@ esac
 
 if [[ $chip == sm_120a ]]; then
   mma="mma.sync m16n8k64 kind::mxf4nvf4 (two K steps of 128 per loop iteration)"
+elif [[ $block == 16 && $chip == sm_90a ]]; then
+  mma="E2M1 x UE4M3 staged as f16 values, wgmma m64n128k16 f16 per 16-element" \
+  mma="$mma block and warpgroup, one f32 add per accumulator (one block per loop" \
+  mma="$mma iteration)"
 elif [[ $block == 16 ]]; then
   mma="E2M1 widened to E4M3, mma.sync m16n8k16 e4m3 per 16-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"

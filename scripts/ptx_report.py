@@ -53,7 +53,7 @@ MMA = re.compile(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\."
                  r"(?:kind::(\w+)\.block_scale(?:\.scale_vec::(\w+))?|f32\.(e\dm\d\.e\dm\d)\.f32)")
 TCGEN05 = re.compile(r"tcgen05\.mma\.cta_group::(\d)\.kind::(\w+)\.block_scale\.(block\d+)")
 # sm_90a's warpgroup MMA ([WG1]): shape, N, K, the A and B types.
-WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m64n(\d+)k(\d+))\.f32\.(e\dm\d)\.(e\dm\d)")
+WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m64n(\d+)k(\d+))\.f32\.(e\dm\d|f16)\.(e\dm\d|f16)")
 
 
 def any_mma(line):
@@ -454,39 +454,58 @@ def wgmma_report(name, ptx, regs, smem, threads, chip):
         blocks, successors, loop,
         lambda body: any(op.startswith("vote.sync") for op, _ in body)) if folds else None
 
+    # [WG3] f16 operands run at half the FP8 rate (H100: 989 against 1979
+    # dense TFLOPS).
+    f16 = first[4] == "f16"
+    rate = params["fp8"] / 2 if f16 else params["fp8"]
+
     def bounds(path):
         wgmmas = sum(1 for opcode, _ in path if opcode.startswith("wgmma.mma_async"))
         f32_ops = sum(1 for opcode, _ in path if F32_ARITHMETIC.match(opcode))
-        tensor = groups * warpgroups * wgmmas * 64 * n * k * 2 / params["fp8"]
-        return wgmmas, f32_ops, tensor, warps_per_sub * len(path), warps_per_sub * f32_ops
+        flop = groups * warpgroups * wgmmas * 64 * n * k * 2
+        return (wgmmas, f32_ops, flop / params["fp8"], flop / rate,
+                warps_per_sub * len(path), warps_per_sub * f32_ops)
+
+    def fraction(at_peak, *clocks):
+        """The fraction of the FP8 peak that the slowest of `clocks` allows."""
+        return 100 * min(1.0, at_peak / max(clocks))
 
     print()
     print("wgmma kernel %s: %s %s x %s, %d warpgroups per workgroup, %d workgroup(s) per SM"
           " (%s registers, %s bytes of shared memory)" % (
               name, first[1], first[4], first[5], warpgroups, groups, regs, smem))
-    paths = [("folded block, A rows in the fused window" if folds
-              else "fused scaling path", cheapest)]
+    if f16:
+        title = "f16 values carrying their scales: one add per accumulator"
+    elif folds:
+        title = "folded block, A rows in the fused window"
+    else:
+        title = "fused scaling path"
+    paths = [(title, cheapest)]
     if unfolded:
         paths.append(("unfolded block, fused scaling", unfolded))
     for title, path in paths:
-        wgmmas, f32_ops, tensor, issue, f32 = bounds(path)
+        wgmmas, f32_ops, peak, tensor, issue, f32 = bounds(path)
         print("  per block (%s), per warp: %d wgmma, %d PTX statements, %d f32"
               " operations" % (title, wgmmas, len(path), f32_ops))
-        print("    per SM and block: %.0f tensor-core clocks at the FP8 peak, %.0f issue"
+        print("    per SM and block: %.0f tensor-core clocks at the FP8 peak%s, %.0f issue"
               " clocks per sub-partition, %.0f of them f32; bounds: issue %.0f%%, f32"
-              " pipe %.0f%% of the FP8 peak" % (
-                  tensor, issue, f32, 100 * min(1.0, tensor / issue),
-                  100 * min(1.0, tensor / f32) if f32 else 100))
-    print("  (waiting for each block's wgmma before scaling it, a warpgroup overlaps"
-          " only with the other warpgroups)")
-    _, _, tensor, _, _ = bounds(cheapest)
+              " pipe %.0f%%%s of the FP8 peak" % (
+                  peak, " (%.0f at the f16 rate)" % tensor if f16 else "", issue, f32,
+                  fraction(peak, issue, tensor), fraction(peak, f32 or 1, tensor),
+                  ", f16 rate %.0f%%" % fraction(peak, tensor) if f16 else ""))
+    print("  (waiting for each block's wgmma before %s it, a warpgroup overlaps"
+          " only with the other warpgroups)" % ("adding" if f16 else "scaling"))
+    _, _, peak, tensor, _, _ = bounds(cheapest)
     step = k_step_statements(ptx, 128 // k, len(cheapest))
     if step:
+        what = (" and the scale fold's reduction" if folds else
+                ", scales applied as the codes are staged" if f16 else
+                " and the scaling vote")
         print("  per K step of 128 (the block loop %d times on the path above, plus the"
               " staging%s): %.0f PTX statements per warp; issue bound %.0f%% of the FP8"
-              " peak" % (128 // k, " and the scale fold's reduction" if folds else
-                         " and the scaling vote", step,
-                         100 * min(1.0, (128 // k) * tensor / (warps_per_sub * step))))
+              " peak" % (128 // k, what, step,
+                         fraction((128 // k) * peak, warps_per_sub * step,
+                                  (128 // k) * tensor)))
 
 
 def loop_report(name, ptx, regs, smem, threads, chip):

@@ -1,10 +1,11 @@
 // The CUDA pipeline from a training graph on tensors to sm_90a (Hopper) PTX:
-// the GEMM kernels' main loops hold FP8 MMAs without block scaling (E2M1
-// widened to E4M3 by prmt) and f32 scaling: one wgmma m64n128k32 per
-// 32-element block and warpgroup ([WG1]: MXFP4, MXFP8), one mma.sync
-// m16n8k16 per NVFP4 16-element block; the quantize kernels encode E2M1 in
-// software (no cvt ... e2m1x2 on sm_90) and E4M3 with cvt.rn.satfinite.
-// sm_89 (Ada, no wgmma) takes mma.sync m16n8k32 for the MX formats.
+// the GEMM kernels' main loops hold MMAs without block scaling: one wgmma
+// m64n128k32 e4m3 per 32-element block and warpgroup ([WG1]: MXFP4 with
+// E2M1 widened to E4M3 by prmt, MXFP8) with f32 scaling, one wgmma
+// m64n128k16 f16 per NVFP4 16-element block on values staged as f16 times
+// their block scale ([WG3]); the quantize kernels encode E2M1 in software
+// (no cvt ... e2m1x2 on sm_90) and E4M3 with cvt.rn.satfinite. sm_89 (Ada,
+// no wgmma) takes mma.sync m16n8k32 for the MX formats.
 //
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=mxfp4 chip=sm_90a format=isa" | FileCheck %s --check-prefix=MXFP4
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 chip=sm_90a format=isa" | FileCheck %s --check-prefix=NVFP4
@@ -23,7 +24,7 @@
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 chip=sm_90a format=isa" -o %t.nvfp4.mlir
 // RUN: %python %fp4train_src/scripts/ptx_report.py %t.nvfp4.mlir %t.nvfp4 | FileCheck %s --check-prefix=LOOP-NV
 // LOOP-MX: fprop_kernel_1 gemm 1 x wgmma m64n128k32 e4m3.e4m3 1
-// LOOP-NV: fprop_kernel_3 gemm 16 x m16n8k16 e4m3.e4m3 16
+// LOOP-NV: fprop_kernel_3 gemm 1 x wgmma m64n128k16 f16.f16 1
 
 // With mxfp4: two software-encoded quantize kernels, then the GEMM on
 // wgmma m64n128k32 e4m3 x e4m3, its operands staged in the 128-byte swizzle
@@ -47,9 +48,14 @@
 // MXFP4-NOT:   mul.rn.ftz
 
 // With nvfp4: the amax reductions, the quantize kernels, then the GEMM on
-// m16n8k16 (one MMA per 16-element block).
+// wgmma m64n128k16 f16 (one per 16-element block and warpgroup), its staged
+// values E2M1 x UE4M3 made by the E4M3 decode of the scale and a packed f16
+// multiply, and one f32 add per accumulator and block.
 // NVFP4:     gpu.binary @fprop_kernel_3
-// NVFP4-SAME:  mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32
+// NVFP4-SAME:  cvt.rn.f16x2.e4m3x2
+// NVFP4-SAME:  mul.rn.f16x2
+// NVFP4-SAME:  wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// NVFP4-NOT:   mma.sync.aligned
 
 // With mxfp8: E4M3 quantized with the hardware conversion, the GEMM on the
 // staged FP8 codes.

@@ -567,8 +567,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(
         ::testing::Values(WgmmaBreak::DescriptorSwizzle,
                           WgmmaBreak::StagingFence, WgmmaBreak::Wait),
+        // MXFP4 and MXFP8 on e4m3/e5m2 wgmma ([WG1]); NVFP4 on f16 wgmma
+        // ([WG3]).
         ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
-                          GemmCase{1, 100, 72, 96, "e4m3", "e5m2"})),
+                          GemmCase{1, 100, 72, 96, "e4m3", "e5m2"},
+                          GemmCase{1, 128, 128, 256, "nvfp4", "nvfp4"})),
     [](const auto &info) {
       const WgmmaBreak what = std::get<0>(info.param);
       const char *name = what == WgmmaBreak::DescriptorSwizzle

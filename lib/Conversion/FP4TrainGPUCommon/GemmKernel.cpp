@@ -31,6 +31,9 @@ static constexpr int64_t kRowPad = 16;
 /// The span of the 128-byte swizzle pattern (8 rows of 128 bytes): swizzled
 /// tiles start at multiples of it.
 static constexpr int64_t kSwizzleSpan = 1024;
+/// A swizzled row: a staged row of more bytes is split along K into
+/// 128-byte atoms, each a swizzled tile of its own.
+static constexpr int64_t kSwizzleRow = 128;
 
 BlockScaledMMATargetInfo::~BlockScaledMMATargetInfo() = default;
 
@@ -54,7 +57,12 @@ bool StagedTiles::isPacked(unsigned operand) const {
 }
 
 int64_t StagedTiles::getRowCodeBytes(unsigned operand) const {
-  return isPacked(operand) ? kGemmTileK / 2 : kGemmTileK;
+  return kGemmTileK * getStagedElementBits(stagedElements[operand]) / 8;
+}
+
+int64_t StagedTiles::getStagedElementBits(Type staged) {
+  // E2M1 is stored two per byte ([PK1]), the others in their own width.
+  return isPackedStorage(staged) ? 4 : staged.getIntOrFloatBitWidth();
 }
 
 static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
@@ -73,8 +81,14 @@ Value StagedTiles::getCodesOffset(OpBuilder &b, Location loc, unsigned operand,
       arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, bufferBytes)),
       indexConst(b, loc, codesBase[operand]));
   if (swizzled) {
-    // 16-byte chunk c of row r at chunk c ^ (r % 8) of the 128-byte row.
+    // 16-byte chunk c of row r at chunk c ^ (r % 8) of the 128-byte row;
+    // longer rows are 128-byte atoms along K, each tile of atoms whole.
     IndexMath im{b, loc};
+    if (getRowCodeBytes(operand) > kSwizzleRow) {
+      base = im.add(base, im.mul(im.div(kByte, kSwizzleRow),
+                                 tileRows[operand] * kSwizzleRow));
+      kByte = im.rem(kByte, kSwizzleRow);
+    }
     Value chunk =
         arith::XOrIOp::create(b, loc, im.div(kByte, 16), im.rem(row, 8));
     kByte = im.add(im.mul(chunk, 16), im.rem(kByte, 16));
@@ -128,9 +142,12 @@ struct GlobalOperand {
 /// Values a thread carries from the global loads of one K step to its
 /// shared-memory stores: its chunks of A and B codes and its rows of scales;
 /// with a scale fold, B^T's scales come as the scale code (i8) of each of
-/// its B chunks instead (bScales), the rows only A's.
+/// its B chunks instead (chunkScales[1], the rows only A's), and where the
+/// staged values carry their scales, each chunk's blocks' scale codes of
+/// both operands (no rows).
 struct Prefetch {
-  SmallVector<Value> a, b, scales, bScales;
+  SmallVector<Value> a, b, scales;
+  SmallVector<SmallVector<Value>> chunkScales[2];
 };
 
 /// Where a chunk of codes lies in its operand: the global row, the first K
@@ -169,17 +186,23 @@ public:
     const int64_t tileAlign = tiles.swizzled ? kSwizzleSpan : 16;
     int64_t offset = 0;
     for (unsigned i = 0; i < 2; ++i) {
-      assert((!tiles.swizzled || tiles.getRowCodeBytes(i) == 128) &&
-             "swizzled rows hold 128 8-bit codes");
+      assert((!tiles.swizzled || tiles.getRowCodeBytes(i) % kSwizzleRow == 0) &&
+             "swizzled rows are whole 128-byte atoms");
+      // Swizzled: the stride of a row within an atom (the tile's size is
+      // the same, rows x bytes).
       tiles.rowBytes[i] =
-          tiles.getRowCodeBytes(i) + (tiles.swizzled ? 0 : kRowPad);
+          tiles.swizzled ? kSwizzleRow : tiles.getRowCodeBytes(i) + kRowPad;
       tiles.codesBase[i] = offset;
-      offset = llvm::alignTo(offset + tiles.tileRows[i] * tiles.rowBytes[i],
-                             tileAlign);
+      offset =
+          llvm::alignTo(offset + tiles.tileRows[i] *
+                                     (tiles.swizzled ? tiles.getRowCodeBytes(i)
+                                                     : tiles.rowBytes[i]),
+                        tileAlign);
     }
     for (unsigned i = 0; i < 2; ++i) {
       tiles.scalesBase[i] = offset;
-      offset += tiles.tileRows[i] * tiles.getBlocksPerStep();
+      if (!mma.stagesScaledValues())
+        offset += tiles.tileRows[i] * tiles.getBlocksPerStep();
     }
     tiles.bufferBytes = llvm::alignTo(offset, tileAlign);
     setUpScaleFold();
@@ -209,7 +232,8 @@ private:
   }
   /// Bytes of a chunk in shared memory (after convertStagedCodes).
   int64_t stagedChunkBytes(unsigned i) const {
-    return tiles.isPacked(i) ? chunkCodes(i) / 2 : chunkCodes(i);
+    return chunkCodes(i) *
+           StagedTiles::getStagedElementBits(tiles.stagedElements[i]) / 8;
   }
   bool convertsCodes(unsigned i) const {
     return tiles.stagedElements[i] != tiles.elements[i];
@@ -236,7 +260,15 @@ private:
   void storeFoldedB(Value buffer, const Prefetch &p);
   /// Scale rows staged from whole rows of scale codes: A's and B^T's, or
   /// A's alone with a scale fold.
-  int64_t getScaleRows() const { return a.tileRows + (fold ? 0 : bt.tileRows); }
+  int64_t getScaleRows() const {
+    if (mma.stagesScaledValues())
+      return 0;
+    return a.tileRows + (fold ? 0 : bt.tileRows);
+  }
+  /// True when `operand`'s chunks come with their blocks' scale codes.
+  bool loadsChunkScales(unsigned operand) const {
+    return mma.stagesScaledValues() || (operand == 1 && fold);
+  }
   void epilogue(ValueRange accs);
   /// `t` scaled by the global decode scales (g * t), when there are any.
   Value applyGlobalScale(Value t);
@@ -251,8 +283,10 @@ private:
 
   ChunkPlace getChunkPlace(unsigned operand, Value chunk, Value kStep);
   Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
-  /// The scale code (i8) of B^T chunk `chunk`'s block; 0 outside B^T.
-  Value loadChunkScale(Value chunk, Value kStep);
+  /// The scale codes (i8) of the blocks chunk `chunk` of `operand` covers,
+  /// in K order; 0 outside the operand.
+  SmallVector<Value> loadChunkScales(unsigned operand, Value chunk,
+                                     Value kStep);
   Value loadScaleRow(unsigned operand, Value row, Value kStep);
 
   Value buildIf(Value cond, function_ref<Value()> thenFn,
@@ -323,17 +357,24 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
       batch, place.row, byteCol, chunkBytes(operand), place.inBounds);
 }
 
-Value GemmKernelBuilder::loadChunkScale(Value chunk, Value kStep) {
-  ChunkPlace place = getChunkPlace(1, chunk, kStep);
-  return buildIf(
-      place.inBounds,
-      [&]() -> Value {
-        return memref::LoadOp::create(
-            b, loc, bt.scales,
-            ValueRange{batch, im.div(place.row, bt.blockRows),
-                       im.div(place.col, tiles.blockSize)});
-      },
-      [&]() { return zeros(b.getI8Type()); });
+SmallVector<Value>
+GemmKernelBuilder::loadChunkScales(unsigned operand, Value chunk, Value kStep) {
+  GlobalOperand &op = getOperand(operand);
+  ChunkPlace place = getChunkPlace(operand, chunk, kStep);
+  // A chunk holds whole blocks, or part of one (getGemmChunkBytes).
+  SmallVector<Value> codes;
+  for (int64_t j = 0;
+       j < std::max<int64_t>(1, chunkCodes(operand) / tiles.blockSize); ++j)
+    codes.push_back(buildIf(
+        place.inBounds,
+        [&]() -> Value {
+          return memref::LoadOp::create(
+              b, loc, op.scales,
+              ValueRange{batch, im.div(place.row, op.blockRows),
+                         im.add(im.div(place.col, tiles.blockSize), j)});
+        },
+        [&]() { return zeros(b.getI8Type()); }));
+  return codes;
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
@@ -350,13 +391,14 @@ Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
 
 Prefetch GemmKernelBuilder::loadTile(Value kStep) {
   Prefetch p;
-  for (int64_t i = 0, e = chunksPerThread(0); i < e; ++i)
-    p.a.push_back(loadCodeChunk(0, im.add(tid, i * threads), kStep));
-  for (int64_t i = 0, e = chunksPerThread(1); i < e; ++i) {
-    p.b.push_back(loadCodeChunk(1, im.add(tid, i * threads), kStep));
-    if (fold)
-      p.bScales.push_back(loadChunkScale(im.add(tid, i * threads), kStep));
-  }
+  for (unsigned operand = 0; operand < 2; ++operand)
+    for (int64_t i = 0, e = chunksPerThread(operand); i < e; ++i) {
+      Value chunk = im.add(tid, i * threads);
+      (operand ? p.b : p.a).push_back(loadCodeChunk(operand, chunk, kStep));
+      if (loadsChunkScales(operand))
+        p.chunkScales[operand].push_back(
+            loadChunkScales(operand, chunk, kStep));
+    }
   // Scale row r of [A rows | B rows] (A rows alone with a fold) is loaded
   // by thread r % threads.
   auto type = VectorType::get({tiles.getBlocksPerStep()}, b.getI8Type());
@@ -423,13 +465,18 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   Value memory = tiles.getMemory();
   // The codes go to shared memory in their global order ([PK1] is the
   // staged rows' order), converted where the target stages a wider type.
+  // Staged values that carry their scales take each chunk's scale codes.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
-    for (auto [i, loaded] : llvm::enumerate(chunks))
-      storeCodeChunk(
-          operand, buffer, i,
-          convertsCodes(operand)
-              ? mma.convertStagedCodes(b, loc, tiles.elements[operand], loaded)
-              : loaded);
+    for (auto [i, loaded] : llvm::enumerate(chunks)) {
+      ValueRange scales;
+      if (mma.stagesScaledValues())
+        scales = p.chunkScales[operand][i];
+      storeCodeChunk(operand, buffer, i,
+                     convertsCodes(operand)
+                         ? mma.convertStagedCodes(
+                               b, loc, tiles.elements[operand], loaded, scales)
+                         : loaded);
+    }
   };
   storeCodes(0, p.a);
   // A scale rows then B scale rows are contiguous: thread t writes rows
@@ -458,8 +505,10 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
 
 void GemmKernelBuilder::setUpScaleFold() {
   fold = mma.getScaleFold(tiles);
-  if (!fold)
+  if (!fold || mma.stagesScaledValues()) {
+    fold.reset();
     return;
+  }
   const int64_t blocks = tiles.getBlocksPerStep();
   const int64_t lanes = mma.getTarget().getSubgroupSize();
   if (chunkCodes(1) != tiles.blockSize || chunksPerRow(1) != blocks ||
@@ -527,7 +576,7 @@ void GemmKernelBuilder::storeFoldedB(Value buffer, const Prefetch &p) {
     Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(1)
                      ? Value()
                      : im.lt(index, chunksPerTile(1));
-    Value scale = p.bScales[i];
+    Value scale = p.chunkScales[1][i].front();
     buildIf(cond, [&]() {
       memref::StoreOp::create(
           b, loc, scale, memory,

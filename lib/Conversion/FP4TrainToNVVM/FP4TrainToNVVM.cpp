@@ -45,12 +45,19 @@ namespace mlir::fp4train {
 using namespace mlir;
 using namespace mlir::fp4train;
 
-/// The operand formats a block-scaled MMA of `target` takes, or a reason.
-/// [WG1] sm_90a GEMMs with E8M0 scales run on wgmma; other FP8-tensor-core
-/// chips and NVFP4 on mma.sync.
-static bool usesWgmma(ScaledMatmulOp op, const GPUTarget &target) {
-  return target.hasWgmma &&
-         isWgmmaScaledMatmul(op.getLhs().getType(), op.getRhs().getType());
+/// `fn` applied to the GEMM kernel target of `op` on an FP8-tensor-core
+/// chip: on sm_90a, wgmma for E8M0 scales ([WG1]) and for NVFP4 on f16
+/// values ([WG3]); mma.sync for the rest (the FP8 x FP4 mixes with UE4M3
+/// scales cannot occur) and on sm_89.
+template <typename Fn>
+static auto withWarpFP8Gemm(ScaledMatmulOp op, const GPUTarget &target, Fn fn) {
+  SM90TargetInfo chip(target);
+  ScaledTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
+  if (target.hasWgmma && isWgmmaScaledMatmul(lhs, rhs))
+    return fn(WgmmaFP8TargetInfo(chip));
+  if (target.hasWgmma && isWgmmaF16ScaledMatmul(lhs, rhs))
+    return fn(WgmmaF16TargetInfo(chip));
+  return fn(MmaSyncFP8TargetInfo(chip));
 }
 
 static std::optional<std::string>
@@ -95,12 +102,10 @@ mlir::fp4train::checkFP4TrainNVVMSupport(Operation *root,
       // A persistent grid: the kernel walks any number of tiles.
       return;
     case GPUMMAKind::WarpFP8:
-      if (usesWgmma(op, target))
-        ok &= succeeded(checkScaledMatmulKernelGrid(
-            op, WgmmaFP8TargetInfo(SM90TargetInfo(target))));
-      else
-        ok &= succeeded(checkScaledMatmulKernelGrid(
-            op, MmaSyncFP8TargetInfo(SM90TargetInfo(target))));
+      ok &= succeeded(
+          withWarpFP8Gemm(op, target, [&](const BlockScaledMMATargetInfo &mma) {
+            return checkScaledMatmulKernelGrid(op, mma);
+          }));
       return;
     case GPUMMAKind::WarpBlockScaled:
       ok &= succeeded(checkScaledMatmulKernelGrid(
@@ -170,13 +175,10 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
           gemmWorkgroups ? gemmWorkgroups : kTcgen05DefaultWorkgroups,
           rewriter);
     case GPUMMAKind::WarpFP8:
-      if (usesWgmma(op, target))
-        return lowerScaledMatmulToKernel(
-            op, lhs, rhs, acc, WgmmaFP8TargetInfo(SM90TargetInfo(target)),
-            rewriter);
-      return lowerScaledMatmulToKernel(
-          op, lhs, rhs, acc, MmaSyncFP8TargetInfo(SM90TargetInfo(target)),
-          rewriter);
+      return withWarpFP8Gemm(
+          op, target, [&](const BlockScaledMMATargetInfo &mma) {
+            return lowerScaledMatmulToKernel(op, lhs, rhs, acc, mma, rewriter);
+          });
     case GPUMMAKind::WarpBlockScaled:
       return lowerScaledMatmulToKernel(
           op, lhs, rhs, acc,

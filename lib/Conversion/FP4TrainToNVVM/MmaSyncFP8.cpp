@@ -1,4 +1,5 @@
-//===- MmaSyncFP8.cpp - Block-scaled GEMM on sm_89/sm_90a FP8 mma.sync ----===//
+//===- MmaSyncFP8.cpp - Block-scaled GEMM on sm_89/sm_90a tensor cores ----===//
+//===//
 //
 // Hopper and Ada have FP8 tensor cores but no block scaling and no FP4, so
 // each K block of [GEMM1] is one plain MMA with C = 0, which gives the
@@ -79,6 +80,11 @@
 // (equal to [GEMM1] where P̃ = P). E5M2 pairs (last bit 2^-32) can also
 // round twice when x is subnormal: part of the same bound.
 //
+// On sm_90a the same blocks run on wgmma (the sections at the end): one
+// m64n128k32 per E8M0 block and warpgroup with the scaling above ([WG1]),
+// B^T's scales folded into its staging where they allow ([WG2]), and NVFP4
+// as m64n128k16 on f16 values that carry their scales ([WG3]).
+//
 //===----------------------------------------------------------------------===//
 
 #include "BlackwellTargetInfo.h"
@@ -95,6 +101,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
@@ -686,8 +693,55 @@ constexpr uint64_t kWgmmaSwizzle128Descriptor =
     uint64_t{16 >> 4} << 16 | uint64_t{1024 >> 4} << 32 | uint64_t{1} << 62;
 
 NVVM::WGMMATypes getWgmmaType(Type element) {
+  if (isa<Float16Type>(element))
+    return NVVM::WGMMATypes::f16;
   return isa<Float8E5M2Type>(element) ? NVVM::WGMMATypes::e5m2
                                       : NVVM::WGMMATypes::e4m3;
+}
+
+/// The matrix descriptor of staged tile rows from `row` (a multiple of 8:
+/// the swizzle leaves the start in place) of `operand` at byte `kByte` of
+/// the rows (a multiple of 32, within one 128-byte atom): the start
+/// address field (shared address >> 4) plus the constant fields.
+Value buildWgmmaDescriptor(OpBuilder &b, Location loc, const StagedTiles &tiles,
+                           Value buffer, unsigned operand, Value row,
+                           Value kByte) {
+  LaneMath lm{b, loc};
+  Type i64 = b.getI64Type();
+  Value address = lm.add(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles.getMemory()),
+      tiles.getCodesOffset(b, loc, operand, buffer, row, kByte));
+  Value field = arith::IndexCastUIOp::create(
+      b, loc, i64, arith::ShRUIOp::create(b, loc, address, lm.c(4)));
+  return arith::AddIOp::create(
+      b, loc, field,
+      arith::ConstantIntOp::create(
+          b, loc, i64, static_cast<int64_t>(kWgmmaSwizzle128Descriptor)));
+}
+
+/// A warpgroup's wgmma.mma_async m64n128kK of the staged tiles' types with
+/// scale-d 0 (D = A·B), committed and waited for: its D registers.
+SmallVector<Value> buildWgmmaProduct(OpBuilder &b, Location loc,
+                                     const StagedTiles &tiles, int64_t n,
+                                     int64_t k, Value descA, Value descB) {
+  Type f32 = b.getF32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n / 2, f32));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value result = NVVM::WgmmaMmaAsyncOp::create(
+      b, loc, structType, LLVM::PoisonOp::create(b, loc, structType), descA,
+      descB, NVVM::MMAShapeAttr::get(b.getContext(), 64, n, k),
+      getWgmmaType(tiles.getStagedElementType(0)),
+      getWgmmaType(tiles.getStagedElementType(1)), NVVM::WGMMATypes::f32,
+      NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
+      NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+      /*satfinite=*/nullptr);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  SmallVector<Value> p;
+  for (int64_t i = 0; i < n / 2; ++i)
+    p.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return p;
 }
 
 } // namespace
@@ -754,7 +808,7 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   LaneMath lm{b, loc};
   WordMath wm{b, loc};
   Value memory = tiles.getMemory();
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type i64 = b.getI64Type();
   const int64_t n = getN(), registers = getAccumulatorLength();
   Value warp = lm.shr(lane, 5), inWarp = lm.band(lane, 31);
   Value g = lm.shr(inWarp, 2), t = lm.band(inWarp, 3);
@@ -805,23 +859,8 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
   // warpgroup's 64 A rows and of the 128 B^T rows at the step's first
   // block (rows multiples of 8: the swizzle leaves the start in place),
   // plus 2 (32 bytes) per block.
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
-  auto startField = [&](unsigned operand, Value row) {
-    Value address = lm.add(
-        base, tiles.getCodesOffset(b, loc, operand, buffer, row, lm.c(0)));
-    Value field = arith::IndexCastUIOp::create(
-        b, loc, i64, arith::ShRUIOp::create(b, loc, address, lm.c(4)));
-    return arith::AddIOp::create(
-        b, loc, field,
-        arith::ConstantIntOp::create(
-            b, loc, i64, static_cast<int64_t>(kWgmmaSwizzle128Descriptor)));
-  };
-  Value descA = startField(0, rowA), descB = startField(1, rowB);
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(registers, f32));
-  Value noInput = LLVM::PoisonOp::create(b, loc, structType);
-  NVVM::MMAShapeAttr shape = NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 32);
-
+  Value descA = buildWgmmaDescriptor(b, loc, tiles, buffer, 0, rowA, lm.c(0));
+  Value descB = buildWgmmaDescriptor(b, loc, tiles, buffer, 1, rowB, lm.c(0));
   const int64_t blocks = kGemmTileK / tiles.getBlockSize();
   auto loop = scf::ForOp::create(b, loc, lm.c(0), lm.c(blocks), lm.c(1),
                                  ValueRange{accs[0]});
@@ -832,21 +871,9 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     Value offset = arith::IndexCastUIOp::create(b, loc, i64, lm.mul(block, 2));
     // P = A·B of the block (scale-d 0: no accumulator input), waited for
     // at once: the scaling below reads it.
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    Value result = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, noInput,
-        arith::AddIOp::create(b, loc, descA, offset),
-        arith::AddIOp::create(b, loc, descB, offset), shape,
-        getWgmmaType(tiles.getStagedElementType(0)),
-        getWgmmaType(tiles.getStagedElementType(1)), NVVM::WGMMATypes::f32,
-        NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
-        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
-        /*satfinite=*/nullptr);
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-    SmallVector<Value> p;
-    for (int64_t i = 0; i < registers; ++i)
-      p.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+    SmallVector<Value> p = buildWgmmaProduct(
+        b, loc, tiles, n, 32, arith::AddIOp::create(b, loc, descA, offset),
+        arith::AddIOp::create(b, loc, descB, offset));
     e8m0.setBlock(arith::IndexCastOp::create(b, loc, b.getI32Type(), block));
 
     Value acc = loop.getRegionIterArgs()[0];
@@ -926,6 +953,136 @@ void WgmmaFP8TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
           });
     }
     scf::YieldOp::create(b, loc, scaled);
+  }
+  accs[0] = loop.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// [WG3] sm_90a NVFP4: wgmma.mma_async m64n128k16 on f16 values
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The high bytes of the f16 values of the 8 E2M1 magnitudes 0, 0.5, 1,
+/// 1.5, 2, 3, 4, 6 (whose low bytes are 0), as the two table words of
+/// widenE2M1ToE4M3 (magnitude i in byte i % 4 of word i / 4): 0x3E3C3800,
+/// 0x46444240.
+std::array<uint32_t, 2> getE2M1HalfHighBytes() {
+  std::array<uint32_t, 2> words = {0, 0};
+  for (uint8_t code = 0; code < 8; ++code) {
+    bool lost = false;
+    llvm::APFloat value(::fp4train::numerics::decodeE2M1(code));
+    value.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+                  &lost);
+    const uint64_t bits = value.bitcastToAPInt().getZExtValue();
+    assert(!lost && (bits & 0xFF) == 0 && "an E2M1 value is an f16 x 256");
+    words[code / 4] |= uint32_t(bits >> 8) << (8 * (code % 4));
+  }
+  return words;
+}
+
+} // namespace
+
+bool mlir::fp4train::isWgmmaF16ScaledMatmul(ScaledTensorType lhs,
+                                            ScaledTensorType rhs) {
+  auto isNVFP4 = [](ScaledTensorType type) {
+    return isa<Float4E2M1FNType>(type.getElementType()) &&
+           isa<Float8E4M3FNType>(type.getScaleType()) &&
+           type.getBlockShape().back() == 16;
+  };
+  return isNVFP4(lhs) && isNVFP4(rhs);
+}
+
+Type WgmmaF16TargetInfo::getStagedElementType(Type element) const {
+  assert(isa<Float4E2M1FNType>(element) && "NVFP4 elements are E2M1");
+  return Float16Type::get(element.getContext());
+}
+
+Value WgmmaF16TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
+                                             Type element, Value chunk,
+                                             ValueRange scales) const {
+  // Word w of the chunk holds codes 8w .. 8w + 7 ([PK1]), of block
+  // 8w / 16 of the chunk. Each code becomes the f16 of its E2M1 value (the
+  // sign-magnitude high byte by the E4M3 widening's lookup on the f16 table,
+  // a zero low byte), times the block's UE4M3 scale as an f16 (exact: at
+  // most 2 x 4 significant bits, magnitudes 2^-10 .. 2688; a NaN scale
+  // makes NaN values, as [GEMM1]'s term).
+  WordMath wm{b, loc};
+  Type i32 = b.getI32Type();
+  auto pairF16 = VectorType::get({2}, b.getF16Type());
+  const int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
+  assert(int64_t(scales.size()) == std::max<int64_t>(1, words / 2) &&
+         "one scale code per 16 codes");
+  Value packed =
+      vector::BitCastOp::create(b, loc, VectorType::get({words}, i32), chunk);
+  SmallVector<Value> scalePairs;
+  for (Value code : scales) {
+    Value both = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getI8Type()), ValueRange{code, code});
+    scalePairs.push_back(NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc, pairF16, both, b.getBoolAttr(false),
+        TypeAttr::get(Float8E4M3FNType::get(b.getContext()))));
+  }
+  const std::array<uint32_t, 2> table = getE2M1HalfHighBytes();
+  Value zero = wm.c(0);
+  SmallVector<Value> staged;
+  for (int64_t w = 0; w < words; ++w) {
+    auto [low, high] =
+        widenE2M1ToE4M3(wm, vector::ExtractOp::create(b, loc, packed, w),
+                        wm.c(table[0]), wm.c(table[1]));
+    // Codes 2j, 2j + 1 of a word of high bytes: bytes (0, hj, 0, hj+1).
+    for (Value bytes : {low, high})
+      for (uint32_t selector : {0x1404u, 0x3424u}) {
+        Value halves = vector::BitCastOp::create(
+            b, loc, pairF16,
+            vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32),
+                                        wm.permute(bytes, zero, selector)));
+        Value scaled = arith::MulFOp::create(b, loc, halves, scalePairs[w / 2]);
+        staged.push_back(vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32),
+                                      scaled),
+            0));
+      }
+  }
+  Value result = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(staged.size())}, i32), staged);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({4 * int64_t(staged.size())}, b.getI8Type()),
+      result);
+}
+
+void WgmmaF16TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
+                                       const StagedTiles &tiles, Value buffer,
+                                       Value lane, Value rowA, Value rowB,
+                                       MutableArrayRef<Value> accs) const {
+  assert(tiles.getBlockSize() == 16 && accs.size() == 1 &&
+         "isWgmmaF16ScaledMatmul: one m64n128 accumulator, 16-element blocks");
+  LaneMath lm{b, loc};
+  const int64_t n = getN(), registers = getAccumulatorLength();
+  // One wgmma per block: K bytes 32 b .. 32 b + 31 of the staged f16 rows
+  // (block b / 4's 128-byte atom).
+  auto loop = scf::ForOp::create(b, loc, lm.c(0),
+                                 lm.c(kGemmTileK / tiles.getBlockSize()),
+                                 lm.c(1), ValueRange{accs[0]});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kByte = lm.mul(loop.getInductionVar(), 32);
+    // P' = sa·sb·P of the block, an exact f32 (scale-d 0), then [GEMM1]'s
+    // T + term, one rounding.
+    SmallVector<Value> p = buildWgmmaProduct(
+        b, loc, tiles, n, 16,
+        buildWgmmaDescriptor(b, loc, tiles, buffer, 0, rowA, kByte),
+        buildWgmmaDescriptor(b, loc, tiles, buffer, 1, rowB, kByte));
+    Value acc = loop.getRegionIterArgs()[0];
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < registers; ++i)
+      out.push_back(arith::AddFOp::create(
+          b, loc, vector::ExtractOp::create(b, loc, acc, i), p[i]));
+    scf::YieldOp::create(
+        b, loc,
+        vector::FromElementsOp::create(b, loc, acc.getType(), out).getResult());
   }
   accs[0] = loop.getResult(0);
 }

@@ -79,9 +79,36 @@ public:
                      MutableArrayRef<Value> accs) const override;
 };
 
+/// [WG3] sm_90a NVFP4: one wgmma.mma_async.m64n128k16 f16 per 16-element
+/// block and warpgroup on operands staged as f16 values E2M1 x UE4M3 (the
+/// block scale applied as the codes are staged: exact in f16), so the
+/// tensor core gives the block term sa·sb·P itself (exact f32, [GEMM1])
+/// and T + term is one f32 add per accumulator. The staged rows are 256
+/// bytes, two 128-byte swizzled tiles along K; no scale rows are staged.
+class WgmmaF16TargetInfo : public WgmmaFP8TargetInfo {
+public:
+  using WgmmaFP8TargetInfo::WgmmaFP8TargetInfo;
+
+  int64_t getK() const override { return 16; }
+  /// E2M1 is staged as f16 values times their block scale.
+  Type getStagedElementType(Type element) const override;
+  bool stagesScaledValues() const override { return true; }
+  Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
+                           Value chunk, ValueRange scales = {}) const override;
+  std::optional<ScaleFold> getScaleFold(const StagedTiles &) const override {
+    return std::nullopt;
+  }
+  void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
+                     Value buffer, Value lane, Value rowA, Value rowB,
+                     MutableArrayRef<Value> accs) const override;
+};
+
 /// True when the sm_90a wgmma kernel takes `lhs` x `rhs`: 32-element blocks
 /// with E8M0 scales.
 bool isWgmmaScaledMatmul(ScaledTensorType lhs, ScaledTensorType rhs);
+/// True when the sm_90a f16 wgmma kernel ([WG3]) takes `lhs` x `rhs`:
+/// NVFP4 (E2M1 in 16-element blocks with E4M3 scales, 1-D or 16 x 16).
+bool isWgmmaF16ScaledMatmul(ScaledTensorType lhs, ScaledTensorType rhs);
 
 } // namespace mlir::fp4train
 

@@ -1,6 +1,7 @@
 // [WG1] sm_90a: GEMMs with E8M0 scales (MXFP4, MXFP8, their mixes) run one
 // wgmma.mma_async per 32-element block and warpgroup; NVFP4's 16-element
-// blocks (no wgmma K of 16 for 8-bit types) stay on mma.sync m16n8k16.
+// blocks (no wgmma K of 16 for 8-bit types) one m64n128k16 on f16 values
+// that carry their block scales ([WG3]).
 // RUN: fp4-opt %s --fp4train-to-nvvm="chip=sm_90a" --split-input-file | FileCheck %s
 
 !a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
@@ -47,9 +48,9 @@
 // CHECK:         %[[DESC_A:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
 // CHECK:         %[[DESC_B:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
-// CHECK:           nvvm.wgmma.fence.aligned
 // CHECK:           %[[A:.*]] = arith.addi %[[DESC_A]], %{{.*}} : i64
 // CHECK:           %[[B:.*]] = arith.addi %[[DESC_B]], %{{.*}} : i64
+// CHECK:           nvvm.wgmma.fence.aligned
 // CHECK:           nvvm.wgmma.mma_async %[[A]], %[[B]], %{{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
@@ -98,11 +99,35 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 
 !a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 
-// NVFP4 keeps the mma.sync kernel.
+// [WG3] NVFP4: each 16-byte chunk of 32 E2M1 codes (two blocks) is staged
+// as 32 f16 values times its block's UE4M3 scale: the scale by
+// cvt.rn.f16x2.e4m3x2 of the code twice, each code's f16 high byte by the
+// widening's lookup on the f16 table (0x3E3C3800 / 0x46444240) and a prmt
+// that interleaves zero low bytes (0x1404 / 0x3424), then one packed f16
+// multiply per two values; 256-byte rows in two 128-byte swizzled tiles
+// along K (129 KiB: two 64 KiB stages and 1 KiB of slack), no scale rows.
+// Per block one m64n128k16 f16 (descriptor at K byte 32 b) with scale-d 0,
+// then one f32 add per accumulator.
 // CHECK-LABEL: func.func @nvfp4
-// CHECK-NOT:     nvvm.wgmma
-// CHECK:         llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.e4m3.e4m3.f32"
-// CHECK-NOT:     nvvm.wgmma
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c132096_i32 {
+// CHECK:         %[[S0:.*]] = nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+// CHECK:         nvvm.prmt <default> %{{.*}}, %c1044133888_i32, %c1178878528_i32 : i32
+// CHECK:         nvvm.prmt <default> %c5124_i32, %{{.*}}, %c0_i32 : i32
+// CHECK:         arith.mulf %{{.*}}, %[[S0]] : vector<2xf16>
+// CHECK:         nvvm.prmt <default> %c13348_i32, %{{.*}}, %c0_i32 : i32
+// CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:         nvvm.fence.proxy
+// CHECK-NEXT:    gpu.barrier
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
+// CHECK:           arith.muli %{{.*}}, %c32
+// CHECK:           nvvm.wgmma.fence.aligned
+// CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64:  arith.addf
+// CHECK-NOT:       llvm.intr.fma
+// CHECK:           scf.yield
+// CHECK-NOT:     llvm.call_intrinsic "llvm.nvvm.mma
 func.func @nvfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
   return %c : tensor<128x128xf32>

@@ -67,13 +67,15 @@ struct GemmTiling {
 /// Operand 0 is A (rows of C), operand 1 is B^T (columns of C); both are
 /// K-major: row r holds the step's kGemmTileK elements of that row in the
 /// staged element type, E2M1 packed two per byte (element 2i in the low
-/// nibble of byte i), 8-bit formats one per byte, followed by padding, or,
-/// for targets whose MMAs read shared memory through matrix descriptors
-/// (BlockScaledMMATargetInfo::stagesSwizzledRows), in 128-byte rows without
-/// padding in the 128-byte swizzle (16-byte chunk c of row r at chunk
-/// c ^ (r % 8), each tile 1024-byte aligned); each row's block scale codes
-/// (one byte per block, kGemmTileK / blockSize of them) are stored
-/// separately.
+/// nibble of byte i), 8-bit formats one per byte (f16 two bytes), followed
+/// by padding, or, for targets whose MMAs read shared memory through matrix
+/// descriptors (BlockScaledMMATargetInfo::stagesSwizzledRows), in 128-byte
+/// rows without padding in the 128-byte swizzle (16-byte chunk c of row r
+/// at chunk c ^ (r % 8), each tile 1024-byte aligned; a row of 256 bytes is
+/// two such tiles along K, K bytes 0..127 of every row, then 128..255);
+/// each row's block scale codes (one byte per block, kGemmTileK / blockSize
+/// of them) are stored separately, unless the staged values carry them
+/// (BlockScaledMMATargetInfo::stagesScaledValues).
 class StagedTiles {
 public:
   /// The shared-memory buffer (memref<bytes x i8, workgroup>).
@@ -94,6 +96,8 @@ public:
   bool isPacked(unsigned operand) const;
   /// Bytes of one staged row of codes, without padding.
   int64_t getRowCodeBytes(unsigned operand) const;
+  /// Bits a staged element of type `staged` takes (E2M1: 4, [PK1]).
+  static int64_t getStagedElementBits(Type staged);
 
   /// Byte offset (index) of byte `kByte` of the codes of tile row `row` of
   /// `operand` in double buffer `buffer` (0 or 1); with swizzled rows, the
@@ -187,8 +191,14 @@ public:
   virtual int64_t getSubgroupThreads() const;
   /// True when the MMAs read the staged codes through shared-memory matrix
   /// descriptors in the 128-byte swizzle (StagedTiles): the staged element
-  /// types are then 8-bit (a step's row is one 128-byte swizzle row).
+  /// types are then 8-bit (a step's row is one 128-byte swizzle row) or
+  /// 16-bit (two, along K).
   virtual bool stagesSwizzledRows() const { return false; }
+  /// True when the staged values carry their block scales: the staged type
+  /// holds element x scale exactly (getStagedElementType), the skeleton
+  /// loads each chunk's block scale codes with its codes and passes them to
+  /// convertStagedCodes, and stages no scale rows.
+  virtual bool stagesScaledValues() const { return false; }
   /// Emitted by every thread after its stores of a stage, before the
   /// barrier that publishes it: for MMAs that read shared memory through
   /// the asynchronous proxy, the proxy fence that orders the stores before
@@ -210,11 +220,12 @@ public:
   virtual Type getStagedElementType(Type element) const { return element; }
   /// The staged codes (vector<n' x i8>) of `chunk`, a vector<n x i8> of
   /// `element` codes in global order ([PK1] for E2M1), where
-  /// getStagedElementType(element) differs from `element`; with a
-  /// ScaleFold, `table` is the row of its tables for the chunk's distance
-  /// (i32 words), else empty.
+  /// getStagedElementType(element) differs from `element`. `extra` is, with
+  /// a ScaleFold, the row of its tables for the chunk's distance (i32
+  /// words); with stagesScaledValues, the scale codes (i8) of the blocks
+  /// the chunk covers, in K order; else empty.
   virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
-                                   Value chunk, ValueRange table = {}) const;
+                                   Value chunk, ValueRange extra = {}) const;
   /// The scale fold the skeleton applies to B^T's staged codes (ScaleFold),
   /// or none. A fold needs chunks of one block each, spread over the threads
   /// so that a thread's chunks all lie in block tid % blocks per step.
