@@ -1060,22 +1060,27 @@ void WgmmaF16TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
          "isWgmmaF16ScaledMatmul: one m64n128 accumulator, 16-element blocks");
   LaneMath lm{b, loc};
   const int64_t n = getN(), registers = getAccumulatorLength();
-  // One wgmma per block: K bytes 32 b .. 32 b + 31 of the staged f16 rows
-  // (block b / 4's 128-byte atom).
-  auto loop = scf::ForOp::create(b, loc, lm.c(0),
-                                 lm.c(kGemmTileK / tiles.getBlockSize()),
-                                 lm.c(1), ValueRange{accs[0]});
-  {
+  // One wgmma per block, K bytes 32 b .. 32 b + 31 of the staged f16 rows:
+  // for each of the step's two 128-byte atoms a loop over its 4 blocks,
+  // whose descriptors are the atom's plus 2 (32 bytes) per block.
+  const int64_t atomBlocks = 128 / 32;
+  for (int64_t atom = 0; atom < kGemmTileK / tiles.getBlockSize() / atomBlocks;
+       ++atom) {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kByte = lm.mul(loop.getInductionVar(), 32);
+    Value kByte = lm.c(128 * atom);
+    Value descA = buildWgmmaDescriptor(b, loc, tiles, buffer, 0, rowA, kByte);
+    Value descB = buildWgmmaDescriptor(b, loc, tiles, buffer, 1, rowB, kByte);
+    auto blocks = scf::ForOp::create(b, loc, lm.c(0), lm.c(atomBlocks), lm.c(1),
+                                     ValueRange{accs[0]});
+    b.setInsertionPointToStart(blocks.getBody());
+    Value offset = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), lm.mul(blocks.getInductionVar(), 2));
     // P' = sa·sb·P of the block, an exact f32 (scale-d 0), then [GEMM1]'s
     // T + term, one rounding.
     SmallVector<Value> p = buildWgmmaProduct(
-        b, loc, tiles, n, 16,
-        buildWgmmaDescriptor(b, loc, tiles, buffer, 0, rowA, kByte),
-        buildWgmmaDescriptor(b, loc, tiles, buffer, 1, rowB, kByte));
-    Value acc = loop.getRegionIterArgs()[0];
+        b, loc, tiles, n, 16, arith::AddIOp::create(b, loc, descA, offset),
+        arith::AddIOp::create(b, loc, descB, offset));
+    Value acc = blocks.getRegionIterArgs()[0];
     SmallVector<Value> out;
     for (int64_t i = 0; i < registers; ++i)
       out.push_back(arith::AddFOp::create(
@@ -1083,6 +1088,6 @@ void WgmmaF16TargetInfo::buildStepMMAs(OpBuilder &b, Location loc,
     scf::YieldOp::create(
         b, loc,
         vector::FromElementsOp::create(b, loc, acc.getType(), out).getResult());
+    accs[0] = blocks.getResult(0);
   }
-  accs[0] = loop.getResult(0);
 }

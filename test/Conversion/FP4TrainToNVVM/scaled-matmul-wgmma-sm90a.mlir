@@ -106,8 +106,9 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 // that interleaves zero low bytes (0x1404 / 0x3424), then one packed f16
 // multiply per two values; 256-byte rows in two 128-byte swizzled tiles
 // along K (129 KiB: two 64 KiB stages and 1 KiB of slack), no scale rows.
-// Per block one m64n128k16 f16 (descriptor at K byte 32 b) with scale-d 0,
-// then one f32 add per accumulator.
+// Per block one m64n128k16 f16 with scale-d 0, then one f32 add per
+// accumulator: a loop of 4 blocks per 128-byte atom (descriptors: the
+// atom's, the second 1024 units = 16 KiB on, plus 2 = 32 bytes per block).
 // CHECK-LABEL: func.func @nvfp4
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c132096_i32 {
 // CHECK:         %[[S0:.*]] = nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
@@ -118,8 +119,8 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 // CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK:         nvvm.fence.proxy
 // CHECK-NEXT:    gpu.barrier
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
-// CHECK:           arith.muli %{{.*}}, %c32
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
+// CHECK:           arith.muli %{{.*}}, %c2
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
@@ -127,6 +128,8 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 // CHECK-COUNT-64:  arith.addf
 // CHECK-NOT:       llvm.intr.fma
 // CHECK:           scf.yield
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>) {
+// CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
 // CHECK-NOT:     llvm.call_intrinsic "llvm.nvvm.mma
 func.func @nvfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !a, tensor<128x128xf32>
