@@ -11,8 +11,8 @@
 # 3. Compiles it for sm_120a with the NVFP4 recipe and reports each kernel's
 #    PTX (block-scaled mma.sync per K step, registers, shared memory, spills
 #    from ptxas -v when the CUDA toolkit is there), then for sm_100a (the
-#    tcgen05 kernels: MMAs per pipeline stage) and for sm_90a (Hopper: the
-#    FP8 mma.sync per scale block, exact block scaling).
+#    tcgen05 kernels: MMAs per pipeline stage) and for sm_90a (Hopper: one
+#    wgmma per scale block, NVFP4 on f16 values that carry their scales).
 # 4. Trains the MLP example on the CPU under f32, mxfp4-hadamard and nvfp4
 #    and prints the comparison table.
 # 5. Verifies and round-trips the hand-written quantized linear layer.
@@ -81,7 +81,7 @@ echo "== sm_100a: $(basename "$block") with recipe=$recipe, tcgen05 (PTX in $out
 /usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_100a "$out/transformer_block_sm100a.mlir" "$out/sm100a"
 
 echo
-echo "== sm_90a: $(basename "$block") with recipe=$recipe, FP8 mma.sync with exact block scaling (PTX in $out/sm90a/)"
+echo "== sm_90a: $(basename "$block") with recipe=$recipe, wgmma on f16 values that carry their block scales (PTX in $out/sm90a/)"
 "$opt" "$block" --fp4train-cuda-pipeline="recipe=$recipe chip=sm_90a format=isa step-arg=10" \
   -o "$out/transformer_block_sm90a.mlir"
 /usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_90a "$out/transformer_block_sm90a.mlir" "$out/sm90a"
