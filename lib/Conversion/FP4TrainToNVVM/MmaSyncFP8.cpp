@@ -309,6 +309,9 @@ public:
   /// Selects byte `block % 4` of the scale words from now on.
   void setBlock(Value blockInWord) {
     byteShift = arith::ShLIOp::create(wm.b, wm.loc, blockInWord, wm.c(3));
+    // prmt selector of that byte into byte 3, zero bytes (the second
+    // source, 0) below it: (block << 12) | 0x444.
+    topSelector = wm.bor(wm.shl(blockInWord, 12), wm.c(0x444));
   }
   /// The code of the current block in a scale word.
   Value getCode(Value word) {
@@ -321,8 +324,16 @@ public:
     Value bits = wm.select(wm.eq(clamped, 0), 0x00400000, wm.shl(clamped, 23));
     return wm.toF32(wm.select(wm.eq(code, 0xFF), 0x7FC00000, bits));
   }
+  /// 2^(code - 127) for the current block's code in a word, where the
+  /// code is in the fused window (a normal): the code moved to byte 3 by
+  /// one prmt, then shifted down by 1 to bits 23..30, f32's exponent.
+  Value getFusedFactor(Value word) {
+    return wm.toF32(wm.shr(wm.permute(word, wm.c(0), topSelector), 1));
+  }
   /// A C-column factor: 2^eb.
   Value getColumnFactor(Value word, Scaling scaling) {
+    if (scaling == Scaling::Fused)
+      return getFusedFactor(word);
     return getColumnFactorOfCode(getCode(word), scaling);
   }
   Value getColumnFactorOfCode(Value code, Scaling scaling) {
@@ -334,7 +345,7 @@ public:
   /// An A-row factor: 2^ea (fused), or (2^min(ea,T), 2^max(ea-T,0)).
   std::pair<Value, Value> getRowFactors(Value word, Scaling scaling) {
     if (scaling == Scaling::Fused)
-      return {wm.toF32(wm.shl(getCode(word), 23)), Value()};
+      return {getFusedFactor(word), Value()};
     Value code = getCode(word);
     Value hiExponent = arith::SubIOp::create(
         wm.b, wm.loc,
@@ -366,7 +377,7 @@ public:
 private:
   WordMath &wm;
   uint32_t splitT, windowLo, windowHi;
-  Value byteShift;
+  Value byteShift, topSelector;
 };
 
 } // namespace

@@ -15,7 +15,9 @@
 // 0x7F7F7F7F plus 74 and plus 70 per byte), vote.sync.all picks the loop. Each loop runs over the step's 4
 // blocks carrying the 16 accumulators on the staged E4M3 words as they are
 // (no widening left in it), one m16n8k32 per instruction tile with C = 0;
-// the fused loop adds fma(P, 2^ea * 2^eb, T), the exact one
+// the fused loop adds fma(P, 2^ea * 2^eb, T), each factor the block's code
+// moved to byte 3 by one prmt (selector (block << 12) | 0x444, zero bytes
+// from 0) and shifted down by 1 into f32's exponent, the exact one
 // ((P * 2^min(ea,117)) * 2^eb) * 2^max(ea-117,0) with an addf. The next
 // step's chunks are widened as they are staged, after the MMAs.
 // CHECK-LABEL: func.func @mxfp4
@@ -42,7 +44,11 @@
 // CHECK:           %[[FUSED:.*]] = nvvm.vote.sync  all %{{.*}}, %{{.*}} -> i1
 // CHECK:           scf.if %[[FUSED]] -> (vector<4xf32>
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
-// CHECK-NOT:           nvvm.prmt
+// CHECK-NOT:           arith.minui
+// CHECK:               %[[TOP:.*]] = arith.ori %{{.*}}, %c1092_i32
+// CHECK:               %[[BYTE:.*]] = nvvm.prmt <default> %[[TOP]], %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK:               arith.shrui %[[BYTE]], %c1_i32
+// CHECK-NOT:           nvvm.prmt <default> %{{.*}}, %c1010315264_i32
 // CHECK-NOT:           arith.minui
 // CHECK-COUNT-16:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[Z:.*]], %[[Z]], %[[Z]], %[[Z]]) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:               %[[S:.*]] = arith.mulf
@@ -50,7 +56,7 @@
 // CHECK:               scf.yield {{.*}} : vector<4xf32>, vector<4xf32>
 // CHECK:           } else {
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>
-// CHECK-NOT:           nvvm.prmt
+// CHECK-NOT:           nvvm.prmt <default> %{{.*}}, %c1010315264_i32
 // CHECK:               arith.minui %{{.*}}, %c244_i32
 // CHECK-COUNT-16:      llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"
 // CHECK-NOT:           llvm.intr.fma
