@@ -506,6 +506,9 @@ def wgmma_report(name, ptx, regs, smem, threads, chip):
               " peak" % (128 // k, what, step,
                          fraction((128 // k) * peak, warps_per_sub * step,
                                   (128 // k) * tensor)))
+        print("    of which the block loops %d x %d = %d, the K step's own %.0f" % (
+            128 // k, len(cheapest), (128 // k) * len(cheapest),
+            step - (128 // k) * len(cheapest)))
 
 
 def loop_report(name, ptx, regs, smem, threads, chip):
