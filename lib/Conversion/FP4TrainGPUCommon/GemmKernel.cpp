@@ -144,10 +144,10 @@ struct GlobalOperand {
 /// with a scale fold, B^T's scales come as the scale code (i8) of each of
 /// its B chunks instead (chunkScales[1], the rows only A's), and where the
 /// staged values carry their scales, each chunk's blocks' scale codes of
-/// both operands (no rows).
+/// both operands (no rows): one vector<blocks x i8> per chunk.
 struct Prefetch {
   SmallVector<Value> a, b, scales;
-  SmallVector<SmallVector<Value>> chunkScales[2];
+  SmallVector<Value> chunkScales[2];
 };
 
 /// Where a chunk of codes lies in its operand: the global row, the first K
@@ -283,10 +283,9 @@ private:
 
   ChunkPlace getChunkPlace(unsigned operand, Value chunk, Value kStep);
   Value loadCodeChunk(unsigned operand, Value chunk, Value kStep);
-  /// The scale codes (i8) of the blocks chunk `chunk` of `operand` covers,
-  /// in K order; 0 outside the operand.
-  SmallVector<Value> loadChunkScales(unsigned operand, Value chunk,
-                                     Value kStep);
+  /// The scale codes of the blocks chunk `chunk` of `operand` covers, in K
+  /// order (vector<blocks x i8>, one load); 0 outside the operand.
+  Value loadChunkScales(unsigned operand, Value chunk, Value kStep);
   Value loadScaleRow(unsigned operand, Value row, Value kStep);
 
   Value buildIf(Value cond, function_ref<Value()> thenFn,
@@ -357,24 +356,26 @@ Value GemmKernelBuilder::loadCodeChunk(unsigned operand, Value chunk,
       batch, place.row, byteCol, chunkBytes(operand), place.inBounds);
 }
 
-SmallVector<Value>
-GemmKernelBuilder::loadChunkScales(unsigned operand, Value chunk, Value kStep) {
+Value GemmKernelBuilder::loadChunkScales(unsigned operand, Value chunk,
+                                         Value kStep) {
   GlobalOperand &op = getOperand(operand);
   ChunkPlace place = getChunkPlace(operand, chunk, kStep);
-  // A chunk holds whole blocks, or part of one (getGemmChunkBytes).
-  SmallVector<Value> codes;
-  for (int64_t j = 0;
-       j < std::max<int64_t>(1, chunkCodes(operand) / tiles.blockSize); ++j)
-    codes.push_back(buildIf(
-        place.inBounds,
-        [&]() -> Value {
-          return memref::LoadOp::create(
-              b, loc, op.scales,
-              ValueRange{batch, im.div(place.row, op.blockRows),
-                         im.add(im.div(place.col, tiles.blockSize), j)});
-        },
-        [&]() { return zeros(b.getI8Type()); }));
-  return codes;
+  // A chunk holds whole blocks, or part of one (getGemmChunkBytes). Where
+  // it holds n > 1, a scale row has a multiple of n codes (the chunk size
+  // divides the row), so the load is n-byte aligned.
+  const int64_t count =
+      std::max<int64_t>(1, chunkCodes(operand) / tiles.blockSize);
+  auto type = VectorType::get({count}, b.getI8Type());
+  return buildIf(
+      place.inBounds,
+      [&]() -> Value {
+        return vector::LoadOp::create(
+            b, loc, type, op.scales,
+            ValueRange{batch, im.div(place.row, op.blockRows),
+                       im.div(place.col, tiles.blockSize)},
+            /*nontemporal=*/false, llvm::Align(count));
+      },
+      [&]() { return zeros(type); });
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,
@@ -468,9 +469,9 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   // Staged values that carry their scales take each chunk's scale codes.
   auto storeCodes = [&](unsigned operand, ArrayRef<Value> chunks) {
     for (auto [i, loaded] : llvm::enumerate(chunks)) {
-      ValueRange scales;
+      SmallVector<Value, 1> scales;
       if (mma.stagesScaledValues())
-        scales = p.chunkScales[operand][i];
+        scales.push_back(p.chunkScales[operand][i]);
       storeCodeChunk(operand, buffer, i,
                      convertsCodes(operand)
                          ? mma.convertStagedCodes(
@@ -576,7 +577,7 @@ void GemmKernelBuilder::storeFoldedB(Value buffer, const Prefetch &p) {
     Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(1)
                      ? Value()
                      : im.lt(index, chunksPerTile(1));
-    Value scale = p.chunkScales[1][i].front();
+    Value scale = vector::ExtractOp::create(b, loc, p.chunkScales[1][i], 0);
     buildIf(cond, [&]() {
       memref::StoreOp::create(
           b, loc, scale, memory,

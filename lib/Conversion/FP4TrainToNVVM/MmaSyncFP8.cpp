@@ -1022,18 +1022,26 @@ Value WgmmaF16TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
   Type i32 = b.getI32Type();
   auto pairF16 = VectorType::get({2}, b.getF16Type());
   const int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
-  assert(int64_t(scales.size()) == std::max<int64_t>(1, words / 2) &&
+  // The chunk's scales as f16 (one cvt for both blocks' codes, or for the
+  // one code twice), then each block's (s, s).
+  const int64_t blocks = std::max<int64_t>(1, words / 2);
+  assert(scales.size() == 1 &&
+         cast<VectorType>(scales[0].getType()).getNumElements() == blocks &&
          "one scale code per 16 codes");
   Value packed =
       vector::BitCastOp::create(b, loc, VectorType::get({words}, i32), chunk);
+  Value codes = blocks == 2
+                    ? scales[0]
+                    : vector::ShuffleOp::create(b, loc, scales[0], scales[0],
+                                                ArrayRef<int64_t>{0, 0})
+                          .getResult();
+  Value decoded = NVVM::ConvertF8x2ToF16x2Op::create(
+      b, loc, pairF16, codes, b.getBoolAttr(false),
+      TypeAttr::get(Float8E4M3FNType::get(b.getContext())));
   SmallVector<Value> scalePairs;
-  for (Value code : scales) {
-    Value both = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, b.getI8Type()), ValueRange{code, code});
-    scalePairs.push_back(NVVM::ConvertF8x2ToF16x2Op::create(
-        b, loc, pairF16, both, b.getBoolAttr(false),
-        TypeAttr::get(Float8E4M3FNType::get(b.getContext()))));
-  }
+  for (int64_t j = 0; j < blocks; ++j)
+    scalePairs.push_back(vector::ShuffleOp::create(b, loc, decoded, decoded,
+                                                   ArrayRef<int64_t>{j, j}));
   const std::array<uint32_t, 2> table = getE2M1HalfHighBytes();
   Value zero = wm.c(0);
   SmallVector<Value> staged;

@@ -100,8 +100,9 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 !a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
 
 // [WG3] NVFP4: each 16-byte chunk of 32 E2M1 codes (two blocks) is staged
-// as 32 f16 values times its block's UE4M3 scale: the scale by
-// cvt.rn.f16x2.e4m3x2 of the code twice, each code's f16 high byte by the
+// as 32 f16 values times its block's UE4M3 scale: the two blocks' scale
+// codes by one 2-byte load and one cvt.rn.f16x2.e4m3x2, each block's
+// (s, s) by a shuffle, each code's f16 high byte by the
 // widening's lookup on the f16 table (0x3E3C3800 / 0x46444240) and a prmt
 // that interleaves zero low bytes (0x1404 / 0x3424), then one packed f16
 // multiply per two values; 256-byte rows in two 128-byte swizzled tiles
@@ -111,7 +112,9 @@ func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x
 // atom's, the second 1024 units = 16 KiB on, plus 2 = 32 bytes per block).
 // CHECK-LABEL: func.func @nvfp4
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c132096_i32 {
-// CHECK:         %[[S0:.*]] = nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+// CHECK:         vector.load %{{.*}} {alignment = 2 : i64} : memref<1x128x16xi8>, vector<2xi8>
+// CHECK:         %[[S:.*]] = nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+// CHECK:         %[[S0:.*]] = vector.shuffle %[[S]], %[[S]] [0, 0] : vector<2xf16>, vector<2xf16>
 // CHECK:         nvvm.prmt <default> %{{.*}}, %c1044133888_i32, %c1178878528_i32 : i32
 // CHECK:         nvvm.prmt <default> %c5124_i32, %{{.*}}, %c0_i32 : i32
 // CHECK:         arith.mulf %{{.*}}, %[[S0]] : vector<2xf16>

@@ -222,8 +222,8 @@ public:
   /// `element` codes in global order ([PK1] for E2M1), where
   /// getStagedElementType(element) differs from `element`. `extra` is, with
   /// a ScaleFold, the row of its tables for the chunk's distance (i32
-  /// words); with stagesScaledValues, the scale codes (i8) of the blocks
-  /// the chunk covers, in K order; else empty.
+  /// words); with stagesScaledValues, one vector<n x i8> of the scale codes
+  /// of the n blocks the chunk covers, in K order; else empty.
   virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
                                    Value chunk, ValueRange extra = {}) const;
   /// The scale fold the skeleton applies to B^T's staged codes (ScaleFold),
