@@ -360,22 +360,13 @@ Value GemmKernelBuilder::loadChunkScales(unsigned operand, Value chunk,
                                          Value kStep) {
   GlobalOperand &op = getOperand(operand);
   ChunkPlace place = getChunkPlace(operand, chunk, kStep);
-  // A chunk holds whole blocks, or part of one (getGemmChunkBytes). Where
-  // it holds n > 1, a scale row has a multiple of n codes (the chunk size
-  // divides the row), so the load is n-byte aligned.
-  const int64_t count =
-      std::max<int64_t>(1, chunkCodes(operand) / tiles.blockSize);
-  auto type = VectorType::get({count}, b.getI8Type());
-  return buildIf(
-      place.inBounds,
-      [&]() -> Value {
-        return vector::LoadOp::create(
-            b, loc, type, op.scales,
-            ValueRange{batch, im.div(place.row, op.blockRows),
-                       im.div(place.col, tiles.blockSize)},
-            /*nontemporal=*/false, llvm::Align(count));
-      },
-      [&]() { return zeros(type); });
+  // A chunk holds whole blocks, or part of one (getGemmChunkBytes), and is
+  // wholly inside or outside the operand: its bounds are the codes'.
+  return loadScaleCodes(
+      b, loc, GemmGlobalOperand{op.codes, op.scales, op.rows, op.blockRows},
+      batch, place.row, place.inBounds, im.div(place.col, tiles.blockSize),
+      std::max<int64_t>(1, chunkCodes(operand) / tiles.blockSize),
+      k / tiles.blockSize);
 }
 
 Value GemmKernelBuilder::loadScaleRow(unsigned operand, Value row,

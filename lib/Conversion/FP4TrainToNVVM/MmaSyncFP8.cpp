@@ -161,17 +161,18 @@ struct WordMath {
   }
 };
 
-/// The E4M3 bytes of 8 packed E2M1 codes (code i in bits [4i, 4i + 4)):
-/// codes 0..3 and 4..7, code i in byte i % 4. The magnitude is a byte
-/// lookup (prmt with the 3-bit magnitude as index into the 8 E4M3 values
-/// 0, 0.5, 1, 1.5, 2, 3, 4, 6); the sign (bit 3 of the code) is bit 7 of
-/// a byte of w << 4 (even codes) or w (odd codes), which prmt's
-/// sign-replicate selectors (bit 3 of a selector nibble) spread over the
-/// byte.
-/// `lut0`, `lut1` hold the magnitudes' E4M3 bytes (getE2M1Magnitudes): the
-/// E2M1 values themselves, or, for a scale fold, the values times 2^-d.
-std::pair<Value, Value> widenE2M1ToE4M3(WordMath &wm, Value w, Value lut0,
-                                        Value lut1) {
+/// One sign-magnitude byte per code of 8 packed E2M1 codes (code i in bits
+/// [4i, 4i + 4)): codes 0..3 and 4..7, code i in byte i % 4. The magnitude
+/// is a byte lookup (prmt with the 3-bit magnitude as index into the table
+/// words `lut0`, `lut1`, magnitude i in byte i % 4 of word i / 4); the sign
+/// (bit 3 of the code) is bit 7 of a byte of w << 4 (even codes) or w (odd
+/// codes), which prmt's sign-replicate selectors (bit 3 of a selector
+/// nibble) spread over the byte. The table holds the E4M3 bytes of the
+/// E2M1 magnitudes (getE2M1Magnitudes: the values themselves, or for a
+/// scale fold times 2^-d), or the high bytes of their f16 values
+/// (getE2M1HalfHighBytes): every format with its sign in bit 7.
+std::pair<Value, Value> widenE2M1Bytes(WordMath &wm, Value w, Value lut0,
+                                       Value lut1) {
   Value shifted = wm.shl(w, 4);
   // prmt reads the low 16 bits of a selector: the magnitudes of codes 0..3
   // and, shifted down, of codes 4..7.
@@ -187,7 +188,7 @@ std::pair<Value, Value> widenE2M1ToE4M3(WordMath &wm, Value w, Value lut0,
 }
 
 /// The E4M3 bytes of the 8 E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6
-/// times 2^-d, as the two table words of widenE2M1ToE4M3 (magnitude i in
+/// times 2^-d, as the two table words of widenE2M1Bytes (magnitude i in
 /// byte i % 4 of word i / 4; d = 0: 0x3C383000, 0x4C484440), or none where
 /// one of them is not an E4M3 value (d > 8: 0.5 · 2^-9 is below E4M3's
 /// least subnormal 2^-9). The codes are the numerics library's
@@ -406,7 +407,7 @@ Value MmaSyncFP8TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
   Value lut1 = table.empty() ? wm.c(plain[1]) : table[1];
   SmallVector<Value> widened;
   for (int64_t w = 0; w < words; ++w) {
-    auto [low, high] = widenE2M1ToE4M3(
+    auto [low, high] = widenE2M1Bytes(
         wm, vector::ExtractOp::create(b, loc, packed, w), lut0, lut1);
     widened.append({low, high});
   }
@@ -976,7 +977,7 @@ namespace {
 
 /// The high bytes of the f16 values of the 8 E2M1 magnitudes 0, 0.5, 1,
 /// 1.5, 2, 3, 4, 6 (whose low bytes are 0), as the two table words of
-/// widenE2M1ToE4M3 (magnitude i in byte i % 4 of word i / 4): 0x3E3C3800,
+/// widenE2M1Bytes (magnitude i in byte i % 4 of word i / 4): 0x3E3C3800,
 /// 0x46444240.
 std::array<uint32_t, 2> getE2M1HalfHighBytes() {
   std::array<uint32_t, 2> words = {0, 0};
@@ -1047,8 +1048,8 @@ Value WgmmaF16TargetInfo::convertStagedCodes(OpBuilder &b, Location loc,
   SmallVector<Value> staged;
   for (int64_t w = 0; w < words; ++w) {
     auto [low, high] =
-        widenE2M1ToE4M3(wm, vector::ExtractOp::create(b, loc, packed, w),
-                        wm.c(table[0]), wm.c(table[1]));
+        widenE2M1Bytes(wm, vector::ExtractOp::create(b, loc, packed, w),
+                       wm.c(table[0]), wm.c(table[1]));
     // Codes 2j, 2j + 1 of a word of high bytes: bytes (0, hj, 0, hj+1).
     for (Value bytes : {low, high})
       for (uint32_t selector : {0x1404u, 0x3424u}) {
