@@ -280,6 +280,30 @@ TEST(Tcgen05InstrDescriptorTest, RejectsInvalidCombinations) {
           "reserved"));
 }
 
+TEST(Tcgen05InstrDescriptorTest, CtaPairShapes) {
+  InstrDescriptor d;
+  auto decode = [&](uint32_t bits, unsigned ctaGroup) {
+    return decodeInstrDescriptor(BlockScaleKind::MXF4NVF4, ScaleVec::X4, bits,
+                                 &d, ctaGroup);
+  };
+  auto has = [](const std::string &message, const char *what) {
+    return message.find(what) != std::string::npos;
+  };
+  // M >> 7 = 2 at bits 27-28: M = 256, the pair's shape (Layout A).
+  const uint32_t m256 = 1u << 7 | 1u << 10 | 16u << 17 | 2u << 27;
+  ASSERT_EQ(decode(m256, 2), "");
+  EXPECT_EQ(d.m, 256u);
+  EXPECT_EQ(d.n, 128u);
+  EXPECT_TRUE(has(decode(m256, 1), "cta_group::1 block-scaled MMAs are M = "
+                                   "128"));
+  // M = 128 with cta_group::2 is Layout B (64 rows per CTA): not modelled.
+  EXPECT_TRUE(has(decode((m256 & ~(3u << 27)) | 1u << 27, 2),
+                  "M = 128 with cta_group::2"));
+  // cta_group::2 takes N in steps of 16.
+  EXPECT_TRUE(has(decode((m256 & ~(0x3Fu << 17)) | 3u << 17, 2),
+                  "N = 24: cta_group::2 takes N in steps of 16"));
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor memory
 //===----------------------------------------------------------------------===//

@@ -12,7 +12,8 @@
 // cuTensorMapEncodeTiled or the instruction refuses: a stride that is not a
 // multiple of 16 (and, as a model test, every encoding constraint), a
 // misaligned destination, a load without the expect-tx arrive (its phase
-// never completes).
+// never completes). Multicast: a cluster of two CTAs whose mbarriers both
+// expect the box that CTA 0 loads with .multicast::cluster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,10 @@ struct TmaOptions {
   /// A gpu.alloc in the host function: the emulator then keeps host and
   /// device memory apart, and the map of the host argument is refused.
   bool separateMemories = false;
+  /// A cluster of two CTAs: CTA 0 loads the box with .multicast::cluster
+  /// and this mask (0: no cluster); each CTA expects the box's bytes on its
+  /// own mbarrier and copies its box out.
+  unsigned multicastMask = 0;
 };
 
 /// `text` with each `$NAME` of `values` replaced.
@@ -69,10 +74,28 @@ std::string makeModule(const TmaOptions &o) {
                    "        nvvm.mbarrier.arrive.expect_tx %bar_ptr, %tx : "
                    "!llvm.ptr<3>, i32\n"
                  : "";
+  const bool cluster = o.multicastMask != 0;
+  // With multicast, both CTAs' mbarriers expect the box before CTA 0 loads
+  // (a cluster barrier), and neither returns while the other may still
+  // write to it.
+  const std::string sync = cluster ? "      nvvm.cluster.arrive {aligned}\n"
+                                     "      nvvm.cluster.wait {aligned}\n"
+                                   : "      gpu.barrier\n";
+  const std::string load =
+      cluster ? "        %mask = arith.constant " +
+                    std::to_string(o.multicastMask) +
+                    " : i16\n        %dst7 = llvm.addrspacecast %dst : "
+                    "!llvm.ptr<3> to !llvm.ptr<7>\n        "
+                    "nvvm.cp.async.bulk.tensor.shared.cluster.global %dst7, "
+                    "%map, %bar_ptr, box[%ck, %cr, %cb] multicast_mask = "
+                    "%mask : !llvm.ptr<7>, !llvm.ptr\n"
+              : "        nvvm.cp.async.bulk.tensor.shared.cluster.global "
+                "%dst, %map, %bar_ptr, box[%ck, %cr, %cb] {isCTAOnly = true} "
+                ": !llvm.ptr<3>, !llvm.ptr\n";
   const std::string text = R"(
 module attributes {gpu.container_module} {
   gpu.module @k {
-    gpu.func @kernel(%desc: $DESC, %out: memref<$BYTESxi8>)
+    gpu.func @kernel(%desc: $DESC, %out: memref<$OUTBYTESxi8>)
         workgroup(%smem : memref<$SMEMxi8, 3>, %bar : memref<1xi64, 3>)
         kernel {
       %t = gpu.thread_id x
@@ -81,6 +104,9 @@ module attributes {gpu.container_module} {
       %c1_i32 = arith.constant 1 : i32
       %c1024 = arith.constant 1024 : index
       %first = arith.cmpi eq, %t, %c0 : index
+      %cta = gpu.block_id x
+      %cta0 = arith.cmpi eq, %cta, %c0 : index
+      %issuer = arith.andi %first, %cta0 : i1
       %bar_p = memref.extract_aligned_pointer_as_index %bar : memref<1xi64, 3> -> index
       %bar_i = arith.index_cast %bar_p : index to i64
       %bar_ptr = llvm.inttoptr %bar_i : i64 to !llvm.ptr<3>
@@ -96,42 +122,55 @@ module attributes {gpu.container_module} {
       %map = builtin.unrealized_conversion_cast %desc : $DESC to !llvm.ptr
       scf.if %first {
         nvvm.mbarrier.init %bar_ptr, %c1_i32 : !llvm.ptr<3>, i32
-      }
-      gpu.barrier
-      scf.if %first {
-$EXPECT        %ck = arith.constant $K : i32
+$EXPECT      }
+$SYNC      scf.if %issuer {
+        %ck = arith.constant $K : i32
         %cr = arith.constant $ROW : i32
         %cb = arith.constant $BATCH : i32
-        nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %map, %bar_ptr, box[%ck, %cr, %cb] {isCTAOnly = true} : !llvm.ptr<3>, !llvm.ptr
-      }
+$LOAD      }
       nvvm.mbarrier.try_wait.parity %bar_ptr, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32
       %per = arith.constant $PER : index
       %from = arith.muli %t, %per : index
       %at = arith.addi %pad, %from : index
       %v = vector.load %smem[%at] : memref<$SMEMxi8, 3>, vector<$PERxi8>
-      vector.store %v, %out[%from] : memref<$BYTESxi8>, vector<$PERxi8>
-      gpu.return
+      %bytes = arith.constant $BYTES : index
+      %out0 = arith.muli %cta, %bytes : index
+      %out_at = arith.addi %out0, %from : index
+      vector.store %v, %out[%out_at] : memref<$OUTBYTESxi8>, vector<$PERxi8>
+$EXIT      gpu.return
     }
   }
-  func.func @main(%codes: memref<$TENSOR>, %out: memref<$BYTESxi8>) -> memref<$BYTESxi8> {
+  func.func @main(%codes: memref<$TENSOR>, %out: memref<$OUTBYTESxi8>) -> memref<$OUTBYTESxi8> {
     %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
     %c32 = arith.constant 32 : index
     %box_b = arith.constant 1 : index
     %box_r = arith.constant $BOXROWS : index
     %box_k = arith.constant $BOXBYTES : index
 $ALLOC    %u = memref.cast %codes : memref<$TENSOR> to memref<*xi8>
     %d = nvgpu.tma.create.descriptor %u box[%box_b, %box_r, %box_k] : memref<*xi8> -> $DESC
-    gpu.launch_func @k::@kernel blocks in (%c1, %c1, %c1)
+    %ctas = arith.constant $CTAS : index
+    gpu.launch_func @k::@kernel $CLUSTERblocks in (%ctas, %c1, %c1)
         threads in (%c32, %c1, %c1)
-        args(%d : $DESC, %out : memref<$BYTESxi8>)
-    return %out : memref<$BYTESxi8>
+        args(%d : $DESC, %out : memref<$OUTBYTESxi8>)
+    return %out : memref<$OUTBYTESxi8>
   }
 }
 )";
   const std::string alloc =
       o.separateMemories ? "    %dev = gpu.alloc () : memref<16xi8>\n" : "";
   return substitute(
-      substitute(text, {{"$EXPECT", expectTx}, {"$ALLOC", alloc}}),
+      substitute(text,
+                 {{"$EXPECT", expectTx},
+                  {"$ALLOC", alloc},
+                  {"$SYNC", sync},
+                  {"$LOAD", load},
+                  {"$EXIT", cluster ? sync : ""},
+                  {"$CLUSTER", cluster ? "clusters in (%c2, %c1, %c1) "
+                                         "\n        "
+                                       : ""},
+                  {"$CTAS", cluster ? "2" : "1"},
+                  {"$OUTBYTES", std::to_string(bytes * (cluster ? 2 : 1))}}),
       {{"$DESC", "!nvgpu.tensormap.descriptor<tensor = memref<1x" +
                      std::to_string(kBoxRows) + "x" +
                      std::to_string(o.boxBytes) +
@@ -177,8 +216,8 @@ protected:
     auto results = emulation::emulate(
         *module, "main",
         {emulation::EmulatorArgument::buffer(std::move(codes)),
-         emulation::EmulatorArgument::buffer(
-             std::vector<uint8_t>(kBoxRows * o.boxBytes))},
+         emulation::EmulatorArgument::buffer(std::vector<uint8_t>(
+             kBoxRows * o.boxBytes * (o.multicastMask ? 2 : 1)))},
         "sm_100a", &stats);
     if (!results)
       return llvm::toString(results.takeError());
@@ -281,7 +320,7 @@ TEST_F(TmaTest, LoadWithoutExpectTxNeverCompletesThePhase) {
   TmaOptions o;
   o.expectTx = false;
   expectError(o, "1 pending arrivals and tx-count -8192: no other "
-                 "thread of the workgroup can complete it");
+                 "thread of the cluster can complete it");
 }
 
 TEST_F(TmaTest, HostTensorWithoutUnifiedMemoryIsRefused) {
@@ -290,6 +329,31 @@ TEST_F(TmaTest, HostTensorWithoutUnifiedMemoryIsRefused) {
   TmaOptions o;
   o.separateMemories = true;
   expectError(o, "the memref is host memory: without unified memory");
+}
+
+TEST_F(TmaTest, MulticastWritesEveryCtaOfTheMask) {
+  // .multicast::cluster with mask 0b11: CTA 0's load lands at the same
+  // offset in both CTAs and completes the transaction on each CTA's
+  // mbarrier.
+  TmaOptions o;
+  o.multicastMask = 3;
+  o.row = 50;
+  std::vector<uint8_t> out;
+  ASSERT_EQ(run(o, &out), "");
+  const std::vector<uint8_t> first(out.begin(), out.begin() + out.size() / 2);
+  const std::vector<uint8_t> second(out.begin() + out.size() / 2, out.end());
+  EXPECT_EQ(countMismatches(first, o, /*swizzled=*/true), 0);
+  EXPECT_EQ(countMismatches(second, o, /*swizzled=*/true), 0);
+  EXPECT_EQ(stats.workgroups, 2u);
+}
+
+TEST_F(TmaTest, MulticastMaskWithoutACtaLeavesItWaiting) {
+  TmaOptions o;
+  o.multicastMask = 1;
+  // CTA 1 arrived with its expect-tx; the box never reaches it.
+  expectError(o, "tx-count 8192: no other thread of the cluster can complete "
+                 "it (a missing arrive, commit or complete-tx) (workgroup "
+                 "1,0,0)");
 }
 
 TEST(TensorMapTest, EncodingConstraints) {

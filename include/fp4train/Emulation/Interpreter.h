@@ -20,7 +20,9 @@
 // Pointers into shared memory (memref.extract_aligned_pointer_as_index,
 // llvm.inttoptr to address space 3) are byte addresses in the workgroup's
 // shared window; instruction sets can keep per-workgroup state (tensor
-// memory, mbarriers) and reach shared memory by address.
+// memory, mbarriers) and reach shared memory by address. On instruction sets
+// that support them, the workgroups of a launch's cluster run concurrently
+// and reach each other's shared memory, state and cluster barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +176,43 @@ public:
   /// the set keeps none).
   WorkgroupState *getWorkgroupState() const;
 
+  /// The launch's clusters (InstructionSet::supportsClusters): workgroups
+  /// launched together whose threads run concurrently, reach each other's
+  /// shared memory and synchronize through a cluster barrier. A launch
+  /// without cluster dimensions has clusters of one workgroup.
+  /// This workgroup's rank in its cluster (x fastest, then y, then z) and
+  /// the cluster's workgroup count.
+  unsigned getClusterRank() const;
+  unsigned getClusterSize() const;
+  /// Per dimension: the cluster's id in the grid, the clusters of the grid,
+  /// this workgroup's position in the cluster, the cluster's workgroups.
+  int64_t getClusterId(unsigned dim) const;
+  int64_t getNumClusters(unsigned dim) const;
+  int64_t getClusterBlockId(unsigned dim) const;
+  int64_t getClusterDim(unsigned dim) const;
+  /// Fails (naming `what`) unless workgroup `rank` of the cluster exists and
+  /// has not returned: its shared memory and state are gone once it has.
+  LogicalResult requireClusterMember(unsigned rank, StringRef what);
+  /// The state of workgroup `rank` of the cluster (requireClusterMember
+  /// first).
+  WorkgroupState *getWorkgroupState(unsigned rank) const;
+  /// Shared memory of workgroup `rank` of the cluster (this one included)
+  /// accessed by the asynchronous proxy (tensor-core operand reads, bulk
+  /// copies into several workgroups), with readShared's checks in that
+  /// workgroup.
+  LogicalResult readClusterShared(unsigned rank, uint64_t address,
+                                  unsigned size, uint8_t *out);
+  LogicalResult writeClusterShared(unsigned rank, uint64_t address,
+                                   unsigned size, const uint8_t *in);
+  /// The cluster barrier: each active lane arrives; a wait blocks the
+  /// active lanes until every thread of the cluster's running workgroups
+  /// has arrived as often as they have (a workgroup that returned no longer
+  /// counts). A lane arriving twice before waiting, or waiting with no
+  /// arrival, is an error. A wait with every subgroup present is also a
+  /// workgroup barrier for the race check.
+  LogicalResult clusterArrive();
+  LogicalResult clusterWait();
+
   /// Workgroup shared memory by byte address, as a pointer into it holds
   /// it: the workgroup attributions lie in order from address 0, each at a
   /// multiple of 1024 bytes. Reads and writes on behalf of `subgroup` take
@@ -243,6 +282,10 @@ public:
   /// mbarriers): they then run as cooperative fibers that switch only at
   /// ExecutionContext::waitUntil; false: one after the other (lockstep).
   virtual bool runsBranchesConcurrently() const { return false; }
+  /// True when launches may have cluster dimensions: the workgroups of a
+  /// cluster then run as fibers of one scheduler, so that they can wait
+  /// for each other (requires runsBranchesConcurrently).
+  virtual bool supportsClusters() const { return false; }
 
   /// True if this set executes `op` (e.g. by dialect namespace).
   virtual bool handles(Operation &op) const = 0;
@@ -280,6 +323,8 @@ struct LaunchPointer {
 struct LaunchInfo {
   gpu::LaunchFuncOp op;
   std::array<int64_t, 3> grid{}, block{};
+  /// Workgroups per cluster ({1, 1, 1} for a launch without clusters).
+  std::array<int64_t, 3> cluster{1, 1, 1};
   /// The launch's dynamic shared memory bytes (0 without).
   int64_t dynamicSharedBytes = 0;
   /// One entry per kernel operand: a memref, or a scalar's bits (a pointer

@@ -178,16 +178,19 @@ struct InstrDescriptor {
 
 /// Decodes `bits` for `kind` as issued with `scaleVec` (1X for mxf8f6f4,
 /// 2X for .block32 of the FP4 kinds, 4X for .block16) by a cta_group::1
-/// MMA, rejecting with a message: reserved bits set, sparsity, type codes
-/// the kind does not take, transposed (MN-major) operands, N outside 8..256
-/// in steps of 8, M other than 128, K = 96 (cta_group::2 on sm_103a only),
-/// a scale type the kind or scale_vec does not allow (Table 55) and scale
-/// factor ids the scale_vec does not allow (§9.7.16.10.7.2/3).
+/// (`ctaGroup` 1) or cta_group::2 MMA, rejecting with a message: reserved
+/// bits set, sparsity, type codes the kind does not take, transposed
+/// (MN-major) operands, N outside 8..256 in steps of 8 (16 with
+/// cta_group::2), M other than 128 (cta_group::1) or 256 (cta_group::2; its
+/// M = 128 is not modelled), K = 96 (cta_group::2 on sm_103a, not
+/// modelled), a scale type the kind or scale_vec does not allow (Table 55)
+/// and scale factor ids the scale_vec does not allow (§9.7.16.10.7.2/3).
 std::string decodeInstrDescriptor(BlockScaleKind kind, ScaleVec scaleVec,
-                                  uint32_t bits, InstrDescriptor *desc);
+                                  uint32_t bits, InstrDescriptor *desc,
+                                  unsigned ctaGroup = 1);
 
 //===----------------------------------------------------------------------===//
-// tcgen05.mma.cta_group::1.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale
+// tcgen05.mma.cta_group::{1,2}.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale
 // (§9.7.16.10.9.1, §9.7.16.10.7)
 //===----------------------------------------------------------------------===//
 
@@ -224,6 +227,21 @@ struct Tcgen05MmaOperands {
 std::string tcgen05MmaBlockScale(const Tcgen05MmaOperands &operands,
                                  TensorMemory &tmem, SharedMemory &smem,
                                  uint32_t asyncOp);
+
+/// tcgen05.mma.cta_group::2 ... .block_scale with M = 256 (§9.7.16.10.9.1:
+/// "performed on the Tensor Memory of the executing thread's CTA and its
+/// peer CTA"; Layout A of §9.7.16.10.5): the pair's even CTA (index 0) and
+/// odd CTA (1) each read, at the same descriptor addresses in their own
+/// shared memory, their 128 rows of A (the even CTA rows 0..127) and their
+/// N / 2 rows of B (the even CTA columns 0..N/2-1); CTA v computes its 128
+/// rows of D against all N columns of B, with the scale factors of its A
+/// rows and of all N B columns read from its own tensor memory (each CTA
+/// holds the whole scale_B), and writes them as Layout D does (row m of
+/// the CTA's in lane m). The operands and numerics are tcgen05MmaBlockScale's.
+std::string tcgen05MmaBlockScalePair(const Tcgen05MmaOperands &operands,
+                                     TensorMemory *const tmem[2],
+                                     SharedMemory *const smem[2],
+                                     uint32_t asyncOp);
 
 //===----------------------------------------------------------------------===//
 // tcgen05.cp (§9.7.16.9.2, §9.7.16.2.3)

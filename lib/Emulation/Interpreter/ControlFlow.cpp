@@ -68,6 +68,26 @@ LogicalResult Executor::executeGPU(Operation &op, const Mask &mask) {
         return indexValue(
             [&](unsigned) { return gridDim[dimension(id.getDimension())]; });
       })
+      // Clusters (a launch without them has clusters of one workgroup).
+      .Case([&](gpu::ClusterIdOp id) {
+        const unsigned d = dimension(id.getDimension());
+        return indexValue(
+            [&](unsigned) { return blockId[d] / cluster->dim[d]; });
+      })
+      .Case([&](gpu::ClusterDimOp id) {
+        const unsigned d = dimension(id.getDimension());
+        return indexValue(
+            [&](unsigned) { return gridDim[d] / cluster->dim[d]; });
+      })
+      .Case([&](gpu::ClusterBlockIdOp id) {
+        const unsigned d = dimension(id.getDimension());
+        return indexValue(
+            [&](unsigned) { return blockId[d] % cluster->dim[d]; });
+      })
+      .Case([&](gpu::ClusterDimBlocksOp id) {
+        const unsigned d = dimension(id.getDimension());
+        return indexValue([&](unsigned) { return cluster->dim[d]; });
+      })
       .Case([&](gpu::LaneIdOp) {
         return indexValue([&](unsigned lane) { return lane % subgroupSize; });
       })
@@ -203,7 +223,7 @@ LogicalResult Executor::executeIf(scf::IfOp op, const Mask &mask) {
     // Both sides as fibers (Fibers.h): the then side runs first, the else
     // side when the then side waits or ends.
     if (!fibers)
-      fibers = std::make_unique<FiberScheduler>();
+      fibers = std::make_shared<FiberScheduler>();
     std::vector<LogicalResult> results = fibers->spawn(
         {[&] { return branch(op.getThenRegion(), thenMask, thenValues); },
          [&] { return branch(op.getElseRegion(), elseMask, elseValues); }});

@@ -160,6 +160,24 @@ bool any(const Mask &mask);
 // The interpreter
 //===----------------------------------------------------------------------===//
 
+class Executor;
+
+/// The workgroups of one cluster of a launch, running as fibers of one
+/// scheduler (ExecutionContext's cluster functions).
+struct Cluster {
+  std::array<int64_t, 3> id{}, dim{1, 1, 1};
+  /// By rank; a member that returned is `exited` (its state stays until the
+  /// cluster ends, but no other member may touch it).
+  std::vector<Executor *> members;
+  std::vector<char> exited;
+  /// The cluster barrier: per member and lane, arrivals and waits so far.
+  std::vector<std::vector<uint64_t>> arrivals, waits;
+
+  /// True once every thread of the members still running has arrived more
+  /// than `phase` times.
+  bool isPhaseComplete(uint64_t phase) const;
+};
+
 /// Executes one region nest (a host function, or one workgroup of a kernel)
 /// with `lanes` lockstep lanes.
 class Executor {
@@ -174,6 +192,9 @@ public:
   /// Kernel context: workgroup id, sizes.
   bool kernel = false;
   std::array<int64_t, 3> blockId{}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
+  /// The workgroup's cluster (null: a cluster of one) and its rank there.
+  Cluster *cluster = nullptr;
+  unsigned clusterRank = 0;
   /// The barrier interval of the race check (0 marks never-written bytes,
   /// epoch - 1 bytes the asynchronous proxy wrote).
   uint32_t epoch = 2;
@@ -204,8 +225,9 @@ public:
   /// when the launch has none.
   std::shared_ptr<Memory> dynamicShared;
   /// The workgroup's fibers (Fibers.h), made at its first divergent scf.if
-  /// on an instruction set that runs branches concurrently.
-  std::unique_ptr<FiberScheduler> fibers;
+  /// on an instruction set that runs branches concurrently; the cluster's
+  /// scheduler, which runs its workgroups, in a launch with clusters.
+  std::shared_ptr<FiberScheduler> fibers;
   std::unique_ptr<WorkgroupState> workgroupState;
   std::shared_ptr<GlobalWindow> globalWindow = std::make_shared<GlobalWindow>();
 
@@ -282,6 +304,14 @@ private:
   LogicalResult executeGeneric(linalg::LinalgOp op);
   LogicalResult executeFill(linalg::FillOp op);
   LogicalResult launch(gpu::LaunchFuncOp op);
+  /// Runs the workgroups of `cluster` of launch `op` (kernel body `body`);
+  /// `makeGroup` makes the Executor of the workgroup with the given block
+  /// id.
+  LogicalResult runCluster(gpu::LaunchFuncOp op, Cluster &cluster,
+                           llvm::function_ref<std::unique_ptr<Executor>(
+                               const std::array<int64_t, 3> &)>
+                               makeGroup,
+                           Block &body);
   /// Copies the elements of `from` to `to` (same shape, any strides).
   LogicalResult copyElements(Operation *op, const View &from, const View &to);
   /// With separate memories: fails when host op `op` touches device memory.

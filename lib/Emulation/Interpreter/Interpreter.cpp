@@ -171,8 +171,6 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
       SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(op, op.getKernel());
   if (!function)
     return fail(op, "kernel not found");
-  if (op.getClusterSizeX())
-    return fail(op, "clusters are not supported");
   // Dynamic shared memory: a byte buffer of the launch's size per workgroup,
   // after the static attributions (CUDA's layout).
   int64_t dynamicBytes = 0;
@@ -186,6 +184,22 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
                                           scalar(grid.z)};
   const std::array<int64_t, 3> blockDim = {scalar(block.x), scalar(block.y),
                                            scalar(block.z)};
+  std::array<int64_t, 3> clusterDim = {1, 1, 1};
+  if (op.getClusterSizeX()) {
+    if (!instructionSet.supportsClusters())
+      return fail(op, "clusters are not supported by the " +
+                          instructionSet.getName() + " emulator");
+    clusterDim = {scalar(op.getClusterSizeX()), scalar(op.getClusterSizeY()),
+                  scalar(op.getClusterSizeZ())};
+    for (unsigned d = 0; d < 3; ++d)
+      if (clusterDim[d] < 1 || gridDim[d] % clusterDim[d] != 0)
+        return fail(op, llvm::formatv("cluster size {0} in dimension {1} "
+                                      "does not divide the grid's {2}",
+                                      clusterDim[d], d, gridDim[d]));
+    // PTX ISA §2.2.2: 8 CTAs is the portable cluster size.
+    if (clusterDim[0] * clusterDim[1] * clusterDim[2] > 8)
+      return fail(op, "a cluster holds at most 8 workgroups");
+  }
   const int64_t threads = blockDim[0] * blockDim[1] * blockDim[2];
   if (threads <= 0 || threads > 1024)
     return fail(op, "workgroup size must be 1..1024");
@@ -209,6 +223,7 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
     info.op = op;
     info.grid = gridDim;
     info.block = blockDim;
+    info.cluster = clusterDim;
     info.dynamicSharedBytes = dynamicBytes;
     info.findGlobal = [this](uint64_t address) -> std::optional<LaunchPointer> {
       Memory *memory = findGlobal(address, 1);
@@ -234,64 +249,133 @@ LogicalResult Executor::launch(gpu::LaunchFuncOp op) {
   if (!function.getPrivateAttributions().empty())
     return fail(op, "private attributions are not supported");
 
-  const int64_t groupsZ = !hooks || hooks->executeKernels ? gridDim[2] : 0;
-  for (int64_t z = 0; z < groupsZ; ++z)
-    for (int64_t y = 0; y < gridDim[1]; ++y)
-      for (int64_t x = 0; x < gridDim[0]; ++x) {
-        Executor group(instructionSet, static_cast<unsigned>(threads), stats,
-                       error);
-        group.kernel = true;
-        group.globalWindow = globalWindow;
-        group.blockId = {x, y, z};
-        group.blockDim = blockDim;
-        group.gridDim = gridDim;
-        for (auto [argument, operand] :
-             llvm::zip(function.getArguments(), op.getKernelOperands())) {
-          if (isa<MemRefType>(operand.getType())) {
-            group.views[argument] = views[operand];
-            continue;
-          }
-          const Lanes &host = get(operand);
-          Lanes broadcast(group.lanes, host.width);
-          for (unsigned lane = 0; lane < group.lanes; ++lane)
-            for (unsigned i = 0; i < host.width; ++i)
-              broadcast.at(lane, i) = host.at(0, i);
-          group.values[argument] = std::move(broadcast);
-        }
-        // Shared attributions lie in order in the shared window, each at a
-        // multiple of 1024 bytes (the 128-byte swizzle's pattern size).
-        uint64_t sharedEnd = 0;
-        for (BlockArgument attribution : workgroup) {
-          auto type = cast<MemRefType>(attribution.getType());
-          View view =
-              allocate(type, isSharedMemorySpace(type.getMemorySpace()));
-          if (view.memory->shared) {
-            view.memory->address = sharedEnd;
-            sharedEnd += (view.memory->bytes.size() + 1023) / 1024 * 1024;
-            group.sharedWindow.push_back(view.memory);
-          }
-          group.views[attribution] = std::move(view);
-        }
-        if (dynamicBytes) {
-          group.dynamicShared =
-              std::make_shared<Memory>(dynamicBytes, /*isShared=*/true);
-          group.dynamicShared->address = sharedEnd;
-          group.sharedWindow.push_back(group.dynamicShared);
-        }
-        group.workgroupState = instructionSet.createWorkgroupState();
-        ++stats.workgroups;
-        Mask all(group.lanes, 1);
-        if (failed(group.run(body, all)))
+  auto makeGroup = [&](const std::array<int64_t, 3> &id) {
+    auto group = std::make_unique<Executor>(
+        instructionSet, static_cast<unsigned>(threads), stats, error);
+    group->kernel = true;
+    group->globalWindow = globalWindow;
+    group->blockId = id;
+    group->blockDim = blockDim;
+    group->gridDim = gridDim;
+    for (auto [argument, operand] :
+         llvm::zip(function.getArguments(), op.getKernelOperands())) {
+      if (isa<MemRefType>(operand.getType())) {
+        group->views[argument] = views[operand];
+        continue;
+      }
+      const Lanes &host = get(operand);
+      Lanes broadcast(group->lanes, host.width);
+      for (unsigned lane = 0; lane < group->lanes; ++lane)
+        for (unsigned i = 0; i < host.width; ++i)
+          broadcast.at(lane, i) = host.at(0, i);
+      group->values[argument] = std::move(broadcast);
+    }
+    // Shared attributions lie in order in the shared window, each at a
+    // multiple of 1024 bytes (the 128-byte swizzle's pattern size).
+    uint64_t sharedEnd = 0;
+    for (BlockArgument attribution : workgroup) {
+      auto type = cast<MemRefType>(attribution.getType());
+      View view = allocate(type, isSharedMemorySpace(type.getMemorySpace()));
+      if (view.memory->shared) {
+        view.memory->address = sharedEnd;
+        sharedEnd += (view.memory->bytes.size() + 1023) / 1024 * 1024;
+        group->sharedWindow.push_back(view.memory);
+      }
+      group->views[attribution] = std::move(view);
+    }
+    if (dynamicBytes) {
+      group->dynamicShared =
+          std::make_shared<Memory>(dynamicBytes, /*isShared=*/true);
+      group->dynamicShared->address = sharedEnd;
+      group->sharedWindow.push_back(group->dynamicShared);
+    }
+    group->workgroupState = instructionSet.createWorkgroupState();
+    ++stats.workgroups;
+    return group;
+  };
+
+  const int64_t clustersZ =
+      !hooks || hooks->executeKernels ? gridDim[2] / clusterDim[2] : 0;
+  for (int64_t z = 0; z < clustersZ; ++z)
+    for (int64_t y = 0; y < gridDim[1] / clusterDim[1]; ++y)
+      for (int64_t x = 0; x < gridDim[0] / clusterDim[0]; ++x) {
+        Cluster cluster;
+        cluster.id = {x, y, z};
+        cluster.dim = clusterDim;
+        if (failed(runCluster(op, cluster, makeGroup, body)))
           return failure();
-        if (group.workgroupState) {
-          std::string why = group.workgroupState->finish();
-          if (!why.empty())
-            return group.fail(op, why);
-        }
       }
   if (hooks && hooks->onLaunch)
     hooks->onLaunch(info, /*after=*/true);
   return success();
+}
+
+LogicalResult Executor::runCluster(gpu::LaunchFuncOp op, Cluster &cluster,
+                                   llvm::function_ref<std::unique_ptr<Executor>(
+                                       const std::array<int64_t, 3> &)>
+                                       makeGroup,
+                                   Block &body) {
+  // Ranks run x fastest (PTX ISA %cluster_ctarank).
+  std::vector<std::unique_ptr<Executor>> groups;
+  const std::array<int64_t, 3> &dim = cluster.dim;
+  for (int64_t z = 0; z < dim[2]; ++z)
+    for (int64_t y = 0; y < dim[1]; ++y)
+      for (int64_t x = 0; x < dim[0]; ++x)
+        groups.push_back(
+            makeGroup({cluster.id[0] * dim[0] + x, cluster.id[1] * dim[1] + y,
+                       cluster.id[2] * dim[2] + z}));
+  const unsigned size = groups.size();
+  cluster.exited.assign(size, 0);
+  for (const std::unique_ptr<Executor> &group : groups) {
+    cluster.arrivals.emplace_back(group->lanes, 0);
+    cluster.waits.emplace_back(group->lanes, 0);
+  }
+  for (unsigned rank = 0; rank < size; ++rank) {
+    groups[rank]->cluster = &cluster;
+    groups[rank]->clusterRank = rank;
+    cluster.members.push_back(groups[rank].get());
+  }
+  auto runGroup = [&](unsigned rank) -> LogicalResult {
+    Executor &group = *groups[rank];
+    Mask all(group.lanes, 1);
+    LogicalResult result = group.run(body, all);
+    cluster.exited[rank] = 1;
+    return result;
+  };
+  if (size == 1) {
+    if (failed(runGroup(0)))
+      return failure();
+  } else {
+    // One scheduler runs the members (and the fibers of their divergent
+    // branches): a member waiting for another lets it run.
+    auto scheduler = std::make_shared<FiberScheduler>();
+    std::vector<std::function<LogicalResult()>> bodies;
+    for (unsigned rank = 0; rank < size; ++rank) {
+      groups[rank]->fibers = scheduler;
+      bodies.push_back([&runGroup, rank] { return runGroup(rank); });
+    }
+    for (LogicalResult result : scheduler->spawn(bodies))
+      if (failed(result))
+        return failure();
+  }
+  for (const std::unique_ptr<Executor> &group : groups)
+    if (group->workgroupState) {
+      std::string why = group->workgroupState->finish();
+      if (!why.empty())
+        return group->fail(op, why);
+    }
+  return success();
+}
+
+bool Cluster::isPhaseComplete(uint64_t phase) const {
+  for (unsigned rank = 0; rank < arrivals.size(); ++rank) {
+    if (exited[rank])
+      continue;
+    for (uint64_t count : arrivals[rank])
+      if (count <= phase)
+        return false;
+  }
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -466,6 +550,134 @@ bool ExecutionContext::waitUntil(const std::function<bool()> &ready) {
 WorkgroupState *ExecutionContext::getWorkgroupState() const {
   return executor.workgroupState.get();
 }
+unsigned ExecutionContext::getClusterRank() const {
+  return executor.clusterRank;
+}
+unsigned ExecutionContext::getClusterSize() const {
+  return executor.cluster ? executor.cluster->members.size() : 0;
+}
+int64_t ExecutionContext::getClusterId(unsigned dim) const {
+  return executor.blockId[dim] / getClusterDim(dim);
+}
+int64_t ExecutionContext::getNumClusters(unsigned dim) const {
+  return executor.gridDim[dim] / getClusterDim(dim);
+}
+int64_t ExecutionContext::getClusterBlockId(unsigned dim) const {
+  return executor.blockId[dim] % getClusterDim(dim);
+}
+int64_t ExecutionContext::getClusterDim(unsigned dim) const {
+  return executor.cluster ? executor.cluster->dim[dim] : 1;
+}
+
+LogicalResult ExecutionContext::requireClusterMember(unsigned rank,
+                                                     StringRef what) {
+  if (!executor.cluster)
+    return fail(what + " outside a kernel");
+  if (rank >= getClusterSize())
+    return fail(llvm::formatv("{0} names workgroup {1} of a cluster of {2}",
+                              what, rank, getClusterSize()));
+  if (executor.cluster->exited[rank])
+    return fail(llvm::formatv("{0} reaches workgroup {1} of the cluster, "
+                              "which has returned (a cluster barrier before "
+                              "returning keeps it alive for its peers)",
+                              what, rank));
+  return success();
+}
+
+WorkgroupState *ExecutionContext::getWorkgroupState(unsigned rank) const {
+  return executor.cluster->members[rank]->workgroupState.get();
+}
+
+LogicalResult ExecutionContext::readClusterShared(unsigned rank,
+                                                  uint64_t address,
+                                                  unsigned size, uint8_t *out) {
+  if (failed(requireClusterMember(rank, "a shared-memory read")))
+    return failure();
+  detail::Executor &owner = *executor.cluster->members[rank];
+  return owner.accessShared(&op, address, size, /*subgroup=*/0,
+                            /*write=*/false, out, /*asyncProxy=*/true);
+}
+
+LogicalResult ExecutionContext::writeClusterShared(unsigned rank,
+                                                   uint64_t address,
+                                                   unsigned size,
+                                                   const uint8_t *in) {
+  if (failed(requireClusterMember(rank, "a shared-memory write")))
+    return failure();
+  detail::Executor &owner = *executor.cluster->members[rank];
+  return owner.accessShared(&op, address, size, /*subgroup=*/0,
+                            /*write=*/true, const_cast<uint8_t *>(in),
+                            /*asyncProxy=*/true);
+}
+
+LogicalResult ExecutionContext::clusterArrive() {
+  if (!executor.cluster)
+    return fail("a cluster barrier outside a kernel");
+  std::vector<uint64_t> &arrivals =
+      executor.cluster->arrivals[executor.clusterRank];
+  const std::vector<uint64_t> &waits =
+      executor.cluster->waits[executor.clusterRank];
+  for (unsigned lane = 0; lane < executor.lanes; ++lane) {
+    if (!mask[lane])
+      continue;
+    if (arrivals[lane] > waits[lane])
+      return fail(llvm::formatv("thread {0} arrives at the cluster barrier "
+                                "again before waiting on its last arrival",
+                                lane));
+    ++arrivals[lane];
+  }
+  return success();
+}
+
+LogicalResult ExecutionContext::clusterWait() {
+  if (!executor.cluster)
+    return fail("a cluster barrier outside a kernel");
+  detail::Cluster &cluster = *executor.cluster;
+  const unsigned rank = executor.clusterRank;
+  uint64_t phase = 0;
+  bool first = true;
+  for (unsigned lane = 0; lane < executor.lanes; ++lane) {
+    if (!mask[lane])
+      continue;
+    if (cluster.arrivals[rank][lane] == cluster.waits[rank][lane])
+      return fail(llvm::formatv("thread {0} waits at the cluster barrier "
+                                "without arriving first",
+                                lane));
+    const uint64_t lanePhase = cluster.waits[rank][lane];
+    if (!first && lanePhase != phase)
+      return fail("threads waiting together at the cluster barrier are in "
+                  "different phases");
+    phase = lanePhase;
+    first = false;
+  }
+  if (first)
+    return success();
+  if (!waitUntil(
+          [&cluster, phase] { return cluster.isPhaseComplete(phase); })) {
+    for (unsigned member = 0; member < cluster.arrivals.size(); ++member)
+      for (unsigned lane = 0; lane < cluster.arrivals[member].size(); ++lane)
+        if (!cluster.exited[member] && cluster.arrivals[member][lane] <= phase)
+          return fail(llvm::formatv("the cluster barrier never completes: "
+                                    "thread {0} of CTA {1} has not arrived",
+                                    lane, member));
+    return fail("the cluster barrier never completes");
+  }
+  for (unsigned lane = 0; lane < executor.lanes; ++lane)
+    if (mask[lane])
+      ++cluster.waits[rank][lane];
+  // With every subgroup present it orders this workgroup's shared-memory
+  // accesses like a workgroup barrier.
+  bool everySubgroup = true;
+  for (unsigned subgroup = 0; subgroup < getNumSubgroups(); ++subgroup) {
+    auto [first, end] = executor.getSubgroupLanes(subgroup);
+    everySubgroup &= std::find(mask.begin() + first, mask.begin() + end, 1) !=
+                     mask.begin() + end;
+  }
+  if (everySubgroup)
+    ++executor.epoch;
+  return success();
+}
+
 LogicalResult ExecutionContext::readShared(uint64_t address, unsigned size,
                                            unsigned subgroup, uint8_t *out,
                                            bool asyncProxy) {

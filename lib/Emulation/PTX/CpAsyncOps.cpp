@@ -4,7 +4,9 @@
 // complete when issued: cp.async.bulk global -> shared with complete-tx on an
 // mbarrier and shared -> global (PTX ISA §9.7.9.25.4.1), the tiled tensor
 // load cp.async.bulk.tensor (TMA, §9.7.9.25.5.2, on the tensor maps the host
-// made with nvgpu.tma.create.descriptor; fp4train/Emulation/Tma.h), and the
+// made with nvgpu.tma.create.descriptor; fp4train/Emulation/Tma.h; with
+// .multicast::cluster into several CTAs of the cluster, and .cta_group::2's
+// signal to the destination's pair), and the
 // non-bulk cp.async global -> shared, zero-filling past src-size (PTX ISA
 // §9.7.9.25.3.1). Their commit-group and wait-group ops are no-ops, executed
 // by the dispatcher (Tcgen05Instructions.cpp).
@@ -120,11 +122,10 @@ executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
       !copy.getIm2colOffsets().empty())
     return context.fail("only the tile mode of cp.async.bulk.tensor is "
                         "modelled");
-  if (copy.getMulticastMask() || copy.getGroup())
-    return context.fail("cp.async.bulk.tensor with a CTA multicast mask or "
-                        "a CTA group is not modelled");
   if (copy.getPredicate())
     return context.fail("a predicated cp.async.bulk.tensor is not modelled");
+  const bool pairSignal =
+      copy.getGroup() && *copy.getGroup() == NVVM::CTAGroupKind::CTA_2;
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
     std::vector<uint8_t> bytes(ptx::kTensorMapBytes);
     if (failed(context.accessGlobal(
@@ -137,32 +138,77 @@ executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
     SmallVector<int32_t> coords;
     for (Value coordinate : copy.getCoordinates())
       coords.push_back(static_cast<int32_t>(context.getWord(coordinate, lane)));
-    const uint64_t dst = getWord64(context, copy.getDstMem(), lane);
-    if (failed(context.checkSharedAddress(dst, ptx::getBoxBytes(map))))
+    FailureOr<ClusterAddress> dst = decodeClusterAddress(
+        context, getWord64(context, copy.getDstMem(), lane),
+        "cp.async.bulk.tensor's destination");
+    FailureOr<ClusterAddress> mbar =
+        decodeClusterAddress(context, getWord64(context, copy.getMbar(), lane),
+                             "cp.async.bulk.tensor's mbarrier");
+    if (failed(dst) || failed(mbar))
       return failure();
-    bool failedInCore = false;
-    const unsigned subgroup = lane / context.getSubgroupSize();
-    std::string error = ptx::loadTensorTile(
-        map, coords, static_cast<uint32_t>(dst),
-        [&](uint64_t address, unsigned size, uint8_t *out) -> std::string {
-          if (succeeded(context.accessGlobal(address, size, false, out)))
-            return {};
-          failedInCore = true;
-          return "global read failed";
-        },
-        [&](uint32_t address, uint8_t byte) {
-          if (!failedInCore &&
-              failed(context.writeShared(address, 1, subgroup, &byte,
-                                         /*asyncProxy=*/true)))
+    const uint64_t boxBytes = ptx::getBoxBytes(map);
+    if (failed(context.checkSharedAddress(dst->address, boxBytes)))
+      return failure();
+    // The destination CTAs: dstMem's, or with .multicast::cluster each CTA
+    // of the mask (bit r: %cluster_ctarank r), at dstMem's offset.
+    SmallVector<unsigned> ranks;
+    if (Value maskValue = copy.getMulticastMask()) {
+      const uint32_t mask = context.getWord(maskValue, lane) & 0xFFFF;
+      for (unsigned rank = 0; rank < 16; ++rank)
+        if (mask >> rank & 1) {
+          if (failed(context.requireClusterMember(
+                  rank, "cp.async.bulk.tensor's multicast mask")))
+            return failure();
+          ranks.push_back(rank);
+        }
+    } else {
+      ranks.push_back(dst->rank);
+    }
+    // Each destination's complete-tx: on the mbarrier at mbar's offset in
+    // the destination CTA (.cta_group::1 and no .cta_group: mbar must lie
+    // in the destination CTA without multicast), or with .cta_group::2 in
+    // the CTA of the destination's pair whose rank parity is that of mbar's
+    // CTA.
+    auto signalled = [&](unsigned rank) -> FailureOr<unsigned> {
+      if (pairSignal)
+        return (rank & ~1u) | (mbar->rank & 1);
+      if (!copy.getMulticastMask() && mbar->rank != rank)
+        return context.fail(llvm::formatv(
+            "cp.async.bulk.tensor writes CTA {0} but signals an mbarrier of "
+            "CTA {1}: without .cta_group::2 both lie in the same CTA",
+            rank, mbar->rank));
+      return rank;
+    };
+    for (unsigned rank : ranks) {
+      FailureOr<unsigned> barrierRank = signalled(rank);
+      if (failed(barrierRank) ||
+          failed(context.requireClusterMember(
+              *barrierRank, "cp.async.bulk.tensor's mbarrier")))
+        return failure();
+      bool failedInCore = false;
+      std::string error = ptx::loadTensorTile(
+          map, coords, static_cast<uint32_t>(dst->address),
+          [&](uint64_t address, unsigned size, uint8_t *out) -> std::string {
+            if (succeeded(context.accessGlobal(address, size, false, out)))
+              return {};
             failedInCore = true;
-        });
-    if (failedInCore)
-      return failure();
-    if (!error.empty())
-      return context.fail(error);
-    return completeTransaction(context,
-                               getWord64(context, copy.getMbar(), lane),
-                               static_cast<uint32_t>(ptx::getBoxBytes(map)));
+            return "global read failed";
+          },
+          [&](uint32_t address, uint8_t byte) {
+            if (!failedInCore &&
+                failed(context.writeClusterShared(rank, address, 1, &byte)))
+              failedInCore = true;
+          });
+      if (failedInCore)
+        return failure();
+      if (!error.empty())
+        return context.fail(error);
+      if (failed(completeTransaction(
+              context, encodeClusterAddress(*barrierRank, mbar->address),
+              static_cast<uint32_t>(boxBytes))))
+        return failure();
+    }
+    return success();
   });
 }
 

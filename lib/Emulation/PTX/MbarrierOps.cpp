@@ -7,8 +7,10 @@
 // complete-tx that tcgen05.commit and cp.async.bulk perform. The phase that
 // completes completes the asynchronous operations committed to it; a
 // try_wait.parity on a phase that has not completed lets the other roles of
-// a warp-specialized kernel run (the execution model:
-// Tcgen05Instructions.cpp).
+// a warp-specialized kernel, and the other CTAs of the cluster, run (the
+// execution model: Tcgen05Instructions.cpp). Arrives and transaction counts
+// take .shared::cluster addresses (another CTA's mbarrier, from mapa);
+// mbarrier.init and the waits only the executing CTA's own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,44 +25,47 @@ namespace mlir::fp4train::emulation::tcgen05 {
 // mbarrier
 //===----------------------------------------------------------------------===//
 
-/// The mbarrier object at the shared address `address`, checked.
-FailureOr<ptx::Mbarrier *> getBarrier(ExecutionContext &context,
-                                      uint64_t address) {
+FailureOr<BarrierRef> getBarrier(ExecutionContext &context, uint64_t address) {
   if (address % 8)
     return context.fail(llvm::formatv("mbarrier address {0} is not 8-byte "
                                       "aligned",
                                       address));
-  if (failed(context.checkSharedAddress(address, 8)))
+  FailureOr<ClusterAddress> at =
+      decodeClusterAddress(context, address, "an mbarrier operation");
+  if (failed(at) || failed(context.checkSharedAddress(at->address, 8)))
     return failure();
-  return &getState(context).barriers[address];
+  Tcgen05State &state = getState(context, at->rank);
+  return BarrierRef{&state, at->address, &state.barriers[at->address],
+                    at->rank};
 }
 
 /// An arrive-on of `count` on the barrier at `address` by `lane`; `token`
 /// gets the state before it.
 LogicalResult arriveOn(ExecutionContext &context, uint64_t address,
                        uint32_t count, uint64_t *token) {
-  FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, address);
+  FailureOr<BarrierRef> barrier = getBarrier(context, address);
   if (failed(barrier))
     return failure();
   bool completed;
-  if (failed(check(context, (*barrier)->arrive(count, token, &completed))))
+  if (failed(
+          check(context, barrier->barrier->arrive(count, token, &completed))))
     return failure();
   if (completed)
-    getState(context).completePhase(address);
+    barrier->state->completePhase(barrier->address);
   return success();
 }
 
 /// A complete-tx of `bytes` on the barrier at `address`.
 LogicalResult completeTransaction(ExecutionContext &context, uint64_t address,
                                   uint32_t bytes) {
-  FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, address);
+  FailureOr<BarrierRef> barrier = getBarrier(context, address);
   if (failed(barrier))
     return failure();
   bool completed;
-  if (failed(check(context, (*barrier)->completeTx(bytes, &completed))))
+  if (failed(check(context, barrier->barrier->completeTx(bytes, &completed))))
     return failure();
   if (completed)
-    getState(context).completePhase(address);
+    barrier->state->completePhase(barrier->address);
   return success();
 }
 
@@ -76,16 +81,35 @@ forEachPredicatedLane(ExecutionContext &context, Value predicate,
   });
 }
 
+/// The barrier at `lane`'s `address`, which must be the executing CTA's:
+/// mbarrier.init and the waits take .shared::cta addresses only (PTX ISA
+/// §9.7.13.15.16: "If the address ... does not fall within the address
+/// window of .shared::cta state space then the behavior is undefined").
+static FailureOr<BarrierRef> getLocalBarrier(ExecutionContext &context,
+                                             Value address, unsigned lane,
+                                             StringRef what) {
+  FailureOr<BarrierRef> barrier =
+      getBarrier(context, getWord64(context, address, lane));
+  if (failed(barrier))
+    return failure();
+  if (barrier->rank != context.getClusterRank())
+    return context.fail(llvm::formatv(
+        "mbarrier.{0} on an mbarrier of CTA {1} of the cluster: it takes the "
+        "executing CTA's own (.shared::cta) mbarriers only",
+        what, barrier->rank));
+  return barrier;
+}
+
 LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case([&](NVVM::MBarrierInitOp init) {
         return forEachPredicatedLane(
             context, init.getPredicate(), [&](unsigned lane) -> LogicalResult {
-              FailureOr<ptx::Mbarrier *> barrier =
-                  getBarrier(context, getWord64(context, init.getAddr(), lane));
+              FailureOr<BarrierRef> barrier =
+                  getLocalBarrier(context, init.getAddr(), lane, "init");
               if (failed(barrier))
                 return failure();
-              return check(context, (*barrier)->init(context.getWord(
+              return check(context, barrier->barrier->init(context.getWord(
                                         init.getCount(), lane)));
             });
       })
@@ -96,9 +120,18 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
           uint64_t token;
           const uint32_t count =
               arrive.getCount() ? context.getWord(arrive.getCount(), lane) : 1;
-          if (failed(arriveOn(context,
-                              getWord64(context, arrive.getAddr(), lane), count,
-                              &token)))
+          const uint64_t at = getWord64(context, arrive.getAddr(), lane);
+          // §9.7.13.15.13: an arrive on another CTA's mbarrier returns no
+          // state (its destination is the sink `_`).
+          if (out) {
+            FailureOr<BarrierRef> barrier = getBarrier(context, at);
+            if (failed(barrier))
+              return failure();
+            if (barrier->rank != context.getClusterRank())
+              return context.fail("mbarrier.arrive on another CTA's mbarrier "
+                                  "cannot return a state");
+          }
+          if (failed(arriveOn(context, at, count, &token)))
             return failure();
           if (out)
             out->at(lane) = token;
@@ -112,10 +145,11 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
             context, arrive.getPredicate(),
             [&](unsigned lane) -> LogicalResult {
               const uint64_t at = getWord64(context, arrive.getAddr(), lane);
-              FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+              FailureOr<BarrierRef> barrier = getBarrier(context, at);
               if (failed(barrier) ||
-                  failed(check(context, (*barrier)->expectTx(context.getWord(
-                                            arrive.getTxcount(), lane)))))
+                  failed(
+                      check(context, barrier->barrier->expectTx(context.getWord(
+                                         arrive.getTxcount(), lane)))))
                 return failure();
               uint64_t token;
               if (failed(arriveOn(context, at, 1, &token)))
@@ -127,11 +161,11 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
       })
       .Case([&](NVVM::MBarrierExpectTxOp expect) {
         return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-          FailureOr<ptx::Mbarrier *> barrier =
+          FailureOr<BarrierRef> barrier =
               getBarrier(context, getWord64(context, expect.getAddr(), lane));
           if (failed(barrier))
             return failure();
-          return check(context, (*barrier)->expectTx(context.getWord(
+          return check(context, barrier->barrier->expectTx(context.getWord(
                                     expect.getTxcount(), lane)));
         });
       })
@@ -144,33 +178,31 @@ LogicalResult executeMbarrier(Operation &op, ExecutionContext &context) {
       })
       .Case([&](NVVM::MBarrierTryWaitParityOp wait) {
         return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-          const uint64_t at = getWord64(context, wait.getAddr(), lane);
-          FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
+          FailureOr<BarrierRef> barrier =
+              getLocalBarrier(context, wait.getAddr(), lane, "try_wait");
           if (failed(barrier))
             return failure();
-          if (!(*barrier)->isInitialized())
+          const uint64_t at = barrier->address;
+          if (!barrier->barrier->isInitialized())
             return context.fail(llvm::formatv(
                 "mbarrier.try_wait.parity on shared address {0}, which "
                 "mbarrier.init has not initialized",
                 at));
           const uint32_t parity = context.getWord(wait.getPhase(), lane) & 1;
-          // The other roles of a warp-specialized kernel may complete it
-          // meanwhile (runsBranchesConcurrently).
-          if (context.waitUntil([&context, at, parity] {
-                FailureOr<ptx::Mbarrier *> b = getBarrier(context, at);
-                return succeeded(b) && (*b)->isPhaseComplete(parity);
-              }))
+          // The other roles of a warp-specialized kernel (and the other
+          // CTAs of the cluster) may complete it meanwhile
+          // (runsBranchesConcurrently).
+          const ptx::Mbarrier *object = barrier->barrier;
+          if (context.waitUntil(
+                  [object, parity] { return object->isPhaseComplete(parity); }))
             return success();
-          barrier = getBarrier(context, at);
-          if (failed(barrier))
-            return failure();
           return context.fail(llvm::formatv(
               "thread {0} waits for phase parity {1} of the mbarrier at shared "
               "address {2}, which is in phase {3} with {4} pending arrivals "
-              "and tx-count {5}: no other thread of the workgroup can complete "
+              "and tx-count {5}: no other thread of the cluster can complete "
               "it (a missing arrive, commit or complete-tx)",
-              lane, parity, at, (*barrier)->getPhase(),
-              (*barrier)->getPending(), (*barrier)->getTxCount()));
+              lane, parity, at, object->getPhase(), object->getPending(),
+              object->getTxCount()));
         });
       })
       .Default([&](Operation *) { return context.fail("not an mbarrier op"); });

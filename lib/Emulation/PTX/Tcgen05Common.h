@@ -47,6 +47,14 @@ struct Tcgen05State final : public WorkgroupState {
   /// Asynchronous operations each thread issued and has not committed.
   std::map<unsigned, std::vector<uint32_t>> uncommitted;
   uint32_t nextOp = 1;
+  /// The .cta_group of the kernel's tcgen05 instructions (0 before the
+  /// first; PTX ISA §9.7.16.x: all of a kernel's must name the same one).
+  unsigned ctaGroup = 0;
+  /// cta_group::2 allocations and deallocations this CTA's warp took part
+  /// in, and the addresses its allocations returned (the pair's two warps
+  /// perform each one together).
+  unsigned pairDeallocs = 0;
+  std::vector<uint32_t> pairAllocs;
 
   std::string finish() override { return tmem.checkAllDeallocated(); }
 
@@ -66,12 +74,70 @@ inline Tcgen05State &getState(ExecutionContext &context) {
 using nvvm::check;
 using nvvm::CheckedSharedMemory;
 
-inline LogicalResult requireCtaGroup1(ExecutionContext &context,
-                                      bool ctaGroup2) {
-  if (ctaGroup2)
-    return context.fail("cta_group::2 (CTA pairs) is not modelled");
-  return success();
+/// The models' view of the shared memory of CTA `rank` of the cluster
+/// (the asynchronous proxy: tensor-core operand reads of a CTA pair).
+class ClusterSharedMemory final : public ptx::SharedMemory {
+public:
+  ClusterSharedMemory(ExecutionContext &context, unsigned rank)
+      : context(context), rank(rank) {}
+  std::string read(uint32_t address, unsigned size, uint8_t *out) override {
+    if (succeeded(context.readClusterShared(rank, address, size, out)))
+      return {};
+    failedInCore = true;
+    return "shared memory access failed";
+  }
+  bool failedInCore = false;
+
+private:
+  ExecutionContext &context;
+  unsigned rank;
+};
+
+/// Records that the executing CTA issues a tcgen05 instruction of
+/// .cta_group::2 (`ctaGroup2`) or ::1, failing when the kernel's earlier ones
+/// named the other, or when ::2 has no peer CTA in the cluster.
+LogicalResult useCtaGroup(ExecutionContext &context, bool ctaGroup2);
+
+/// A fresh id of an asynchronous tcgen05 operation issued by the executing
+/// CTA, unique in the cluster (a pair's operations write both CTAs' tensor
+/// memory).
+inline uint32_t newAsyncOp(ExecutionContext &context, Tcgen05State &state) {
+  return context.getClusterRank() << 24 | state.nextOp++;
 }
+
+/// The state of CTA `rank` of the cluster (requireClusterMember first).
+inline Tcgen05State &getState(ExecutionContext &context, unsigned rank) {
+  return *static_cast<Tcgen05State *>(context.getWorkgroupState(rank));
+}
+
+//===----------------------------------------------------------------------===//
+// ClusterOps.cpp: .shared::cluster addresses, mapa, barrier.cluster, the
+// cluster special registers
+//===----------------------------------------------------------------------===//
+
+/// A .shared::cluster address: the CTA (its %cluster_ctarank) and the
+/// address in that CTA's shared window. PTX ISA §5.1.7 puts each CTA's
+/// .shared::cta window inside the .shared::cluster window and leaves the
+/// encoding to the implementation; the emulator's: an address below 2^24
+/// is the executing CTA's own (its shared::cta address), and mapa tags CTA
+/// r's address with r + 1 in bits 24..27. Kernels must get other CTAs'
+/// addresses from mapa.
+struct ClusterAddress {
+  unsigned rank = 0;
+  uint64_t address = 0;
+};
+constexpr unsigned kClusterRankShift = 24;
+inline uint64_t encodeClusterAddress(unsigned rank, uint64_t address) {
+  return address | uint64_t{rank + 1} << kClusterRankShift;
+}
+/// Decodes `address`, failing (naming `what`) for a CTA outside the
+/// cluster or one that has returned.
+FailureOr<ClusterAddress> decodeClusterAddress(ExecutionContext &context,
+                                               uint64_t address,
+                                               StringRef what);
+
+bool isClusterOp(Operation &op);
+LogicalResult executeClusterOp(Operation &op, ExecutionContext &context);
 
 /// Calls `body(lane)` for each active lane in order; stops at a failure.
 inline LogicalResult
@@ -96,13 +162,21 @@ inline uint64_t getWord64(ExecutionContext &context, Value value,
 // cp, ld, st
 //===----------------------------------------------------------------------===//
 
-LogicalResult executeAlloc(ExecutionContext &context, Value address,
-                           Value nCols);
-LogicalResult executeDealloc(ExecutionContext &context, Value taddr,
-                             Value nCols);
 LogicalResult executeRelinquish(ExecutionContext &context);
+/// tcgen05.cp per active lane; with `ctaGroup2` each CTA of the pair copies
+/// from its own shared memory to its own tensor memory at the same
+/// addresses (§9.7.16.9.2: "copied into the Tensor Memory of both the
+/// current and the peer CTAs").
 LogicalResult executeCp(ExecutionContext &context, ptx::CpShape shape,
-                        ptx::CpMulticast multicast, Value taddr, Value desc);
+                        ptx::CpMulticast multicast, bool ctaGroup2, Value taddr,
+                        Value desc);
+/// alloc / dealloc / relinquish_alloc_permit; with `ctaGroup2` one warp of
+/// each CTA of the pair performs each together: the first to arrive waits
+/// for the other, and both get the same columns.
+LogicalResult executeAlloc(ExecutionContext &context, bool ctaGroup2,
+                           Value address, Value nCols);
+LogicalResult executeDealloc(ExecutionContext &context, bool ctaGroup2,
+                             Value taddr, Value nCols);
 FailureOr<ptx::LdStShape> getLdStShape(ExecutionContext &context,
                                        NVVM::Tcgen05LdStShape shape,
                                        Value offset);
@@ -121,9 +195,11 @@ struct MmaValues {
   Value d, a, b, idesc, enableInputD, scaleA, scaleB;
 };
 
+/// Issues the MMA per active lane: on the executing CTA, or with
+/// `ctaGroup2` on its CTA pair (ptx::tcgen05MmaBlockScalePair).
 LogicalResult executeMma(ExecutionContext &context,
                          NVVM::MMABlockScaleKind kind,
-                         NVVM::Tcgen05MMABlockScale blockScale,
+                         NVVM::Tcgen05MMABlockScale blockScale, bool ctaGroup2,
                          const MmaValues &v);
 LogicalResult executeCommit(ExecutionContext &context, Value address,
                             Value multicastMask);
@@ -132,8 +208,17 @@ LogicalResult executeCommit(ExecutionContext &context, Value address,
 // MbarrierOps.cpp: mbarrier
 //===----------------------------------------------------------------------===//
 
-FailureOr<ptx::Mbarrier *> getBarrier(ExecutionContext &context,
-                                      uint64_t address);
+/// An mbarrier object of a CTA of the cluster: its CTA's state, its
+/// address in that CTA's shared window, the object and the CTA's rank.
+struct BarrierRef {
+  Tcgen05State *state;
+  uint64_t address;
+  ptx::Mbarrier *barrier;
+  unsigned rank;
+};
+/// The mbarrier at `address` (a .shared::cta or .shared::cluster address,
+/// ClusterAddress), checked.
+FailureOr<BarrierRef> getBarrier(ExecutionContext &context, uint64_t address);
 LogicalResult arriveOn(ExecutionContext &context, uint64_t address,
                        uint32_t count, uint64_t *token);
 LogicalResult completeTransaction(ExecutionContext &context, uint64_t address,

@@ -13,7 +13,9 @@
 //      (mxf8f6f4) or K (mxf4 kinds: dense K = 64 is 0, dense K = 96 is 1).
 //  - §9.7.16.2.1 Table 39: cta_group::1 block-scaled shapes are 128 x N x K,
 //    N = 8..256 in steps of 8, K = 32 (mxf8f6f4) or 64 (mxf4 kinds); K = 96
-//    exists for cta_group::2 on sm_103a only.
+//    exists for cta_group::2 on sm_103a only; cta_group::2 shapes are
+//    128 x N x K or 256 x N x K with N = 16..256 in steps of 16 (the model
+//    takes M = 256, Layout A: 128 rows per CTA of the pair).
 //  - §9.7.16.10.7.1 Tables 54, 55: mxf8f6f4 takes UE8M0 with scale_vec::1X
 //    (.block32); mxf4 UE8M0 with 2X (.block32); mxf4nvf4 UE8M0 with 2X or
 //    4X, UE4M3 with 4X (.block16) only.
@@ -70,7 +72,7 @@ std::optional<ElementType> getMxf8f6f4Type(uint32_t code) {
 
 std::string fp4train::emulation::ptx::decodeInstrDescriptor(
     BlockScaleKind kind, ScaleVec scaleVec, uint32_t bits,
-    InstrDescriptor *desc) {
+    InstrDescriptor *desc, unsigned ctaGroup) {
   auto field = [&](unsigned lo, unsigned width) {
     return (bits >> lo) & ((1u << width) - 1);
   };
@@ -115,19 +117,34 @@ std::string fp4train::emulation::ptx::decodeInstrDescriptor(
                              : "transposed (MN-major) operands are not "
                                "modelled");
 
-  // Shape (cta_group::1).
+  // Shape.
   desc->n = field(17, 6) << 3;
   desc->m = field(27, 2) << 7;
   if (desc->n < 8 || desc->n > 256)
     return prefix + llvm::formatv("N = {0} is outside 8..256", desc->n).str();
-  if (desc->m != 128)
+  if (ctaGroup == 1 && desc->m != 128)
     return prefix +
            llvm::formatv("M = {0}: cta_group::1 block-scaled MMAs are M = 128",
                          desc->m)
                .str();
+  if (ctaGroup == 2) {
+    if (desc->m == 128)
+      return prefix + "M = 128 with cta_group::2 (Layout B, 64 rows per CTA) "
+                      "is not modelled";
+    if (desc->m != 256)
+      return prefix + llvm::formatv("M = {0}: cta_group::2 block-scaled "
+                                    "MMAs are M = 128 or 256",
+                                    desc->m)
+                          .str();
+    if (desc->n % 16)
+      return prefix + llvm::formatv("N = {0}: cta_group::2 takes N in steps "
+                                    "of 16",
+                                    desc->n)
+                          .str();
+  }
   if (fp4Kind && field(31, 1))
-    return prefix + "K = 96 (bit 31) requires cta_group::2 (sm_103a), which "
-                    "is not modelled";
+    return prefix + "K = 96 (bit 31, cta_group::2 on sm_103a) is not "
+                    "modelled";
   desc->k = fp4Kind ? 64 : 32;
 
   // Scales.

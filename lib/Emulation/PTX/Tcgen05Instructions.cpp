@@ -35,8 +35,12 @@
 //  - tcgen05.fence, tcgen05.wait, fence.proxy and the bulk-group
 //    commit/wait are no-ops (the model is already ordered); a generic
 //    pointer given to an mbarrier or tcgen05 op is taken as a shared-memory
-//    address; cta_group::2, multicast commits and decompressing copies are
-//    errors naming what is not modelled.
+//    address; decompressing copies are errors naming what is not modelled;
+//  - clusters (ClusterOps.cpp): a cluster's CTAs run concurrently (fibers of
+//    one scheduler); mbarrier arrives, commits and TMA signals reach other
+//    CTAs' mbarriers through .shared::cluster addresses; .cta_group::2
+//    alloc / dealloc meet the peer CTA's warp, and its mma and cp use the
+//    pair's tensor and shared memories (the even CTA's first).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,8 +73,9 @@ class SM100InstructionSet final : public nvvm::NVVMInstructionSet {
 public:
   using NVVMInstructionSet::NVVMInstructionSet;
   bool runsBranchesConcurrently() const override { return true; }
+  bool supportsClusters() const override { return true; }
   bool handles(Operation &op) const override {
-    if (nvvm::isCommonNVVMOp(op))
+    if (nvvm::isCommonNVVMOp(op) || isClusterOp(op))
       return true;
     if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
       return call.getIntrin().starts_with(kTcgen05Prefix) ||
@@ -109,8 +114,14 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
     return context.fail("NVVM op outside a kernel");
   if (nvvm::isCommonNVVMOp(op))
     return nvvm::executeCommonNVVMOp(op, context);
-  auto ctaGroup2 = [](NVVM::CTAGroupKind group) {
-    return group == NVVM::CTAGroupKind::CTA_2;
+  if (isClusterOp(op))
+    return executeClusterOp(op, context);
+  // The .cta_group of a tcgen05 op, checked against the kernel's others.
+  auto ctaGroup2 = [&](NVVM::CTAGroupKind group) -> FailureOr<bool> {
+    const bool pair = group == NVVM::CTAGroupKind::CTA_2;
+    if (failed(useCtaGroup(context, pair)))
+      return failure();
+    return pair;
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case([&](LLVM::CallIntrinsicOp call) -> LogicalResult {
@@ -130,18 +141,22 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
                                   context);
       })
       .Case([&](NVVM::Tcgen05AllocOp alloc) -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(alloc.getGroup()))))
+        FailureOr<bool> pair = ctaGroup2(alloc.getGroup());
+        if (failed(pair))
           return failure();
-        return executeAlloc(context, alloc.getAddr(), alloc.getNCols());
+        return executeAlloc(context, *pair, alloc.getAddr(), alloc.getNCols());
       })
       .Case([&](NVVM::Tcgen05DeallocOp dealloc) -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(dealloc.getGroup()))))
+        FailureOr<bool> pair = ctaGroup2(dealloc.getGroup());
+        if (failed(pair))
           return failure();
-        return executeDealloc(context, dealloc.getTaddr(), dealloc.getNCols());
+        return executeDealloc(context, *pair, dealloc.getTaddr(),
+                              dealloc.getNCols());
       })
       .Case([&](NVVM::Tcgen05RelinquishAllocPermitOp relinquish)
                 -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(relinquish.getGroup()))))
+        // With cta_group::2 each CTA's warp gives up its own CTA's permit.
+        if (failed(ctaGroup2(relinquish.getGroup())))
           return failure();
         return executeRelinquish(context);
       })
@@ -160,13 +175,14 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
         return executeBulkStore(copy, context);
       })
       .Case([&](NVVM::Tcgen05CommitOp commit) -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(commit.getGroup()))))
+        if (failed(ctaGroup2(commit.getGroup())))
           return failure();
         return executeCommit(context, commit.getAddr(),
                              commit.getMulticastMask());
       })
       .Case([&](NVVM::Tcgen05CpOp cp) -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(cp.getGroup()))))
+        FailureOr<bool> pair = ctaGroup2(cp.getGroup());
+        if (failed(pair))
           return failure();
         if (cp.getSrcFormat())
           return context.fail("tcgen05.cp with decompression (.b8x16 from "
@@ -185,8 +201,8 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
               "combination",
               NVVM::stringifyTcgen05CpShape(cp.getShape()),
               NVVM::stringifyTcgen05CpMulticast(cp.getMulticast())));
-        return executeCp(context, shape->first, shape->second, cp.getTaddr(),
-                         cp.getSmemDesc());
+        return executeCp(context, shape->first, shape->second, *pair,
+                         cp.getTaddr(), cp.getSmemDesc());
       })
       .Case([&](NVVM::Tcgen05LdOp ld) -> LogicalResult {
         FailureOr<ptx::LdStShape> shape =
@@ -222,11 +238,12 @@ LogicalResult SM100InstructionSet::execute(Operation &op,
         return success();
       })
       .Case([&](NVVM::Tcgen05MMABlockScaleOp mma) -> LogicalResult {
-        if (failed(requireCtaGroup1(context, ctaGroup2(mma.getCtaGroup()))))
+        FailureOr<bool> pair = ctaGroup2(mma.getCtaGroup());
+        if (failed(pair))
           return failure();
         // The collector buffer usage (collector::a::*) is a reuse hint of
         // the A operand; with correct programs it does not change A.
-        return executeMma(context, mma.getKind(), mma.getBlockScale(),
+        return executeMma(context, mma.getKind(), mma.getBlockScale(), *pair,
                           {mma.getMatrixD(), mma.getMatrixA(), mma.getMatrixB(),
                            mma.getIdesc(), mma.getEnableInputD(),
                            mma.getScaleA(), mma.getScaleB()});

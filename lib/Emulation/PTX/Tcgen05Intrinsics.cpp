@@ -85,31 +85,44 @@ LogicalResult executeIntrinsic(LLVM::CallIntrinsicOp call,
                                         full, count, args.size()));
     return success();
   };
-  // Every modelled form is cta_group::1 (".cg1").
-  if (name.ends_with(".cg2"))
-    return context.fail("cta_group::2 (CTA pairs) is not modelled");
-  if (name == "alloc.shared.cg1" || name == "alloc.cg1")
-    return failed(expectArgs(2)) ? failure()
-                                 : executeAlloc(context, args[0], args[1]);
-  if (name == "dealloc.cg1")
-    return failed(expectArgs(2)) ? failure()
-                                 : executeDealloc(context, args[0], args[1]);
-  if (name == "relinq.alloc.permit.cg1")
+  // The .cta_group suffix (".cg1" / ".cg2") of alloc, dealloc, relinquish,
+  // commit and cp, checked against the kernel's other tcgen05 ops.
+  std::optional<bool> pair;
+  if (name.consume_back(".cg1"))
+    pair = false;
+  else if (name.consume_back(".cg2"))
+    pair = true;
+  if (pair && failed(useCtaGroup(context, *pair)))
+    return failure();
+  if (pair && (name == "alloc.shared" || name == "alloc"))
+    return failed(expectArgs(2))
+               ? failure()
+               : executeAlloc(context, *pair, args[0], args[1]);
+  if (pair && name == "dealloc")
+    return failed(expectArgs(2))
+               ? failure()
+               : executeDealloc(context, *pair, args[0], args[1]);
+  if (pair && name == "relinq.alloc.permit")
     return failed(expectArgs(0)) ? failure() : executeRelinquish(context);
-  if (name == "commit.shared.cg1" || name == "commit.cg1")
+  if (pair && (name == "commit.shared" || name == "commit"))
     return failed(expectArgs(1)) ? failure()
                                  : executeCommit(context, args[0], Value());
+  // commit.mc.{shared.}cg{1,2}.{i16,i32}: .multicast::cluster with a mask.
+  if (pair && (name == "commit.mc.shared" || name == "commit.mc"))
+    return failed(expectArgs(2)) ? failure()
+                                 : executeCommit(context, args[0], args[1]);
   if (name == "fence.before.thread.sync" || name == "fence.after.thread.sync" ||
       name == "wait.ld" || name == "wait.st")
     return success();
-  if (name.consume_front("cp.") && name.consume_back(".cg1")) {
+  if (pair && name.consume_front("cp.")) {
     std::optional<std::pair<ptx::CpShape, ptx::CpMulticast>> shape =
         parseCpShape(name);
     if (!shape)
       return notModelled();
-    return failed(expectArgs(2)) ? failure()
-                                 : executeCp(context, shape->first,
-                                             shape->second, args[0], args[1]);
+    return failed(expectArgs(2))
+               ? failure()
+               : executeCp(context, shape->first, shape->second, *pair, args[0],
+                           args[1]);
   }
   if (name.consume_front("ld.")) {
     std::optional<std::pair<ptx::LdStShape, unsigned>> shape = parseLdSt(name);
@@ -154,11 +167,25 @@ LogicalResult executeIntrinsic(LLVM::CallIntrinsicOp call,
       return notModelled();
     if (failed(expectArgs(9)))
       return failure();
-    for (unsigned lane = 0; lane < context.getNumLanes(); ++lane)
-      if (context.isActive(lane) && context.getWord(args[7], lane) != 1)
-        return context.fail("cta_group::2 (CTA pairs) is not modelled");
+    // The cta_group operand: 1 or 2, the same in every issuing lane.
+    std::optional<uint32_t> group;
+    for (unsigned lane = 0; lane < context.getNumLanes(); ++lane) {
+      if (!context.isActive(lane))
+        continue;
+      const uint32_t g = context.getWord(args[7], lane);
+      if ((g != 1 && g != 2) || (group && *group != g))
+        return context.fail(llvm::formatv(
+            "intrinsic '{0}': cta_group operand {1} (1 or 2, the same in "
+            "every issuing thread)",
+            full, g));
+      group = g;
+    }
+    if (!group)
+      return success();
+    if (failed(useCtaGroup(context, *group == 2)))
+      return failure();
     return executeMma(
-        context, *kind, *blockScale,
+        context, *kind, *blockScale, *group == 2,
         {args[0], args[1], args[2], args[3], args[4], args[5], args[6]});
   }
   return notModelled();

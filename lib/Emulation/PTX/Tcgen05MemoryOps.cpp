@@ -17,6 +17,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <vector>
 
 namespace mlir::fp4train::emulation::tcgen05 {
@@ -25,8 +26,24 @@ namespace mlir::fp4train::emulation::tcgen05 {
 // Allocation
 //===----------------------------------------------------------------------===//
 
-LogicalResult executeAlloc(ExecutionContext &context, Value address,
-                           Value nCols) {
+/// The rendezvous of the pair's two warps in their `count`-th collective
+/// allocation (`allocs`) or deallocation: waits until the peer CTA has
+/// performed as many.
+static LogicalResult meetPeer(ExecutionContext &context, StringRef what,
+                              const std::function<size_t(Tcgen05State &)> &done,
+                              size_t count) {
+  const unsigned peer = context.getClusterRank() ^ 1;
+  Tcgen05State &peerState = getState(context, peer);
+  if (context.waitUntil([&] { return done(peerState) >= count; }))
+    return success();
+  return context.fail(llvm::formatv(
+      "{0}.cta_group::2: the peer CTA (rank {1}) does not take part (one warp "
+      "of each CTA of the pair performs it together)",
+      what, peer));
+}
+
+LogicalResult executeAlloc(ExecutionContext &context, bool ctaGroup2,
+                           Value address, Value nCols) {
   Tcgen05State &state = getState(context);
   return context.forEachWholeSubgroup(
       "tcgen05.alloc", [&](unsigned subgroup, unsigned first) -> LogicalResult {
@@ -38,6 +55,22 @@ LogicalResult executeAlloc(ExecutionContext &context, Value address,
                 check(context, state.tmem.alloc(context.getWord(nCols, first),
                                                 &tmemAddress))))
           return failure();
+        if (ctaGroup2) {
+          state.pairAllocs.push_back(tmemAddress);
+          const size_t count = state.pairAllocs.size();
+          if (failed(meetPeer(
+                  context, "tcgen05.alloc",
+                  [](Tcgen05State &s) { return s.pairAllocs.size(); }, count)))
+            return failure();
+          const uint32_t peerAddress =
+              getState(context, context.getClusterRank() ^ 1)
+                  .pairAllocs[count - 1];
+          if (peerAddress != tmemAddress)
+            return context.fail(llvm::formatv(
+                "tcgen05.alloc.cta_group::2 got column {0} here and {1} in the "
+                "peer CTA: the pair's tensor memory must be allocated alike",
+                tmemAddress & 0xFFFF, peerAddress & 0xFFFF));
+        }
         const uint8_t bytes[4] = {static_cast<uint8_t>(tmemAddress),
                                   static_cast<uint8_t>(tmemAddress >> 8),
                                   static_cast<uint8_t>(tmemAddress >> 16),
@@ -47,17 +80,24 @@ LogicalResult executeAlloc(ExecutionContext &context, Value address,
       });
 }
 
-LogicalResult executeDealloc(ExecutionContext &context, Value taddr,
-                             Value nCols) {
+LogicalResult executeDealloc(ExecutionContext &context, bool ctaGroup2,
+                             Value taddr, Value nCols) {
   Tcgen05State &state = getState(context);
   return context.forEachWholeSubgroup(
       "tcgen05.dealloc", [&](unsigned, unsigned first) -> LogicalResult {
         if (failed(context.requireUniform({taddr, nCols}, first,
                                           "tcgen05.dealloc operands")))
           return failure();
-        return check(context,
-                     state.tmem.dealloc(context.getWord(taddr, first),
-                                        context.getWord(nCols, first)));
+        if (failed(check(context,
+                         state.tmem.dealloc(context.getWord(taddr, first),
+                                            context.getWord(nCols, first)))))
+          return failure();
+        if (!ctaGroup2)
+          return success();
+        return meetPeer(
+            context, "tcgen05.dealloc",
+            [](Tcgen05State &s) -> size_t { return s.pairDeallocs; },
+            ++state.pairDeallocs);
       });
 }
 
@@ -75,17 +115,36 @@ LogicalResult executeRelinquish(ExecutionContext &context) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult executeCp(ExecutionContext &context, ptx::CpShape shape,
-                        ptx::CpMulticast multicast, Value taddr, Value desc) {
+                        ptx::CpMulticast multicast, bool ctaGroup2, Value taddr,
+                        Value desc) {
   Tcgen05State &state = getState(context);
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-    const uint32_t op = state.nextOp++;
-    CheckedSharedMemory smem(context, lane / context.getSubgroupSize());
-    if (failed(check(context,
-                     ptx::tcgen05Cp(
-                         shape, multicast, context.getWord(taddr, lane),
-                         getWord64(context, desc, lane), state.tmem, smem, op),
-                     &smem)))
-      return failure();
+    const uint32_t op = newAsyncOp(context, state);
+    const uint32_t at = context.getWord(taddr, lane);
+    const uint64_t sdesc = getWord64(context, desc, lane);
+    if (!ctaGroup2) {
+      CheckedSharedMemory smem(context, lane / context.getSubgroupSize());
+      if (failed(check(
+              context,
+              ptx::tcgen05Cp(shape, multicast, at, sdesc, state.tmem, smem, op),
+              &smem)))
+        return failure();
+    } else {
+      const unsigned even = context.getClusterRank() & ~1u;
+      if (failed(context.requireClusterMember(even ^ 1, "tcgen05.cp's pair")))
+        return failure();
+      for (unsigned rank : {even, even + 1}) {
+        ClusterSharedMemory smem(context, rank);
+        std::string why =
+            ptx::tcgen05Cp(shape, multicast, at, sdesc,
+                           getState(context, rank).tmem, smem, op);
+        if (!why.empty())
+          return smem.failedInCore
+                     ? failure()
+                     : context.fail(llvm::formatv("CTA {0} of the pair: {1}",
+                                                  rank, why));
+      }
+    }
     state.uncommitted[lane].push_back(op);
     return success();
   });

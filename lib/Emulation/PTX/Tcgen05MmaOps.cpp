@@ -49,7 +49,7 @@ getScaleVec(ExecutionContext &context, NVVM::MMABlockScaleKind kind,
 
 LogicalResult executeMma(ExecutionContext &context,
                          NVVM::MMABlockScaleKind kind,
-                         NVVM::Tcgen05MMABlockScale blockScale,
+                         NVVM::Tcgen05MMABlockScale blockScale, bool ctaGroup2,
                          const MmaValues &v) {
   FailureOr<ptx::ScaleVec> scaleVec = getScaleVec(context, kind, blockScale);
   if (failed(scaleVec))
@@ -68,12 +68,30 @@ LogicalResult executeMma(ExecutionContext &context,
     operands.enableInputD = context.getWord(v.enableInputD, lane) & 1;
     operands.scaleA = context.getWord(v.scaleA, lane);
     operands.scaleB = context.getWord(v.scaleB, lane);
-    const uint32_t op = state.nextOp++;
-    CheckedSharedMemory smem(context, lane / context.getSubgroupSize());
-    if (failed(check(context,
-                     ptx::tcgen05MmaBlockScale(operands, state.tmem, smem, op),
-                     &smem)))
-      return failure();
+    const uint32_t op = newAsyncOp(context, state);
+    if (!ctaGroup2) {
+      CheckedSharedMemory smem(context, lane / context.getSubgroupSize());
+      if (failed(
+              check(context,
+                    ptx::tcgen05MmaBlockScale(operands, state.tmem, smem, op),
+                    &smem)))
+        return failure();
+    } else {
+      // The pair's even CTA first (§9.7.16.5.1).
+      const unsigned even = context.getClusterRank() & ~1u;
+      if (failed(context.requireClusterMember(even ^ 1, "tcgen05.mma's pair")))
+        return failure();
+      ClusterSharedMemory evenSmem(context, even), oddSmem(context, even + 1);
+      ptx::TensorMemory *tmems[] = {&getState(context, even).tmem,
+                                    &getState(context, even + 1).tmem};
+      ptx::SharedMemory *smems[] = {&evenSmem, &oddSmem};
+      std::string why =
+          ptx::tcgen05MmaBlockScalePair(operands, tmems, smems, op);
+      if (!why.empty())
+        return evenSmem.failedInCore || oddSmem.failedInCore
+                   ? failure()
+                   : context.fail(why);
+    }
     state.uncommitted[lane].push_back(op);
     ++context.getStats().mfmas;
     return success();
@@ -82,27 +100,52 @@ LogicalResult executeMma(ExecutionContext &context,
 
 LogicalResult executeCommit(ExecutionContext &context, Value address,
                             Value multicastMask) {
-  if (multicastMask)
-    return context.fail("tcgen05.commit with a CTA multicast mask is not "
-                        "modelled");
   Tcgen05State &state = getState(context);
   return forEachIssuingLane(context, [&](unsigned lane) -> LogicalResult {
-    const uint64_t at = getWord64(context, address, lane);
-    FailureOr<ptx::Mbarrier *> barrier = getBarrier(context, at);
-    if (failed(barrier))
+    FailureOr<ClusterAddress> at = decodeClusterAddress(
+        context, getWord64(context, address, lane), "tcgen05.commit");
+    if (failed(at))
       return failure();
-    if (!(*barrier)->isInitialized())
-      return context.fail(llvm::formatv("tcgen05.commit to the mbarrier at "
-                                        "shared address {0}, which "
-                                        "mbarrier.init has not initialized",
-                                        at));
-    // The thread's operations so far complete with the barrier's phase
-    // (they are already done: the arrive-on follows at once).
-    std::vector<uint32_t> &ops = state.uncommitted[lane];
-    llvm::append_range(state.barrierOps[at], ops);
-    ops.clear();
-    uint64_t token;
-    return arriveOn(context, at, 1, &token);
+    // The destinations: the mbarrier at `address`, or with
+    // .multicast::cluster the one at its offset in each CTA of the mask
+    // (bit r: %cluster_ctarank r).
+    SmallVector<uint64_t> targets;
+    if (!multicastMask) {
+      targets.push_back(encodeClusterAddress(at->rank, at->address));
+    } else {
+      const uint32_t mask = context.getWord(multicastMask, lane) & 0xFFFF;
+      for (unsigned rank = 0; rank < 16; ++rank)
+        if (mask >> rank & 1) {
+          if (failed(context.requireClusterMember(
+                  rank, "tcgen05.commit's multicast mask")))
+            return failure();
+          targets.push_back(encodeClusterAddress(rank, at->address));
+        }
+    }
+    for (uint64_t target : targets) {
+      FailureOr<BarrierRef> barrier = getBarrier(context, target);
+      if (failed(barrier))
+        return failure();
+      if (!barrier->barrier->isInitialized())
+        return context.fail(llvm::formatv(
+            "tcgen05.commit to the mbarrier at shared address {0} of CTA {1}, "
+            "which mbarrier.init has not initialized",
+            barrier->address, barrier->rank));
+    }
+    // The thread's operations so far complete with each barrier's phase
+    // (they are already done: the arrive-on follows at once). A pair's
+    // operation wrote both CTAs' tensor memory; each CTA's cells complete
+    // with the phase of an mbarrier of its own that tracked it.
+    std::vector<uint32_t> ops = std::move(state.uncommitted[lane]);
+    state.uncommitted[lane].clear();
+    for (uint64_t target : targets) {
+      FailureOr<BarrierRef> barrier = getBarrier(context, target);
+      llvm::append_range(barrier->state->barrierOps[barrier->address], ops);
+      uint64_t token;
+      if (failed(arriveOn(context, target, 1, &token)))
+        return failure();
+    }
+    return success();
   });
 }
 
