@@ -270,7 +270,7 @@ def statements(lines):
     return out
 
 
-def tcgen05_report(name, ptx, regs, smem):
+def tcgen05_report(name, ptx, regs, smem, gemm_k):
     """The static figures of a tcgen05 GEMM kernel, from its PTX, against
     B200's rates (CHIPS["sm_100a"])."""
     params = CHIPS["sm_100a"]
@@ -317,22 +317,45 @@ def tcgen05_report(name, ptx, regs, smem):
     smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / shared_bytes)
     print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
           " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
-    # The same model for the larger designs (not built): per SM, the bytes a
-    # stage's producers write and its MMAs read, against the stage's
-    # tensor-core clocks. `tile` is one operand's 128-row tile, `sf` one
-    # operand's 128-row scale atoms.
+    # [TMEM1] in docs/nvvm.md: the same model for larger tiles (not built),
+    # per SM and stage: the bytes its producers write and its MMAs and
+    # tcgen05.cp read, against the stage's tensor-core clocks; `tile` is one
+    # operand's 128-row tile of a stage, `sf` its 128-row scale atoms (16
+    # TMEM columns for NVFP4's 16 blocks). TMEM (512 columns) must hold two
+    # accumulators next to the stages' scale atoms for the epilogue of tile
+    # i to run under the MMAs of tile i + 1 ([PERS1]); with one accumulator
+    # it runs after them, and it moves C through DRAM: the f32 accumulator
+    # input read and the result written, 8 bytes per element at the SM's
+    # share of DRAM.
     tile, sf = 128 * (k_stage // 2 if fp4 else k_stage), (stage_bytes - 32768) // 2
+    sf_columns = 4 * (k_stage // (16 if block == "block16" and fp4 else 32)) // 4
+    k_steps = max(1, gemm_k // k_stage)
 
-    def design(written, read):
-        return 100 * min(1.0, 2 * mma_clocks * params["shared_bytes"] / (written + read))
-    n256 = design(3 * tile + 3 * sf, 3 * tile + 3 * sf)
-    pair_twice = design(2 * tile + 2 * sf, 3 * tile + 3 * sf)
-    pair_once = design(2 * tile + 2 * sf, 2 * tile + 2 * sf)
-    print("  the same model for larger tiles (not built): M128 N256 on one SM %.0f%% (two"
-          " 256-column accumulators leave no TMEM for the scales); a CTA pair (cta_group::2,"
-          " 256 x 256, each SM staging half of B) %.0f%% if each SM's MMA reads all of B, its"
-          " half and the peer's, %.0f%% if the pair reads each B byte once (the PTX ISA does"
-          " not say which: only the second passes 80%%)" % (n256, pair_twice, pair_once))
+    def design(clocks, written, read, acc_columns, sf_units):
+        smem_rate = min(1.0, clocks * params["shared_bytes"] / (written + read))
+        double = 2 * acc_columns + stages * sf_units * sf_columns <= 512
+        if double:
+            return 100 * smem_rate, 100 * smem_rate, True
+        loop = k_steps * clocks / smem_rate
+        epilogue = 128 * acc_columns * 8 / params["dram"]
+        return 100 * smem_rate * loop / (loop + epilogue), 100 * smem_rate, False
+
+    def describe(result):
+        rate, main, double = result
+        return "%.0f%%" % rate if double else "%.0f%% (one accumulator; %.0f%% in the main loop)" % (
+            rate, main)
+    n256 = design(2 * mma_clocks, 3 * tile + 3 * sf, 3 * tile + 3 * sf, 256, 3)
+    pair128 = (design(mma_clocks, 1.5 * tile + 2 * sf, 2 * tile + 2 * sf, 128, 2),
+               design(mma_clocks, 1.5 * tile + 2 * sf, 1.5 * tile + 2 * sf, 128, 2))
+    pair256 = (design(2 * mma_clocks, 2 * tile + 3 * sf, 3 * tile + 3 * sf, 256, 3),
+               design(2 * mma_clocks, 2 * tile + 3 * sf, 2 * tile + 3 * sf, 256, 3))
+    print("  the same model for larger tiles (not built; K = %d; a pair's MMA reading all of"
+          " B in each SM / each B byte once, which the PTX ISA does not say): M128 N256 on one"
+          " SM %s; a CTA pair (cta_group::2) of 256 x 128 %s / %s; of 256 x 256 %s / %s."
+          " Two 256-column accumulators and the scale atoms exceed TMEM's 512 columns, so"
+          " N = 256 tiles run their epilogue (C through DRAM) after their MMAs" % (
+              gemm_k, describe(n256), describe(pair128[0]), describe(pair128[1]),
+              describe(pair256[0]), describe(pair256[1])))
     # Issue slots: the producer loop (one stage per iteration, warps 0-3:
     # one warp per sub-partition) and the MMA issuer's loop (warp 4, which
     # shares sub-partition 0 with warp 0), at one PTX statement per clock
@@ -511,9 +534,9 @@ def wgmma_report(name, ptx, regs, smem, threads, chip):
             step - (128 // k) * len(cheapest)))
 
 
-def loop_report(name, ptx, regs, smem, threads, chip):
+def loop_report(name, ptx, regs, smem, threads, chip, gemm_k):
     if TCGEN05.search(ptx):
-        return tcgen05_report(name, ptx, regs, smem)
+        return tcgen05_report(name, ptx, regs, smem, gemm_k)
     if WGMMA.search(ptx):
         return wgmma_report(name, ptx, regs, smem, threads, chip)
     params = CHIPS.get(chip, CHIPS["sm_120a"])
@@ -728,6 +751,8 @@ def main():
     parser.add_argument("--chip", help="default: each PTX's .target")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--loop", action="append", default=[])
+    parser.add_argument("--gemm-k", type=int, default=4096,
+                        help="K of the tcgen05 GEMMs, for the model of larger tiles")
     parser.add_argument("module")
     parser.add_argument("out_dir")
     args = parser.parse_args()
@@ -793,7 +818,7 @@ def main():
             loops.append((name, ptx, regs if args.ptxas else 0,
                           smem if args.ptxas else 0, threads_of(ptx), chip))
     for loop in loops:
-        loop_report(*loop)
+        loop_report(*loop, gemm_k=args.gemm_k)
     if not kernels:
         failures.append("no NVVM gpu.binary in %s" % args.module)
     for failure in failures:
