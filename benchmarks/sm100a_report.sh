@@ -23,6 +23,15 @@ echo "Static sm_100a report: NVFP4 GEMMs on tcgen05.mma kind::mxf4nvf4.block16" 
   "(persistent, 128x128 tiles, 4-stage mbarrier pipeline, two TMEM accumulators); from the PTX, no GPU"
 /usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_100a \
   --loop gemm_4096_kernel --loop gemm_8192_kernel "$out/gemm.mlir" "$out/ptx"
+
+# [PAIR1] The same GEMMs on CTA pairs (gemm-cta-pair): 256 x 128 tiles,
+# cta_group::2 MMAs, clusters of two.
+"$fp4opt" "$root/benchmarks/sm100a_gemm.mlir" -o "$out/gemm-pair.mlir" \
+  --fp4train-cuda-pipeline="recipe=none chip=sm_100a format=isa gemm-cta-pair=1"
+echo
+echo "The same GEMMs with gemm-cta-pair=1 (CTA pairs, 256x128 tiles, cta_group::2)"
+/usr/bin/python3 "$root/scripts/ptx_report.py" --chip sm_100a \
+  --loop gemm_4096_kernel "$out/gemm-pair.mlir" "$out/ptx-pair"
 # B200: 148 SMs, 9 dense FP4 PFLOPS, 8 TB/s; NVFP4 global bytes per element:
 # 1/2 (code) + 1/16 (UE4M3 scale).
 for shape in "4096 4096" "8192 8192"; do

@@ -283,6 +283,10 @@ def tcgen05_report(name, ptx, regs, smem, gemm_k):
     per_stage = len([l for l in loop if TCGEN05.search(l)]) if loop else len(mmas)
     kind, block = mmas[0][2], mmas[0][3]
     fp4 = kind == "mxf4nvf4"
+    # [PAIR1] A CTA pair's kernel: 256 x 128 tiles, each SM staging 128 rows
+    # of A and 64 of B^T and computing 128 x 128 of C.
+    pair = mmas[0][1] == "2"
+    rows_b = 64 if pair else 128
     cps = len(re.findall(r"tcgen05\.cp\.", "\n".join(loop or [])))
     alloc = re.search(r"tcgen05\.alloc[^;]*;", ptx)
     columns = re.search(r"mov\.b32\s+%r\d+,\s*(\d+);\s*\n[^\n]*tcgen05\.alloc", ptx)
@@ -301,11 +305,20 @@ def tcgen05_report(name, ptx, regs, smem, gemm_k):
     # byte, [PK1]; 8-bit codes one per byte) and write the stage; the MMAs
     # (A, B) and tcgen05.cp (scales) read it back once.
     code_bytes = k_stage // 2 if fp4 else k_stage
-    global_bytes = 2 * 128 * code_bytes + 2 * 128 * (k_stage // (16 if block == "block16" else 32))
+    blocks = k_stage // (16 if block == "block16" else 32)
+    global_bytes = (128 + rows_b) * code_bytes + 2 * 128 * blocks
     shared_bytes = 2 * stage_bytes
+    # A pair's SM stores its rows and both operands' scale atoms (scale_B of
+    # all 128 columns); its MMAs read A and all 128 rows of B^T (the peer's
+    # half too), or each B byte once if the pair shares them.
+    scale_bytes = stage_bytes - 32768
+    written = (128 + rows_b) * 128 + scale_bytes
+    read = 2 * 128 * 128 + scale_bytes
     print()
-    print("tcgen05 kernel %s: kind::%s.%s, 128 x 128 tile, %d stages of K %d" % (
-        name, kind, block, stages, k_stage))
+    print("tcgen05 kernel %s: kind::%s.%s, %s, %d stages of K %d" % (
+        name, kind, block,
+        "256 x 128 tile on a CTA pair (cta_group::2; 128 x 128 of C per SM)" if pair
+        else "128 x 128 tile", stages, k_stage))
     print("  shared memory per stage: %d bytes (A, B 16 KiB each, 128-byte swizzle; scales %d);"
           " dynamic shared memory %d bytes" % (stage_bytes, stage_bytes - 32768, smem))
     print("  TMEM columns: %s (two 128-column accumulators + scale atoms); registers: %s" % (
@@ -315,13 +328,22 @@ def tcgen05_report(name, ptx, regs, smem, gemm_k):
     print("  tensor-core clocks per stage at B200's dense %s rate: %.0f" % (
         "FP4" if fp4 else "FP8", mma_clocks))
     smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / shared_bytes)
-    print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
-          " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
-    # [TMEM1] in docs/nvvm.md: the same model for larger tiles (not built),
-    # per SM and stage: the bytes its producers write and its MMAs and
-    # tcgen05.cp read, against the stage's tensor-core clocks; `tile` is one
-    # operand's 128-row tile of a stage, `sf` its 128-row scale atoms (16
-    # TMEM columns for NVFP4's 16 blocks). TMEM (512 columns) must hold two
+    if not pair:
+        print("  shared-memory traffic per stage: %d bytes (producer stores + MMA operand reads):"
+              " bounds the tensor-core rate at %.0f%%" % (shared_bytes, 100 * smem_bound))
+    else:
+        smem_bound = min(1.0, mma_clocks * params["shared_bytes"] / (written + read))
+        once = min(1.0, mma_clocks * params["shared_bytes"] / (2 * written))
+        print("  shared-memory traffic per stage and SM: %d bytes stored + %d read by the MMAs"
+              " and tcgen05.cp (%d if the pair's MMA reads each B byte once): bounds the"
+              " tensor-core rate at %.0f%% (%.0f%%)" % (
+                  written, read, written, 100 * smem_bound, 100 * once))
+    # [TMEM1] in docs/nvvm.md: the same model for larger tiles (the 256 x 128
+    # pair is built, [PAIR1]), per SM and stage: the bytes its producers write
+    # and its MMAs and tcgen05.cp read, against the stage's tensor-core
+    # clocks; `tile` is one operand's 128-row tile of a stage, `sf` its
+    # 128-row scale atoms (16 TMEM columns for NVFP4's 16 blocks). TMEM (512
+    # columns) must hold two
     # accumulators next to the stages' scale atoms for the epilogue of tile
     # i to run under the MMAs of tile i + 1 ([PERS1]); with one accumulator
     # it runs after them, and it moves C through DRAM: the f32 accumulator
@@ -349,9 +371,10 @@ def tcgen05_report(name, ptx, regs, smem, gemm_k):
                design(mma_clocks, 1.5 * tile + 2 * sf, 1.5 * tile + 2 * sf, 128, 2))
     pair256 = (design(2 * mma_clocks, 2 * tile + 3 * sf, 3 * tile + 3 * sf, 256, 3),
                design(2 * mma_clocks, 2 * tile + 3 * sf, 2 * tile + 3 * sf, 256, 3))
-    print("  the same model for larger tiles (not built; K = %d; a pair's MMA reading all of"
+    print("  the same model for larger tiles (K = %d; a pair's MMA reading all of"
           " B in each SM / each B byte once, which the PTX ISA does not say): M128 N256 on one"
-          " SM %s; a CTA pair (cta_group::2) of 256 x 128 %s / %s; of 256 x 256 %s / %s."
+          " SM %s; a CTA pair (cta_group::2) of 256 x 128 (gemm-cta-pair) %s / %s; of 256 x 256"
+          " %s / %s."
           " Two 256-column accumulators and the scale atoms exceed TMEM's 512 columns, so"
           " N = 256 tiles run their epilogue (C through DRAM) after their MMAs" % (
               gemm_k, describe(n256), describe(pair128[0]), describe(pair128[1]),
@@ -384,8 +407,9 @@ def tcgen05_report(name, ptx, regs, smem, gemm_k):
         tma = len(re.findall(r"cp\.async\.bulk\.tensor", body))
         copies = len(re.findall(r"cp\.async\.c[ag]\.", body))
         print("  operand loads per stage: %s" % (
-            "codes by TMA (%d cp.async.bulk.tensor of 16 KiB from one thread, 128-byte"
-            " swizzled boxes), scales by %d cp.async per producer thread" % (tma, copies)
+            "codes by TMA (%d cp.async.bulk.tensor of %s from one thread, 128-byte"
+            " swizzled boxes), scales by %d cp.async per producer thread" % (
+                tma, "16 KiB of A and 8 KiB of B^T" if pair else "16 KiB", copies)
             if tma else "codes and scales by %d cp.async per producer thread" % copies))
     if producer and issuer:
         p_slots = len(statements(text(min(producer, key=len))))

@@ -279,8 +279,10 @@ void mlir::fp4train::buildCUDAKernelPipeline(
   nvvm.chip = options.chip;
   nvvm.sr = options.sr;
   nvvm.gemmWorkgroups = options.gemmWorkgroups;
+  nvvm.gemmCtaPair = options.gemmCtaPair;
   addGPUFrontHalf(pm, options, createFP4TrainToNVVM(nvvm));
   pm.addPass(createFP4TrainSingleWorkgroupOccupancy());
+  pm.addPass(createFP4TrainKernelClusterSize());
 }
 
 void mlir::fp4train::buildCUDAPipeline(OpPassManager &pm,

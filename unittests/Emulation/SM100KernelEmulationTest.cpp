@@ -82,6 +82,7 @@ protected:
     options.recipe = "none";
     options.chip = *parseGPUChip(getChip());
     options.gemmWorkgroups = gemmWorkgroups;
+    options.gemmCtaPair = gemmCtaPair;
     return ::fp4train::emulation_test::compile(
         context, source,
         [&](OpPassManager &pm) { buildCUDAKernelPipeline(pm, options); });
@@ -108,6 +109,8 @@ protected:
   /// The persistent GEMM's grid (0: the default, at least one workgroup
   /// per tile in these cases).
   unsigned gemmWorkgroups = 0;
+  /// gemm-cta-pair: the GEMM on CTA pairs ([PAIR1] in docs/nvvm.md).
+  bool gemmCtaPair = false;
 
 private:
   std::function<OwningOpRef<ModuleOp>(const std::string &)> compileFn;
@@ -366,6 +369,44 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 //===----------------------------------------------------------------------===//
+// CTA pairs: 256 x 128 tiles, cta_group::2 MMAs
+//===----------------------------------------------------------------------===//
+
+/// gemm-cta-pair ([PAIR1]): clusters of two workgroups, each staging 128
+/// rows of A and 64 of B^T, the even CTA issuing the pair's M = 256 MMAs.
+/// Every GEMM case at the default grid (one pair per tile here), and the
+/// persistent cases on pairs (`workgroups` rounded down to even).
+using SM100PairGemmKernelTest = SM100KernelTest<PersistentCase>;
+
+TEST_P(SM100PairGemmKernelTest, ExactDataBitForBit) {
+  gemmWorkgroups = getCase().workgroups;
+  gemmCtaPair = true;
+  EXPECT_EQ(checkGemmKernel(getCase().gemm, GemmData::Exact,
+                            /*bitForBit=*/true, getCompile(), getRun()),
+            0);
+}
+
+std::vector<PersistentCase> getPairCases() {
+  std::vector<PersistentCase> cases;
+  for (const GemmCase &gemm : getTcgen05GemmCases())
+    cases.push_back({0, gemm});
+  for (const PersistentCase &c : getPersistentCases())
+    if (c.workgroups >= 2)
+      cases.push_back(c);
+  // One pair over every tile: 2 x 3 pair tiles of 2 K steps.
+  cases.push_back({2, {1, 400, 300, 320, "nvfp4", "nvfp4"}});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SM100, SM100PairGemmKernelTest,
+    ::testing::Combine(::testing::ValuesIn(kChips),
+                       ::testing::ValuesIn(getPairCases())),
+    [](const auto &info) {
+      return getChipTestName<PersistentCase>(info, getPersistentTestName);
+    });
+
+//===----------------------------------------------------------------------===//
 // Negative checks: a broken field in the lowered module is noticed
 //===----------------------------------------------------------------------===//
 
@@ -396,23 +437,35 @@ enum class Break {
   /// (block id x with bit 0 cleared), so half of the tiles are never
   /// computed.
   TileOrder,
+  /// [PAIR1] The pair's commits without .multicast::cluster: only the even
+  /// CTA's barriers hear them, and the odd CTA's producers and epilogue
+  /// wait forever.
+  PairCommitUnicast,
+  /// [PAIR1] The odd CTA's TMA loads without .cta_group::2: they may then
+  /// signal only an mbarrier of their own CTA, not the even CTA's.
+  PairTmaGroup,
 };
 
 struct BreakCase {
   Break what;
   GemmCase gemm;
+  /// The kernel on CTA pairs (gemm-cta-pair).
+  bool pair = false;
 };
 
 std::string getBreakTestName(const BreakCase &c) {
   const char *what = c.what == Break::InstrDescriptorN ? "idesc_n"
                      : c.what == Break::SmemDescriptorSwizzle
                          ? "smem_desc_swizzle"
-                     : c.what == Break::ScaleColumn      ? "scale_column"
-                     : c.what == Break::MissingCommit    ? "missing_commit"
-                     : c.what == Break::TensorMapSwizzle ? "tensor_map_swizzle"
-                     : c.what == Break::TensorMapBox     ? "tensor_map_box"
-                                                         : "tile_order";
-  return std::string(what) + "_" + getGemmTestName(c.gemm);
+                     : c.what == Break::ScaleColumn       ? "scale_column"
+                     : c.what == Break::MissingCommit     ? "missing_commit"
+                     : c.what == Break::TensorMapSwizzle  ? "tensor_map_swizzle"
+                     : c.what == Break::TensorMapBox      ? "tensor_map_box"
+                     : c.what == Break::TileOrder         ? "tile_order"
+                     : c.what == Break::PairCommitUnicast ? "commit_unicast"
+                                                          : "tma_group";
+  return std::string(c.pair ? "pair_" : "") + what + "_" +
+         getGemmTestName(c.gemm);
 }
 
 void PrintTo(const BreakCase &c, std::ostream *os) {
@@ -458,6 +511,41 @@ int breakTileOrder(ModuleOp module) {
   return reads.size();
 }
 
+/// Applies a pair break (PairCommitUnicast, PairTmaGroup) to `module`;
+/// returns how many ops it changed.
+int breakPair(ModuleOp module, Break what) {
+  int changed = 0;
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    if (what == Break::PairTmaGroup) {
+      if (auto load =
+              dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
+          load && load.getGroupAttr()) {
+        load.removeGroupAttr();
+        ++changed;
+      }
+      continue;
+    }
+    if (auto commit = dyn_cast<NVVM::Tcgen05CommitOp>(op);
+        commit && commit.getMulticastMask()) {
+      commit.getMulticastMaskMutable().clear();
+      ++changed;
+    } else if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+               call &&
+               call.getIntrin() == "llvm.nvvm.tcgen05.commit.mc.shared.cg2") {
+      OpBuilder b(call);
+      LLVM::CallIntrinsicOp::create(
+          b, call.getLoc(),
+          b.getStringAttr("llvm.nvvm.tcgen05.commit.shared.cg2"),
+          ValueRange{call.getArgs()[0]});
+      call.erase();
+      ++changed;
+    }
+  }
+  return changed;
+}
+
 /// Applies `what` to every tcgen05.mma of `module` (or to what else the
 /// break names); returns how many ops it changed.
 int breakModule(ModuleOp module, Break what) {
@@ -465,6 +553,8 @@ int breakModule(ModuleOp module, Break what) {
     return breakTensorMaps(module, what);
   if (what == Break::TileOrder)
     return breakTileOrder(module);
+  if (what == Break::PairCommitUnicast || what == Break::PairTmaGroup)
+    return breakPair(module, what);
   SmallVector<Operation *> mmas;
   if (what == Break::MissingCommit) {
     module.walk([&](Operation *op) {
@@ -505,6 +595,8 @@ int breakModule(ModuleOp module, Break what) {
     case Break::TensorMapSwizzle:
     case Break::TensorMapBox:
     case Break::TileOrder:
+    case Break::PairCommitUnicast:
+    case Break::PairTmaGroup:
       break;
     case Break::ScaleColumn: {
       Value ptr = mma->getOperand(5);
@@ -525,6 +617,7 @@ using SM100BrokenGemmKernelTest = SM100KernelTest<BreakCase>;
 
 TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
   const BreakCase &c = getCase();
+  gemmCtaPair = c.pair;
   int broken = 0;
   std::string error;
   const int bad = checkGemmKernel(
@@ -549,8 +642,14 @@ TEST_P(SM100BrokenGemmKernelTest, IsNoticed) {
     EXPECT_FALSE(error.empty());
   // Not an op the emulator lacks: the models saw the broken field.
   EXPECT_EQ(error.find("not supported"), std::string::npos) << error;
-  if (c.what == Break::MissingCommit || c.what == Break::TensorMapBox)
+  if (c.what == Break::MissingCommit || c.what == Break::TensorMapBox ||
+      c.what == Break::PairCommitUnicast)
     EXPECT_NE(error.find("can complete it (a missing arrive"),
+              std::string::npos)
+        << error;
+  if (c.what == Break::PairTmaGroup)
+    EXPECT_NE(error.find("writes CTA 1 but signals an mbarrier of CTA 0: "
+                         "without .cta_group::2 both lie in the same CTA"),
               std::string::npos)
         << error;
 }
@@ -571,6 +670,13 @@ std::vector<BreakCase> getBreakCases() {
        std::vector<GemmCase>{{1, 130, 70, 320, "nvfp4", "nvfp4"},
                              {1, 256, 128, 512, "mxfp4", "mxfp4"}})
     cases.push_back({Break::TileOrder, gemm});
+  // [PAIR1] The pair kernel: its MMAs' fields, its TMA boxes and tile
+  // order as above, and what only a pair has.
+  for (Break what :
+       {Break::InstrDescriptorN, Break::ScaleColumn, Break::MissingCommit,
+        Break::TensorMapBox, Break::TileOrder, Break::PairCommitUnicast,
+        Break::PairTmaGroup})
+    cases.push_back({what, {1, 300, 260, 320, "nvfp4", "nvfp4"}, true});
   return cases;
 }
 

@@ -266,7 +266,10 @@ def FP4TrainToNVVM : Pass<"fp4train-to-nvvm", "ModuleOp"> {
            "::mlir::fp4train::getNVVMStochasticRoundingValues()">,
     Option<"gemmWorkgroups", "gemm-workgroups", "unsigned", /*default=*/"0",
            "workgroups of the persistent tcgen05 GEMM (sm_100a, sm_103a; 0: "
-           "148, one per SM of a B200)">
+           "148, one per SM of a B200)">,
+    Option<"gemmCtaPair", "gemm-cta-pair", "bool", /*default=*/"false",
+           "the tcgen05 GEMM on CTA pairs (sm_100a, sm_103a): clusters of two "
+           "workgroups compute 256 x 128 tiles with cta_group::2 MMAs">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -392,6 +395,21 @@ def FP4TrainSingleWorkgroupOccupancy
     the hint ptxas caps such kernels near 64 registers and spills (the
     tcgen05 GEMM with ragged M, N and K). Launches with a dynamic size or
     less shared memory are left alone.
+  }];
+}
+
+def FP4TrainKernelClusterSize
+    : Pass<"fp4train-kernel-cluster-size", "ModuleOp"> {
+  let summary = "Record the constant cluster size of each kernel's launches on the kernel";
+  let description = [{
+    Sets `known_cluster_size` on every `gpu.func` launched by a
+    `gpu.launch_func` with constant cluster dimensions (gpu-kernel-outlining
+    keeps them on the launch only). convert-gpu-to-nvvm turns it into
+    `nvvm.cluster_dim`, PTX `.explicitcluster` and `.reqnctapercluster`: the
+    cluster shape becomes part of the kernel, so a launch without cluster
+    dimensions (cuLaunchKernel) still runs it in clusters, as the CTA-pair
+    GEMM ([PAIR1] in docs/nvvm.md) requires. Launches of one kernel with
+    different cluster sizes are an error.
   }];
 }
 

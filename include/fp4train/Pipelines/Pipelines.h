@@ -233,6 +233,12 @@ struct CUDAPipelineOptions : public GPUPipelineOptions {
       llvm::cl::desc("workgroups of the persistent tcgen05 GEMM (sm_100a, "
                      "sm_103a; 0: 148, one per SM of a B200)"),
       llvm::cl::init(0)};
+  Option<bool> gemmCtaPair{
+      *this, "gemm-cta-pair",
+      llvm::cl::desc("the tcgen05 GEMM on CTA pairs (sm_100a, sm_103a): "
+                     "clusters of two workgroups compute 256 x 128 tiles "
+                     "with cta_group::2 MMAs"),
+      llvm::cl::init(false)};
 };
 
 /// The quantize pipeline, then fp4train-to-nvvm (GEMM, quantize and

@@ -1067,14 +1067,32 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     dynamicShared = arith::ConstantIntOp::create(
         rewriter, loc, rewriter.getI32Type(), config.dynamicSharedBytes);
   GemmGrid grid = getGemmGrid(op, config.tileM, config.tileN);
-  if (config.persistentWorkgroups)
-    grid = {std::min(grid.x * grid.y * grid.z, config.persistentWorkgroups), 1,
-            1};
+  if (config.persistentWorkgroups) {
+    // A whole number of clusters, at least one.
+    const int64_t cluster = config.clusterX;
+    grid = {std::max(cluster, std::min(grid.x * grid.y * grid.z * cluster,
+                                       config.persistentWorkgroups) /
+                                  cluster * cluster),
+            1, 1};
+  }
+  Value clusterX, clusterY, clusterZ;
+  if (config.clusterX > 1) {
+    clusterX = im.c(config.clusterX);
+    clusterY = clusterZ = im.c(1);
+  }
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, im.c(grid.x), im.c(grid.y), im.c(grid.z),
       im.c(config.threads), im.c(1), im.c(1), dynamicShared,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-      /*workgroupAttributions=*/workgroup);
+      /*workgroupAttributions=*/workgroup, /*privateAttributions=*/{}, clusterX,
+      clusterY, clusterZ);
+  // gpu::LaunchOp's builder gives the body the 12 block arguments of a
+  // launch without clusters; one with clusters has 6 more (cluster ids and
+  // sizes) before the attributions, which its verifier indexes by.
+  Block &body = launch.getBody().front();
+  for (unsigned i = body.getNumArguments() - workgroup.size();
+       i < launch.getNumConfigRegionAttributes(); ++i)
+    body.insertArgument(i, rewriter.getIndexType(), loc);
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());

@@ -156,9 +156,10 @@ namespace {
 
 struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
   ScaledMatmulOpLowering(TypeConverter &converter, MLIRContext *context,
-                         const GPUTarget &target, unsigned gemmWorkgroups)
+                         const GPUTarget &target, unsigned gemmWorkgroups,
+                         bool gemmCtaPair)
       : OpConversionPattern(converter, context, /*benefit=*/2), target(target),
-        gemmWorkgroups(gemmWorkgroups) {}
+        gemmWorkgroups(gemmWorkgroups), gemmCtaPair(gemmCtaPair) {}
 
   LogicalResult
   matchAndRewrite(ScaledMatmulOp op, OneToNOpAdaptor adaptor,
@@ -173,7 +174,7 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
       return lowerScaledMatmulToTcgen05Kernel(
           op, lhs, rhs, acc, target,
           gemmWorkgroups ? gemmWorkgroups : kTcgen05DefaultWorkgroups,
-          rewriter);
+          gemmCtaPair, rewriter);
     case GPUMMAKind::WarpFP8:
       return withWarpFP8Gemm(
           op, target, [&](const BlockScaledMMATargetInfo &mma) {
@@ -194,6 +195,7 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
 
   const GPUTarget &target;
   unsigned gemmWorkgroups;
+  bool gemmCtaPair;
 };
 
 struct FP4TrainToNVVMPass
@@ -223,6 +225,17 @@ struct FP4TrainToNVVMPass
           << target.name << "'s GEMM kernels take one workgroup per tile";
       return signalPassFailure();
     }
+    if (gemmCtaPair && target.mma != GPUMMAKind::Tcgen05BlockScaled) {
+      root->emitError("fp4train-to-nvvm: gemm-cta-pair puts the tcgen05 GEMM "
+                      "(sm_100a, sm_103a) on CTA pairs; ")
+          << target.name << " has no cta_group::2 MMA";
+      return signalPassFailure();
+    }
+    if (gemmCtaPair && gemmWorkgroups == 1) {
+      root->emitError("fp4train-to-nvvm: gemm-cta-pair needs at least two "
+                      "workgroups (one CTA pair); gemm-workgroups is 1");
+      return signalPassFailure();
+    }
     if (failed(checkFP4TrainNVVMSupport(root, target)))
       return signalPassFailure();
 
@@ -231,7 +244,7 @@ struct FP4TrainToNVVMPass
     if (failed(applyFP4TrainGPUConversion(
             root, [&](TypeConverter &converter, RewritePatternSet &patterns) {
               populateFP4TrainToNVVMConversionPatterns(
-                  converter, patterns, target, sr, gemmWorkgroups);
+                  converter, patterns, target, sr, gemmWorkgroups, gemmCtaPair);
             })))
       return signalPassFailure();
     root->walk([&](gpu::LaunchOp launch) {
@@ -245,10 +258,10 @@ struct FP4TrainToNVVMPass
 
 void mlir::fp4train::populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
-    const GPUTarget &target, NVVMStochasticRounding sr,
-    unsigned gemmWorkgroups) {
+    const GPUTarget &target, NVVMStochasticRounding sr, unsigned gemmWorkgroups,
+    bool gemmCtaPair) {
   patterns.add<ScaledMatmulOpLowering>(converter, patterns.getContext(), target,
-                                       gemmWorkgroups);
+                                       gemmWorkgroups, gemmCtaPair);
   // Quantize and Hadamard kernels need only the chip's conversions (and
   // none at all for Hadamard). The FP8 chips have no FP4 converts and take
   // the integer recipe for E2M1. [SR1] stays the software recipe on

@@ -19,6 +19,7 @@
 
 namespace mlir::fp4train {
 #define GEN_PASS_DEF_FP4TRAINSINGLEWORKGROUPOCCUPANCY
+#define GEN_PASS_DEF_FP4TRAINKERNELCLUSTERSIZE
 #define GEN_PASS_DEF_FP4TRAINCHECKNOLIBDEVICE
 #define GEN_PASS_DEF_FP4TRAINCHECKPTXAS
 #define GEN_PASS_DEF_FP4TRAINFREETENSORMAPS
@@ -98,6 +99,37 @@ struct SingleWorkgroupOccupancyPass
         kernel->setAttr(
             "nvvm.minctasm",
             IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
+    });
+  }
+};
+
+struct KernelClusterSizePass
+    : public mlir::fp4train::impl::FP4TrainKernelClusterSizeBase<
+          KernelClusterSizePass> {
+  void runOnOperation() override {
+    getOperation().walk([&](gpu::LaunchFuncOp launch) {
+      if (!launch.hasClusterSize())
+        return;
+      SmallVector<int32_t, 3> sizes;
+      for (Value size : {launch.getClusterSizeX(), launch.getClusterSizeY(),
+                         launch.getClusterSizeZ()}) {
+        APInt value;
+        if (!matchPattern(size, m_ConstantInt(&value)))
+          return;
+        sizes.push_back(static_cast<int32_t>(value.getSExtValue()));
+      }
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          launch, launch.getKernel());
+      if (!kernel)
+        return;
+      auto known = DenseI32ArrayAttr::get(&getContext(), sizes);
+      if (auto previous = kernel.getKnownClusterSizeAttr();
+          previous && previous != known) {
+        launch.emitError("launches kernel ")
+            << kernel.getName() << " with another cluster size than before";
+        return signalPassFailure();
+      }
+      kernel.setKnownClusterSizeAttr(known);
     });
   }
 };

@@ -73,6 +73,17 @@
 // code 0 with scale code 0 (they add +0: TMA's out-of-bounds fill, or
 // copies of 0 bytes); only in-range C is written.
 //
+// [PAIR1] CTA pairs (gemm-cta-pair): clusters of two workgroups compute
+// 256 x 128 tiles. CTA v of a pair stages rows 128 v.. of the tile's A and
+// rows 64 v.. of its B^T (a 64-row TMA box) at the offsets above, the scale
+// atoms of its A rows and of all 128 columns of B; the even CTA's MMA thread
+// issues tcgen05.cp / tcgen05.mma (M = 256) / tcgen05.commit with
+// .cta_group::2, the commits multicast to both CTAs' barriers; the odd
+// CTA's producers and epilogue arrive on the even CTA's full and accEmpty
+// (mapa), its TMA loads signal the even CTA's full (.cta_group::2); the
+// set-up and tear-down synchronize the cluster. PTX ISA 9.7.16.5 (CTA pair,
+// issue granularity), 9.7.16.10.5 (Layout A).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Tcgen05BlockScale.h"
@@ -137,6 +148,18 @@ struct Tcgen05Format {
   int64_t blockSize;
   bool nvfp4;
   Type elements[2];
+  /// [PAIR1] A CTA pair per 256 x 128 tile of C (cta_group::2), else one
+  /// CTA per 128 x 128 tile.
+  bool pair = false;
+
+  /// Rows of C (and of A) per output tile.
+  int64_t getTileM() const { return pair ? 2 * kTile : kTile; }
+  /// Rows of B^T a CTA stages: the tile's 128, or its half of them.
+  int64_t getStagedRowsB() const { return pair ? kTile / 2 : kTile; }
+  /// Code bytes a CTA's stage receives (A's 128 rows, its rows of B^T).
+  int64_t getStagedCodeBytes() const {
+    return (kTile + getStagedRowsB()) * kRowBytes;
+  }
 
   int64_t getStageK() const { return fp4 ? 2 * kRowBytes : kRowBytes; }
   int64_t getBlocksPerStage() const { return getStageK() / blockSize; }
@@ -176,7 +199,7 @@ struct Tcgen05Format {
     d.scaleType = nvfp4 ? t5::ScaleType::UE4M3 : t5::ScaleType::UE8M0;
     uint32_t id = (mma * getBlocksPerMma()) % 4;
     d.scaleFactorIdA = d.scaleFactorIdB = id;
-    d.m = kTile;
+    d.m = getTileM();
     d.n = kTile;
     return d;
   }
@@ -204,11 +227,13 @@ struct KernelMath : IndexMath {
   }
 };
 
-/// One output tile of C: its batch entry and the first rows of A and B^T
-/// (rows and columns of C).
+/// One output tile of C: its batch entry, the first rows of A and B^T this
+/// CTA stages (rows of C it computes, columns of C), and the tile's first
+/// column of C (its first row of B^T: a pair's CTAs stage halves of them).
 struct OutputTile {
   Value batch;
   Value rowBase[2];
+  Value colBase;
 };
 
 /// [TMA1] True when the stored code rows of a K-element operand of `format`
@@ -219,18 +244,19 @@ bool canLoadCodesByTma(const Tcgen05Format &format, int64_t k) {
 }
 
 /// [TMA1] A tensor map of `codes` (memref<batch x rows x row bytes x i8>)
-/// whose box is one stage of one operand tile, 1 x 128 rows x 128 bytes,
+/// whose box is one stage of one operand tile, 1 x `boxRows` (128, or a
+/// pair's 64 rows of B^T) x 128 bytes,
 /// landing in the 128-byte swizzled layout the MMA descriptors describe,
 /// out-of-range rows and K bytes zero-filled. Host code, built before
 /// `launch`; the kernel gets it as a pointer (an argument of tensor-map
 /// type would not pass convert-gpu-to-nvvm).
 Value buildCodesTensorMap(OpBuilder &b, Location loc, gpu::LaunchOp launch,
-                          Value codes) {
+                          Value codes, int64_t boxRows) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(launch);
   MLIRContext *ctx = b.getContext();
   auto box = MemRefType::get(
-      {1, kTile, kRowBytes}, b.getI8Type(), AffineMap(),
+      {1, boxRows, kRowBytes}, b.getI8Type(), AffineMap(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   auto type = nvgpu::TensorMapDescriptorType::get(
       ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
@@ -242,7 +268,7 @@ Value buildCodesTensorMap(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   IndexMath im{b, loc};
   Value map = nvgpu::TmaCreateDescriptorOp::create(
       b, loc, type, unranked,
-      ValueRange{im.c(1), im.c(kTile), im.c(kRowBytes)});
+      ValueRange{im.c(1), im.c(boxRows), im.c(kRowBytes)});
   return UnrealizedConversionCastOp::create(
              b, loc, LLVM::LLVMPointerType::get(ctx), map)
       .getResult(0);
@@ -268,6 +294,13 @@ private:
   const GemmGlobalOperand &getOperand(unsigned i) const {
     return i ? problem.bt : problem.a;
   }
+  /// True when rows a CTA stages of operand `operand` (A's rows are C's)
+  /// can lie past the operand: its row count is not a multiple of the tile
+  /// (with a pair, A's tile is 256 rows, and the odd CTA's 128 may all be
+  /// past M).
+  bool mayExceedRows(unsigned operand) const {
+    return getOperand(operand).rows % (operand ? kTile : format.getTileM());
+  }
   // Shared memory.
   Value memIndex(Value offset) { return km.add(pad, offset); }
   Value sharedAddress(Value offset) { return km.toI64(km.add(base, offset)); }
@@ -288,6 +321,15 @@ private:
     return sharedPtr(offset);
   }
   Value fullBarrier(Value stage) { return barrier(0, stage); }
+  /// [PAIR1] The pair's even CTA's mbarrier at the offset of `local` (a
+  /// .shared::cluster address, from mapa), which both CTAs arrive on.
+  Value leaderBarrier(Value local) {
+    return NVVM::MapaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext(), 7),
+                                local, km.i32(0));
+  }
+  /// An arrive on `local`, or with a pair on the even CTA's mbarrier there.
+  void arriveOnLeader(Value local);
   Value emptyBarrier(Value stage) { return barrier(kStages, stage); }
   Value accFullBarrier(Value acc) { return barrier(2 * kStages, acc); }
   Value accEmptyBarrier(Value acc) {
@@ -313,7 +355,19 @@ private:
   /// instructions (alloc, ld, dealloc) need every lane converged, which the
   /// predicated stores and role branches before them do not promise.
   void syncWarp() { NVVM::SyncWarpOp::create(b, loc, km.i32(-1)); }
+  /// tcgen05.commit to `barrierPtr`; with a pair, multicast to the mbarrier
+  /// at its offset in both CTAs.
   void commit(Value barrierPtr);
+  /// The .cta_group of the kernel's tcgen05 instructions.
+  NVVM::CTAGroupKind ctaGroup() const {
+    return format.pair ? NVVM::CTAGroupKind::CTA_2 : NVVM::CTAGroupKind::CTA_1;
+  }
+  /// The intrinsic name suffix of ctaGroup() (".cg1" / ".cg2").
+  StringRef cg() const { return format.pair ? ".cg2" : ".cg1"; }
+  /// The set-up and tear-down synchronization of the CTA (with a pair: of
+  /// the cluster, so that each CTA's mbarriers and tensor memory exist
+  /// before the other reaches them, and outlive its last access).
+  void syncAll();
   void waitParity(Value barrierPtr, Value phase);
   /// Waits for the completion of use `use` (index) of a barrier completed
   /// once per use: phase parity use % 2.
@@ -390,8 +444,12 @@ private:
 
   // Set by build().
   Value tid, memory, pad, base, tmem;
-  /// This workgroup and the number of output tiles it computes.
-  Value workgroup, items;
+  /// This workgroup and the number of output tiles it computes; with a
+  /// pair, also its rank in the pair (%cluster_ctarank) and the pair's
+  /// index among the grid's pairs (`unit`; the workgroup itself without
+  /// pairs) and their number.
+  Value workgroup, items, rank, unit;
+  int64_t units = 0;
   /// The operands' code and scale buffers as global pointers
   /// (!llvm.ptr<1>; codes only without tensor maps), and the aligned base
   /// of shared memory (!llvm.ptr<3>): byte offsets from them are
@@ -440,15 +498,45 @@ void Tcgen05KernelBuilder::fence(NVVM::Tcgen05FenceKind kind) {
 }
 
 void Tcgen05KernelBuilder::commit(Value barrierPtr) {
-  // tcgen05.commit.cta_group::1.mbarrier::arrive::one: the barrier gets one
+  // tcgen05.commit.cta_group::N.mbarrier::arrive::one: the barrier gets one
   // arrival when every tcgen05.mma / tcgen05.cp this thread issued before
-  // has completed (PTX ISA 9.7.16.9.x "tcgen05.commit").
+  // has completed (PTX ISA 9.7.16.9.x "tcgen05.commit"); a pair's
+  // .multicast::cluster with mask 0b11 arrives on the barrier at the same
+  // offset in both CTAs ([PAIR1]).
+  Value mask;
+  if (format.pair)
+    mask = arith::ConstantIntOp::create(b, loc, b.getI16Type(), 3);
   if (!viaIntrinsics) {
-    NVVM::Tcgen05CommitOp::create(b, loc, barrierPtr,
-                                  /*multicastMask=*/Value());
+    auto op = NVVM::Tcgen05CommitOp::create(b, loc, barrierPtr, mask);
+    op.setGroup(ctaGroup());
     return;
   }
-  callIntrinsic("llvm.nvvm.tcgen05.commit.shared.cg1", {barrierPtr});
+  if (mask)
+    callIntrinsic("llvm.nvvm.tcgen05.commit.mc.shared.cg2", {barrierPtr, mask});
+  else
+    callIntrinsic("llvm.nvvm.tcgen05.commit.shared.cg1", {barrierPtr});
+}
+
+void Tcgen05KernelBuilder::arriveOnLeader(Value local) {
+  if (!format.pair) {
+    NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), local,
+                                   /*count=*/Value());
+    return;
+  }
+  // mbarrier.arrive.release.cluster.shared::cluster (no state: the barrier
+  // may be the peer's, PTX ISA 9.7.13.15.13).
+  NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(), leaderBarrier(local),
+                                 /*count=*/Value(),
+                                 NVVM::MemScopeKind::CLUSTER);
+}
+
+void Tcgen05KernelBuilder::syncAll() {
+  if (!format.pair) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/b.getUnitAttr());
 }
 
 void Tcgen05KernelBuilder::waitParity(Value barrierPtr, Value phase) {
@@ -465,7 +553,7 @@ Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row, Value &col,
   // become zeros without a branch: the producer's loads stay unconditional,
   // so they can all be in flight at once.
   Value inBounds;
-  if (op.rows % kTile) {
+  if (mayExceedRows(operand)) {
     inBounds = km.lt(row, op.rows);
     row = arith::MinUIOp::create(b, loc, row, km.c(op.rows - 1));
   }
@@ -478,14 +566,21 @@ Value Tcgen05KernelBuilder::clampChunk(unsigned operand, Value &row, Value &col,
 
 OutputTile Tcgen05KernelBuilder::getTile(Value item) {
   int64_t tilesN = llvm::divideCeil(problem.n, kTile);
-  int64_t tilesM = llvm::divideCeil(problem.m, kTile);
-  Value id = km.add(workgroup, km.mul(item, workgroups));
+  int64_t tilesM = llvm::divideCeil(problem.m, format.getTileM());
+  Value id = km.add(unit, km.mul(item, units));
   OutputTile tile;
   tile.batch = km.div(id, tilesM * tilesN);
   auto [rowTile, colTile] = getGroupedTile(b, loc, km.rem(id, tilesM * tilesN),
                                            tilesN, tilesM, kGemmRasterRows);
-  tile.rowBase[0] = km.mul(rowTile, kTile);
-  tile.rowBase[1] = km.mul(colTile, kTile);
+  tile.rowBase[0] = km.mul(rowTile, format.getTileM());
+  tile.colBase = km.mul(colTile, kTile);
+  tile.rowBase[1] = tile.colBase;
+  if (format.pair) {
+    // [PAIR1] CTA v: rows 128 v.. of the tile's A (and C), rows 64 v.. of
+    // its B^T.
+    tile.rowBase[0] = km.add(tile.rowBase[0], km.mul(rank, kTile));
+    tile.rowBase[1] = km.add(tile.colBase, km.mul(rank, kTile / 2));
+  }
   return tile;
 }
 
@@ -520,8 +615,22 @@ void Tcgen05KernelBuilder::loadCodesByTma(Value stage, Value kStep,
   buildIf(b, loc, km.eq(tid, 0), [&]() {
     // The transaction count first: the phase cannot complete before this
     // thread's own arrival (publish), but the bytes must be expected before
-    // that arrival is made.
-    NVVM::MBarrierExpectTxOp::create(b, loc, full, km.i32(2 * kTileBytes));
+    // that arrival is made. [PAIR1] The even CTA's barrier takes both CTAs'
+    // boxes: its thread 0 expects them all, and the odd CTA's loads signal
+    // it (.cta_group::2, the barrier's address from mapa).
+    const int64_t bytes = format.getStagedCodeBytes();
+    Value signalled = full;
+    if (!format.pair) {
+      NVVM::MBarrierExpectTxOp::create(b, loc, full, km.i32(bytes));
+    } else {
+      buildIf(b, loc, km.eq(rank, 0), [&]() {
+        NVVM::MBarrierExpectTxOp::create(b, loc, full, km.i32(2 * bytes));
+      });
+      Value cluster = leaderBarrier(full);
+      Value bits =
+          LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), cluster).getResult();
+      signalled = LLVM::IntToPtrOp::create(b, loc, full.getType(), bits);
+    }
     Value stageOffset = stageBase(stage);
     for (unsigned operand = 0; operand < 2; ++operand) {
       // Box (K byte, row, batch), innermost first as the map's dimensions;
@@ -530,14 +639,21 @@ void Tcgen05KernelBuilder::loadCodesByTma(Value stage, Value kStep,
       // past K are zero-filled.
       Value dst =
           bytePtr(sharedBase, km.add(stageOffset, operand * kTileBytes));
+      if (format.pair)
+        dst = LLVM::AddrSpaceCastOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), dst);
       SmallVector<Value> box = {km.toI32(km.mul(kStep, kRowBytes)),
                                 km.toI32(tile.rowBase[operand]),
                                 km.toI32(tile.batch)};
+      NVVM::CTAGroupKindAttr group;
+      if (format.pair)
+        group = NVVM::CTAGroupKindAttr::get(b.getContext(),
+                                            NVVM::CTAGroupKind::CTA_2);
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc, dst, codesMaps[operand], box, full,
+          b, loc, dst, codesMaps[operand], box, signalled,
           /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
           /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
-          /*isCTAOnly=*/true, /*group=*/nullptr, /*predicate=*/Value());
+          /*isCTAOnly=*/!format.pair, group, /*predicate=*/Value());
     }
   });
 }
@@ -551,7 +667,7 @@ void Tcgen05KernelBuilder::copyScalesAsync(unsigned operand, Value batch,
   Value block = km.add(km.mul(kStep, format.getBlocksPerStage()), 4 * atom);
   // kBlocks % 4 == 0: the atom's 4 blocks are wholly in or out of range.
   Value inBounds;
-  if (op.rows % kTile) {
+  if (mayExceedRows(operand)) {
     inBounds = km.lt(row, op.rows);
     row = arith::MinUIOp::create(b, loc, row, km.c(op.rows - 1));
   }
@@ -574,9 +690,10 @@ Value Tcgen05KernelBuilder::loadScales(unsigned operand, Value batch, Value row,
                                        Value kStep) {
   const GemmGlobalOperand &op = getOperand(operand);
   int64_t perStage = format.getBlocksPerStage();
-  return loadScaleCodes(
-      b, loc, op, batch, row, op.rows % kTile ? km.lt(row, op.rows) : Value(),
-      km.mul(kStep, perStage), perStage, problem.k / format.blockSize);
+  return loadScaleCodes(b, loc, op, batch, row,
+                        mayExceedRows(operand) ? km.lt(row, op.rows) : Value(),
+                        km.mul(kStep, perStage), perStage,
+                        problem.k / format.blockSize);
 }
 
 void Tcgen05KernelBuilder::produce(Value step, Value kStep,
@@ -594,7 +711,8 @@ void Tcgen05KernelBuilder::produce(Value step, Value kStep,
   Value kBase = km.mul(kStep, format.getStageK());
   for (unsigned operand = 0; operand < 2 && !codesMaps[0]; ++operand) {
     Value tileOffset = km.add(stageOffset, operand * kTileBytes);
-    for (int64_t q = 0; q < kTile * 8 / kProducers; ++q) {
+    const int64_t rows = operand ? format.getStagedRowsB() : kTile;
+    for (int64_t q = 0; q < rows * 8 / kProducers; ++q) {
       Value row = km.add(firstRow, 16 * q);
       Value globalRow = km.add(tile.rowBase[operand], row);
       Value offset =
@@ -617,8 +735,10 @@ void Tcgen05KernelBuilder::produce(Value step, Value kStep,
   // 16 (r % 32) + 4 (r / 32) of the atom.
   Value inAtom =
       km.add(km.mul(km.rem(tid, 32), 16), km.mul(km.div(tid, 32), 4));
+  // Each CTA's tensor memory holds the scales of its rows of A and of all
+  // the tile's columns of B ([PAIR1]).
   for (unsigned operand = 0; operand < 2; ++operand) {
-    Value row = km.add(tile.rowBase[operand], tid);
+    Value row = km.add(operand ? tile.colBase : tile.rowBase[0], tid);
     Value atomsOffset = km.add(
         stageOffset, 2 * kTileBytes + operand * format.getAtoms() * kAtomBytes);
     if (asyncScales) {
@@ -645,9 +765,7 @@ void Tcgen05KernelBuilder::publish(Value step) {
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
-  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(),
-                                 fullBarrier(km.rem(step, kStages)),
-                                 /*count=*/Value());
+  arriveOnLeader(fullBarrier(km.rem(step, kStages)));
 }
 
 void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
@@ -673,11 +791,11 @@ void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
       Value dst = tmemPtr(scaleColumn(operand, j));
       if (!viaIntrinsics)
         NVVM::Tcgen05CpOp::create(b, loc, NVVM::Tcgen05CpShape::SHAPE_32x128b,
-                                  NVVM::CTAGroupKind::CTA_1,
-                                  NVVM::Tcgen05CpMulticast::WARPX4,
+                                  ctaGroup(), NVVM::Tcgen05CpMulticast::WARPX4,
                                   /*srcFormat=*/nullptr, dst, src);
       else
-        callIntrinsic("llvm.nvvm.tcgen05.cp.32x128b_warpx4.cg1", {dst, src});
+        callIntrinsic(("llvm.nvvm.tcgen05.cp.32x128b_warpx4" + cg()).str(),
+                      {dst, src});
     }
 
   uint64_t operandDesc =
@@ -706,16 +824,17 @@ void Tcgen05KernelBuilder::issueMMAs(Value step, Value first, Value accColumn) {
     Value sfa = tmemPtr(scaleColumn(0, atom));
     Value sfb = tmemPtr(scaleColumn(1, atom));
     if (!viaIntrinsics)
-      NVVM::Tcgen05MMABlockScaleOp::create(
-          b, loc, kind, NVVM::CTAGroupKind::CTA_1, blockScale,
-          NVVM::Tcgen05MMACollectorOp::DISCARD, accumulator, aDesc, bDesc,
-          idesc, enableInputD, sfa, sfb);
+      NVVM::Tcgen05MMABlockScaleOp::create(b, loc, kind, ctaGroup(), blockScale,
+                                           NVVM::Tcgen05MMACollectorOp::DISCARD,
+                                           accumulator, aDesc, bDesc, idesc,
+                                           enableInputD, sfa, sfb);
     else
       // Operands of the intrinsic: D, A descriptor, B descriptor, idesc,
-      // enable-input-d, scale A, scale B, cta_group (1), collector usage
-      // (0: discard).
-      callIntrinsic(intrinsic, {accumulator, aDesc, bDesc, idesc, enableInputD,
-                                sfa, sfb, km.i32(1), km.i32(0)});
+      // enable-input-d, scale A, scale B, cta_group (1 or 2), collector
+      // usage (0: discard).
+      callIntrinsic(intrinsic,
+                    {accumulator, aDesc, bDesc, idesc, enableInputD, sfa, sfb,
+                     km.i32(format.pair ? 2 : 1), km.i32(0)});
   }
   commit(emptyBarrier(stage));
 }
@@ -782,7 +901,7 @@ void Tcgen05KernelBuilder::buildEpilogue() {
   waitUse(accFullBarrier(acc), km.div(item, kAccumulators));
   fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   Value row = km.add(tile.rowBase[0], tileRow);
-  Value rowInBounds = problem.m % kTile ? km.lt(row, problem.m) : Value();
+  Value rowInBounds = mayExceedRows(0) ? km.lt(row, problem.m) : Value();
   Value accField =
       arith::AddIOp::create(b, loc, laneField, km.toI32(km.mul(acc, kTile)));
   constexpr int64_t kColumns = 32;
@@ -814,7 +933,7 @@ void Tcgen05KernelBuilder::buildEpilogue() {
     }
     Value t = vector::BitCastOp::create(
         b, loc, VectorType::get({kColumns}, b.getF32Type()), words);
-    Value colBase = km.add(tile.rowBase[1], column);
+    Value colBase = km.add(tile.colBase, column);
     int64_t group = problem.n % 4 == 0 ? 4 : 1;
     for (int64_t j = 0; j < kColumns; j += group) {
       Value part = group == 1
@@ -827,8 +946,7 @@ void Tcgen05KernelBuilder::buildEpilogue() {
   // Every load of the accumulator has completed (tcgen05.wait::ld): the
   // MMA thread may overwrite it with tile item + 2.
   fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), accEmptyBarrier(acc),
-                                 /*count=*/Value());
+  arriveOnLeader(accEmptyBarrier(acc));
 }
 
 void Tcgen05KernelBuilder::buildProducers() {
@@ -916,12 +1034,20 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   // spans 8 x 19 tiles, not a few rows of all columns).
   workgroup = launch.getBlockIds().x;
   int64_t tiles = llvm::divideCeil(problem.n, kTile) *
-                  llvm::divideCeil(problem.m, kTile) * problem.batch;
+                  llvm::divideCeil(problem.m, format.getTileM()) *
+                  problem.batch;
   workgroups = *getConstantIntValue(launch.getGridSizeX());
-  assert(workgroups <= tiles && "the launch has at most one per tile");
-  items = km.div(km.add(km.c(tiles + workgroups - 1),
-                        arith::SubIOp::create(b, loc, km.c(0), workgroup)),
-                 workgroups);
+  // [PAIR1] Clusters of two along x: a pair's CTAs are consecutive
+  // workgroups (%cluster_ctarank = workgroup % 2) and walk the same tiles.
+  const int64_t perUnit = format.pair ? 2 : 1;
+  units = workgroups / perUnit;
+  unit = km.div(workgroup, perUnit);
+  rank = km.rem(workgroup, perUnit);
+  assert(units * perUnit == workgroups && units <= tiles &&
+         "the launch has at most one workgroup (or pair) per tile");
+  items = km.div(km.add(km.c(tiles + units - 1),
+                        arith::SubIOp::create(b, loc, km.c(0), unit)),
+                 units);
   memory = buildDynamicSharedBytes(b, loc);
   // The 128-byte swizzle needs 1024-byte aligned tiles: align the base at
   // run time (the launch has 1024 bytes of slack).
@@ -952,13 +1078,16 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
     auto init = [&](Value barrierPtr, int64_t count) {
       NVVM::MBarrierInitOp::create(b, loc, barrierPtr, km.i32(count), Value());
     };
+    // [PAIR1] The even CTA's full and accEmpty barriers count both CTAs'
+    // producers and epilogue threads (the odd CTA's stay unused).
+    const int64_t ctas = format.pair ? 2 : 1;
     for (int64_t s = 0; s < kStages; ++s) {
-      init(fullBarrier(km.c(s)), kProducers);
+      init(fullBarrier(km.c(s)), ctas * kProducers);
       init(emptyBarrier(km.c(s)), 1);
     }
     for (int64_t a = 0; a < kAccumulators; ++a) {
       init(accFullBarrier(km.c(a)), 1);
-      init(accEmptyBarrier(km.c(a)), kEpilogueThreads);
+      init(accEmptyBarrier(km.c(a)), ctas * kEpilogueThreads);
     }
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
@@ -967,17 +1096,20 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
   buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     Value columns = km.i32(kTmemColumns);
     syncWarp();
+    // [PAIR1] With a pair, warp 4 of each CTA allocates the same columns
+    // of both CTAs' tensor memory together.
     if (!viaIntrinsics) {
-      NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot(), columns);
-      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+      NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot(), columns)
+          .setGroup(ctaGroup());
+      NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc).setGroup(ctaGroup());
     } else {
-      callIntrinsic("llvm.nvvm.tcgen05.alloc.shared.cg1",
+      callIntrinsic(("llvm.nvvm.tcgen05.alloc.shared" + cg()).str(),
                     {tmemSlot(), columns});
-      callIntrinsic("llvm.nvvm.tcgen05.relinq.alloc.permit.cg1", {});
+      callIntrinsic(("llvm.nvvm.tcgen05.relinq.alloc.permit" + cg()).str(), {});
     }
   });
   fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-  gpu::BarrierOp::create(b, loc);
+  syncAll();
   fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   tmem = LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemSlot());
 
@@ -992,21 +1124,28 @@ void Tcgen05KernelBuilder::build(gpu::LaunchOp launch) {
                                   km.c(kEpilogueThread)),
             [&]() { buildEpilogue(); },
             [&]() {
-              buildIf(b, loc, km.eq(tid, kMmaThread), [&]() { buildIssuer(); });
+              // [PAIR1] The even CTA's thread issues the pair's MMAs.
+              Value issuer = km.eq(tid, kMmaThread);
+              if (format.pair)
+                issuer = km.both(issuer, km.eq(rank, 0));
+              buildIf(b, loc, issuer, [&]() { buildIssuer(); });
             });
       });
 
-  // Tear-down: every TMEM read is done before warp 4 frees the columns.
+  // Tear-down: every TMEM read is done before warp 4 frees the columns
+  // (with a pair: in both CTAs, and no CTA returns while the other may
+  // still arrive on its mbarriers).
   fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-  gpu::BarrierOp::create(b, loc);
+  syncAll();
   buildIf(b, loc, km.eq(warp, kMmaThread / 32), [&]() {
     fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     syncWarp();
     Value ptr = tmemPtr(km.i32(0));
     if (!viaIntrinsics)
-      NVVM::Tcgen05DeallocOp::create(b, loc, ptr, km.i32(kTmemColumns));
+      NVVM::Tcgen05DeallocOp::create(b, loc, ptr, km.i32(kTmemColumns))
+          .setGroup(ctaGroup());
     else
-      callIntrinsic("llvm.nvvm.tcgen05.dealloc.cg1",
+      callIntrinsic(("llvm.nvvm.tcgen05.dealloc" + cg()).str(),
                     {ptr, km.i32(kTmemColumns)});
   });
 }
@@ -1027,7 +1166,7 @@ mlir::fp4train::getTcgen05UnsupportedReason(ScaledMatmulOp op) {
 
 LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
-    const GPUTarget &target, int64_t workgroups,
+    const GPUTarget &target, int64_t workgroups, bool pair,
     ConversionPatternRewriter &rewriter) {
   assert(workgroups > 0 && "a persistent grid of at least one workgroup");
   ScaledTensorType lhsType = op.getLhs().getType();
@@ -1037,12 +1176,14 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
   format.nvfp4 = isa<Float8E4M3FNType>(lhsType.getScaleType());
   format.elements[0] = lhsType.getElementType();
   format.elements[1] = op.getRhs().getType().getElementType();
+  format.pair = pair;
   GemmLaunchConfig config;
-  config.tileM = kTile;
+  config.tileM = format.getTileM();
   config.tileN = kTile;
   config.threads = kThreads;
   config.dynamicSharedBytes = format.getSharedBytes();
   config.persistentWorkgroups = workgroups;
+  config.clusterX = pair ? 2 : 1;
   // MLIR's per-op chip check of the tcgen05 NVVM ops accepts sm_100a only
   // ([PTX1] in docs/nvvm.md).
   bool viaIntrinsics = target.nvvmOpsByIntrinsicName;
@@ -1050,9 +1191,13 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
       op, lhs, rhs, acc, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
         SmallVector<Value, 2> maps;
-        if (canLoadCodesByTma(format, problem.k))
-          for (Value codes : {problem.a.codes, problem.bt.codes})
-            maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch, codes));
+        if (canLoadCodesByTma(format, problem.k)) {
+          maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch,
+                                             problem.a.codes, kTile));
+          maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch,
+                                             problem.bt.codes,
+                                             format.getStagedRowsB()));
+        }
         Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics,
                              maps)
             .build(launch);

@@ -37,13 +37,15 @@ inline constexpr int64_t kTcgen05DefaultWorkgroups = 148;
 
 /// Rewrites `op` (operands in fp4train-expand's 1:N conversion) into a
 /// gpu.launch of the persistent tcgen05 kernel for `target` (sm_100a or
-/// sm_103a) on min(`workgroups`, output tiles) workgroups. The caller has
-/// checked getTcgen05UnsupportedReason.
-LogicalResult
-lowerScaledMatmulToTcgen05Kernel(ScaledMatmulOp op, ValueRange lhs,
-                                 ValueRange rhs, Value acc,
-                                 const GPUTarget &target, int64_t workgroups,
-                                 ConversionPatternRewriter &rewriter);
+/// sm_103a) on min(`workgroups`, output tiles) workgroups; with `pair`
+/// ([PAIR1] in docs/nvvm.md), clusters of two workgroups compute 256 x 128
+/// tiles with cta_group::2 MMAs (min(2 x tiles, workgroups) rounded down to
+/// an even count, at least 2). The caller has checked
+/// getTcgen05UnsupportedReason.
+LogicalResult lowerScaledMatmulToTcgen05Kernel(
+    ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
+    const GPUTarget &target, int64_t workgroups, bool pair,
+    ConversionPatternRewriter &rewriter);
 
 } // namespace mlir::fp4train
 

@@ -67,11 +67,10 @@ bool isClusterOp(Operation &op) {
   return isa<NVVM::ClusterId, NVVM::ClusterDim, NVVM::BlockInClusterIdXOp,
              NVVM::BlockInClusterIdYOp, NVVM::BlockInClusterIdZOp,
              NVVM::ClusterDimBlocksXOp, NVVM::ClusterDimBlocksYOp,
-             NVVM::ClusterDimBlocksZOp, NVVM::ClusterIdXOp,
-             NVVM::ClusterIdYOp, NVVM::ClusterIdZOp, NVVM::ClusterDimXOp,
-             NVVM::ClusterDimYOp, NVVM::ClusterDimZOp, NVVM::MapaOp,
-             NVVM::ClusterArriveOp, NVVM::ClusterArriveRelaxedOp,
-             NVVM::ClusterWaitOp>(op);
+             NVVM::ClusterDimBlocksZOp, NVVM::ClusterIdXOp, NVVM::ClusterIdYOp,
+             NVVM::ClusterIdZOp, NVVM::ClusterDimXOp, NVVM::ClusterDimYOp,
+             NVVM::ClusterDimZOp, NVVM::MapaOp, NVVM::ClusterArriveOp,
+             NVVM::ClusterArriveRelaxedOp, NVVM::ClusterWaitOp>(op);
 }
 
 LogicalResult executeClusterOp(Operation &op, ExecutionContext &context) {
@@ -87,12 +86,8 @@ LogicalResult executeClusterOp(Operation &op, ExecutionContext &context) {
     return uniform((context.*get)(dim));
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case([&](NVVM::ClusterId) {
-        return uniform(context.getClusterRank());
-      })
-      .Case([&](NVVM::ClusterDim) {
-        return uniform(context.getClusterSize());
-      })
+      .Case([&](NVVM::ClusterId) { return uniform(context.getClusterRank()); })
+      .Case([&](NVVM::ClusterDim) { return uniform(context.getClusterSize()); })
       .Case([&](NVVM::BlockInClusterIdXOp) {
         return perDim(&Context::getClusterBlockId, 0);
       })
@@ -111,15 +106,12 @@ LogicalResult executeClusterOp(Operation &op, ExecutionContext &context) {
       .Case([&](NVVM::ClusterDimBlocksZOp) {
         return perDim(&Context::getClusterDim, 2);
       })
-      .Case([&](NVVM::ClusterIdXOp) {
-        return perDim(&Context::getClusterId, 0);
-      })
-      .Case([&](NVVM::ClusterIdYOp) {
-        return perDim(&Context::getClusterId, 1);
-      })
-      .Case([&](NVVM::ClusterIdZOp) {
-        return perDim(&Context::getClusterId, 2);
-      })
+      .Case(
+          [&](NVVM::ClusterIdXOp) { return perDim(&Context::getClusterId, 0); })
+      .Case(
+          [&](NVVM::ClusterIdYOp) { return perDim(&Context::getClusterId, 1); })
+      .Case(
+          [&](NVVM::ClusterIdZOp) { return perDim(&Context::getClusterId, 2); })
       .Case([&](NVVM::ClusterDimXOp) {
         return perDim(&Context::getNumClusters, 0);
       })
@@ -156,8 +148,7 @@ LogicalResult executeClusterOp(Operation &op, ExecutionContext &context) {
       .Case<NVVM::ClusterArriveOp, NVVM::ClusterArriveRelaxedOp>(
           [&](Operation *) { return context.clusterArrive(); })
       .Case([&](NVVM::ClusterWaitOp) { return context.clusterWait(); })
-      .Default(
-          [&](Operation *) { return context.fail("not a cluster op"); });
+      .Default([&](Operation *) { return context.fail("not a cluster op"); });
 }
 
 } // namespace mlir::fp4train::emulation::tcgen05

@@ -272,6 +272,9 @@ struct GemmLaunchConfig {
   /// then (min(tiles, persistentWorkgroups), 1, 1) and the kernel walks the
   /// output tiles of every batch entry itself.
   int64_t persistentWorkgroups = 0;
+  /// Workgroups per cluster along x (1: no clusters); a persistent grid is
+  /// then a whole number of clusters.
+  int64_t clusterX = 1;
 };
 
 /// Rewrites `op` (operands in the 1:N conversion of fp4train-expand) into a

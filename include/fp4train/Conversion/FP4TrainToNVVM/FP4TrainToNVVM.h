@@ -63,12 +63,13 @@ namespace mlir::fp4train {
 /// checkFP4TrainNVVMSupport first for the diagnostics. `sr` = Hardware
 /// needs GPUTarget::hasStochasticE2M1Conversion (the caller checks).
 /// `gemmWorkgroups` is the persistent tcgen05 GEMM's grid (0: one per SM of
-/// a B200, 148).
+/// a B200, 148); `gemmCtaPair` puts it on CTA pairs ([PAIR1] in
+/// docs/nvvm.md).
 void populateFP4TrainToNVVMConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const GPUTarget &target,
     NVVMStochasticRounding sr = NVVMStochasticRounding::Software,
-    unsigned gemmWorkgroups = 0);
+    unsigned gemmWorkgroups = 0, bool gemmCtaPair = false);
 
 /// The CUDA toolkit whose bin/ptxas serializes device code: `option` when
 /// given, else $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH, else /usr/local/cuda.
