@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReferenceValues.h"
+#include "Nvfp4Operands.h"
 
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
@@ -33,7 +33,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -272,7 +271,7 @@ TEST_F(ClusterKernelTest, ClustersMustDivideTheGrid) {
 // A CTA pair's block-scaled MMA
 //===----------------------------------------------------------------------===//
 
-constexpr unsigned kM = 256, kN = 128, kK = 64, kBlocks = 4;
+constexpr unsigned kM = 256, kN = 128, kK = 64;
 // Per CTA: A 128 rows and B 64 rows of 32 bytes in the 128-byte swizzle
 // (row r at (r / 8) 1024 + (r % 8) 128, 16-byte chunk c at c ^ (r % 8)),
 // the scale factors as 32 rows of 16 bytes (row r: rows r, r + 32, r + 64,
@@ -448,64 +447,18 @@ $COMMIT      }
 
 /// Random NVFP4 operands of the 256 x 128 x 64 MMA, the pair's shared-memory
 /// images and the reference.
-struct PairProblem {
-  std::vector<uint8_t> a, b, sa, sb; // a[m][k], b[n][k], sa[m][j], sb[n][j]
+struct PairProblem : Nvfp4Operands {
   std::vector<uint8_t> imageA, imageB, imageSfa, imageSfb;
 
-  static void swizzle(const std::vector<uint8_t> &codes, unsigned firstRow,
-                      unsigned rows, uint8_t *image) {
-    for (unsigned r = 0; r < rows; ++r)
-      for (unsigned byte = 0; byte < kK / 2; ++byte) {
-        const unsigned row = firstRow + r;
-        const unsigned chunk = (byte / 16) ^ (r % 8);
-        image[(r / 8) * 1024 + (r % 8) * 128 + chunk * 16 + byte % 16] =
-            codes[row * kK + 2 * byte] | codes[row * kK + 2 * byte + 1] << 4;
-      }
-  }
-  /// The 32 x 16-byte source of tcgen05.cp .32x128b.warpx4 for rows
-  /// firstRow .. firstRow + 127 of `scales`.
-  static void atom(const std::vector<uint8_t> &scales, unsigned firstRow,
-                   uint8_t *image) {
-    for (unsigned r = 0; r < 32; ++r)
-      for (unsigned j = 0; j < 4; ++j)
-        for (unsigned blk = 0; blk < kBlocks; ++blk)
-          image[16 * r + 4 * j + blk] =
-              scales[(firstRow + r + 32 * j) * kBlocks + blk];
-  }
-
-  PairProblem() {
-    std::mt19937 rng(2027);
-    a.resize(kM * kK);
-    b.resize(kN * kK);
-    for (uint8_t &x : a)
-      x = rng() % 16;
-    for (uint8_t &x : b)
-      x = rng() % 16;
-    sa.resize(kM * kBlocks);
-    sb.resize(kN * kBlocks);
-    // UE4M3 scales in [2^-2, 2^2]: the reference sum is exact in double.
-    for (uint8_t &s : sa)
-      s = (5 + rng() % 5) << 3 | rng() % 8;
-    for (uint8_t &s : sb)
-      s = (5 + rng() % 5) << 3 | rng() % 8;
-    imageA.assign(2 * kABytes, 0);
-    imageB.assign(2 * kBBytes, 0);
-    imageSfa.assign(2 * kSfBytes, 0);
-    imageSfb.assign(kSfBytes, 0);
+  PairProblem()
+      : Nvfp4Operands(kM, kN, kK, 2027), imageA(2 * kABytes),
+        imageB(2 * kBBytes), imageSfa(2 * kSfBytes), imageSfb(kSfBytes) {
     for (unsigned v = 0; v < 2; ++v) {
-      swizzle(a, 128 * v, 128, imageA.data() + v * kABytes);
-      swizzle(b, 64 * v, 64, imageB.data() + v * kBBytes);
-      atom(sa, 128 * v, imageSfa.data() + v * kSfBytes);
+      swizzled(a, 128 * v, 128, imageA.data() + v * kABytes);
+      swizzled(b, 64 * v, 64, imageB.data() + v * kBBytes);
+      scaleAtom(sa, 128 * v, kM, imageSfa.data() + v * kSfBytes);
     }
-    atom(sb, 0, imageSfb.data());
-  }
-
-  float reference(unsigned m, unsigned n) const {
-    double sum = 0;
-    for (unsigned k = 0; k < kK; ++k)
-      sum += ue4m3Value(sa[m * kBlocks + k / 16]) * e2m1Value(a[m * kK + k]) *
-             ue4m3Value(sb[n * kBlocks + k / 16]) * e2m1Value(b[n * kK + k]);
-    return static_cast<float>(sum);
+    scaleAtom(sb, 0, kN, imageSfb.data());
   }
 };
 

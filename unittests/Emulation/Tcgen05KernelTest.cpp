@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReferenceValues.h"
+#include "Nvfp4Operands.h"
 
 #include "fp4train/Emulation/GPUEmulator.h"
 #include "fp4train/InitFP4Train.h"
@@ -31,7 +31,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -41,7 +40,7 @@ using namespace ::fp4train::emulation_test;
 
 namespace {
 
-constexpr unsigned kM = 128, kN = 64, kK = 64, kBlocks = 4;
+constexpr unsigned kM = 128, kN = 64, kK = 64;
 // Shared memory images: A 128 rows x 32 bytes in the 128-byte swizzle (8-row
 // atoms of 1 KiB), B 64 rows x 32 bytes interleaved (core matrices of 8 x 16
 // bytes, 8-row groups 128 bytes apart, the second K chunk LBO = 1 KiB
@@ -299,60 +298,21 @@ module attributes {gpu.container_module} {
 }
 
 /// Random NVFP4 operands, their shared-memory images and the reference.
-struct Problem {
-  std::vector<uint8_t> a, b, sa, sb; // codes: a[m][k], b[n][k], sa[m][j]
+struct Problem : Nvfp4Operands {
   std::vector<uint8_t> imageA, imageB, imageSfa, imageSfb;
 
-  Problem() {
-    std::mt19937 rng(2026);
-    a.resize(kM * kK);
-    b.resize(kN * kK);
-    for (uint8_t &x : a)
-      x = rng() % 16;
-    for (uint8_t &x : b)
-      x = rng() % 16;
-    sa.resize(kM * kBlocks);
-    sb.resize(kN * kBlocks);
-    // UE4M3 scales in [2^-2, 2^2]: the reference sum is exact in double.
-    for (uint8_t &s : sa)
-      s = (5 + rng() % 5) << 3 | rng() % 8;
-    for (uint8_t &s : sb)
-      s = (5 + rng() % 5) << 3 | rng() % 8;
-    imageA.assign(kABytes, 0);
-    imageB.assign(kBBytes, 0);
-    // A, 128-byte swizzle: row m at (m / 8) * 1024 + (m % 8) * 128, its
-    // 16-byte chunk c at chunk c ^ (m % 8); two E2M1 per byte, low nibble
-    // first.
-    for (unsigned m = 0; m < kM; ++m)
-      for (unsigned byte = 0; byte < kK / 2; ++byte) {
-        const unsigned chunk = (byte / 16) ^ (m % 8);
-        imageA[(m / 8) * 1024 + (m % 8) * 128 + chunk * 16 + byte % 16] =
-            a[m * kK + 2 * byte] | a[m * kK + 2 * byte + 1] << 4;
-      }
+  Problem()
+      : Nvfp4Operands(kM, kN, kK, 2026), imageA(kABytes), imageB(kBBytes),
+        imageSfa(kSfBytes), imageSfb(kSfBytes) {
+    swizzled(a, 0, kM, imageA.data());
     // B, interleaved: row n at (n / 8) * 128 + (n % 8) * 16, K chunk 1 at
     // +1024.
     for (unsigned n = 0; n < kN; ++n)
       for (unsigned byte = 0; byte < kK / 2; ++byte)
         imageB[(n / 8) * 128 + (n % 8) * 16 + (byte / 16) * 1024 + byte % 16] =
             b[n * kK + 2 * byte] | b[n * kK + 2 * byte + 1] << 4;
-    // Scales: smem row r, word j = the four scales of row r + 32 j.
-    imageSfa.assign(kSfBytes, 0);
-    imageSfb.assign(kSfBytes, 0);
-    for (unsigned r = 0; r < 32; ++r)
-      for (unsigned j = 0; j < 4; ++j)
-        for (unsigned blk = 0; blk < kBlocks; ++blk) {
-          imageSfa[16 * r + 4 * j + blk] = sa[(r + 32 * j) * kBlocks + blk];
-          if (r + 32 * j < kN)
-            imageSfb[16 * r + 4 * j + blk] = sb[(r + 32 * j) * kBlocks + blk];
-        }
-  }
-
-  float reference(unsigned m, unsigned n) const {
-    double sum = 0;
-    for (unsigned k = 0; k < kK; ++k)
-      sum += ue4m3Value(sa[m * kBlocks + k / 16]) * e2m1Value(a[m * kK + k]) *
-             ue4m3Value(sb[n * kBlocks + k / 16]) * e2m1Value(b[n * kK + k]);
-    return static_cast<float>(sum);
+    scaleAtom(sa, 0, kM, imageSfa.data());
+    scaleAtom(sb, 0, kN, imageSfb.data());
   }
 };
 

@@ -46,6 +46,18 @@ FailureOr<ClusterAddress> decodeClusterAddress(ExecutionContext &context,
   return result;
 }
 
+FailureOr<SmallVector<unsigned>>
+getMulticastRanks(ExecutionContext &context, uint32_t mask, StringRef what) {
+  SmallVector<unsigned> ranks;
+  for (unsigned rank = 0; rank < 16; ++rank)
+    if (mask >> rank & 1) {
+      if (failed(context.requireClusterMember(rank, what)))
+        return failure();
+      ranks.push_back(rank);
+    }
+  return ranks;
+}
+
 LogicalResult useCtaGroup(ExecutionContext &context, bool ctaGroup2) {
   Tcgen05State &state = getState(context);
   const unsigned group = ctaGroup2 ? 2 : 1;

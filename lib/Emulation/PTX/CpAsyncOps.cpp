@@ -151,18 +151,14 @@ executeTensorLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy,
       return failure();
     // The destination CTAs: dstMem's, or with .multicast::cluster each CTA
     // of the mask (bit r: %cluster_ctarank r), at dstMem's offset.
-    SmallVector<unsigned> ranks;
-    if (Value maskValue = copy.getMulticastMask()) {
-      const uint32_t mask = context.getWord(maskValue, lane) & 0xFFFF;
-      for (unsigned rank = 0; rank < 16; ++rank)
-        if (mask >> rank & 1) {
-          if (failed(context.requireClusterMember(
-                  rank, "cp.async.bulk.tensor's multicast mask")))
-            return failure();
-          ranks.push_back(rank);
-        }
-    } else {
-      ranks.push_back(dst->rank);
+    SmallVector<unsigned> ranks = {dst->rank};
+    if (Value mask = copy.getMulticastMask()) {
+      FailureOr<SmallVector<unsigned>> multicast =
+          getMulticastRanks(context, context.getWord(mask, lane) & 0xFFFF,
+                            "cp.async.bulk.tensor's multicast mask");
+      if (failed(multicast))
+        return failure();
+      ranks = std::move(*multicast);
     }
     // Each destination's complete-tx: on the mbarrier at mbar's offset in
     // the destination CTA (.cta_group::1 and no .cta_group: mbar must lie

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <cassert>
+#include <optional>
 
 namespace mlir::fp4train::emulation::nvvm {
 
@@ -51,16 +52,24 @@ LogicalResult executeCommonNVVMOp(Operation &op, ExecutionContext &context);
 
 /// The models' view of shared memory: the core's checked accesses of the
 /// asynchronous proxy (the tensor core reads operands ordered by mbarriers,
-/// not by bar.sync) on behalf of one warp. A failed access has already set
-/// the core's error.
+/// not by bar.sync) on behalf of one warp of the executing CTA, or of CTA
+/// `rank` of its cluster (a CTA pair's MMA). A failed access has already
+/// set the core's error.
 class CheckedSharedMemory final
     : public ::fp4train::emulation::ptx::SharedMemory {
 public:
   CheckedSharedMemory(ExecutionContext &context, unsigned subgroup)
       : context(context), subgroup(subgroup) {}
+  static CheckedSharedMemory ofClusterMember(ExecutionContext &context,
+                                             unsigned rank) {
+    CheckedSharedMemory view(context, /*subgroup=*/0);
+    view.rank = rank;
+    return view;
+  }
   std::string read(uint32_t address, unsigned size, uint8_t *out) override {
-    if (succeeded(context.readShared(address, size, subgroup, out,
-                                     /*asyncProxy=*/true)))
+    if (succeeded(rank ? context.readClusterShared(*rank, address, size, out)
+                       : context.readShared(address, size, subgroup, out,
+                                            /*asyncProxy=*/true)))
       return {};
     failedInCore = true;
     return "shared memory access failed";
@@ -70,6 +79,7 @@ public:
 private:
   ExecutionContext &context;
   unsigned subgroup;
+  std::optional<unsigned> rank;
 };
 
 /// Turns a model's message into the op's failure (or passes the core's).

@@ -74,25 +74,6 @@ inline Tcgen05State &getState(ExecutionContext &context) {
 using nvvm::check;
 using nvvm::CheckedSharedMemory;
 
-/// The models' view of the shared memory of CTA `rank` of the cluster
-/// (the asynchronous proxy: tensor-core operand reads of a CTA pair).
-class ClusterSharedMemory final : public ptx::SharedMemory {
-public:
-  ClusterSharedMemory(ExecutionContext &context, unsigned rank)
-      : context(context), rank(rank) {}
-  std::string read(uint32_t address, unsigned size, uint8_t *out) override {
-    if (succeeded(context.readClusterShared(rank, address, size, out)))
-      return {};
-    failedInCore = true;
-    return "shared memory access failed";
-  }
-  bool failedInCore = false;
-
-private:
-  ExecutionContext &context;
-  unsigned rank;
-};
-
 /// Records that the executing CTA issues a tcgen05 instruction of
 /// .cta_group::2 (`ctaGroup2`) or ::1, failing when the kernel's earlier ones
 /// named the other, or when ::2 has no peer CTA in the cluster.
@@ -135,6 +116,10 @@ inline uint64_t encodeClusterAddress(unsigned rank, uint64_t address) {
 FailureOr<ClusterAddress> decodeClusterAddress(ExecutionContext &context,
                                                uint64_t address,
                                                StringRef what);
+/// The CTAs of a 16-bit .multicast::cluster mask (bit r: %cluster_ctarank
+/// r), failing (naming `what`) for one outside the cluster or returned.
+FailureOr<SmallVector<unsigned>>
+getMulticastRanks(ExecutionContext &context, uint32_t mask, StringRef what);
 
 bool isClusterOp(Operation &op);
 LogicalResult executeClusterOp(Operation &op, ExecutionContext &context);

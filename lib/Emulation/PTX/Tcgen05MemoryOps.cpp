@@ -134,7 +134,8 @@ LogicalResult executeCp(ExecutionContext &context, ptx::CpShape shape,
       if (failed(context.requireClusterMember(even ^ 1, "tcgen05.cp's pair")))
         return failure();
       for (unsigned rank : {even, even + 1}) {
-        ClusterSharedMemory smem(context, rank);
+        CheckedSharedMemory smem =
+            CheckedSharedMemory::ofClusterMember(context, rank);
         std::string why =
             ptx::tcgen05Cp(shape, multicast, at, sdesc,
                            getState(context, rank).tmem, smem, op);

@@ -81,7 +81,10 @@ LogicalResult executeMma(ExecutionContext &context,
       const unsigned even = context.getClusterRank() & ~1u;
       if (failed(context.requireClusterMember(even ^ 1, "tcgen05.mma's pair")))
         return failure();
-      ClusterSharedMemory evenSmem(context, even), oddSmem(context, even + 1);
+      CheckedSharedMemory evenSmem =
+          CheckedSharedMemory::ofClusterMember(context, even);
+      CheckedSharedMemory oddSmem =
+          CheckedSharedMemory::ofClusterMember(context, even + 1);
       ptx::TensorMemory *tmems[] = {&getState(context, even).tmem,
                                     &getState(context, even + 1).tmem};
       ptx::SharedMemory *smems[] = {&evenSmem, &oddSmem};
@@ -109,19 +112,18 @@ LogicalResult executeCommit(ExecutionContext &context, Value address,
     // The destinations: the mbarrier at `address`, or with
     // .multicast::cluster the one at its offset in each CTA of the mask
     // (bit r: %cluster_ctarank r).
-    SmallVector<uint64_t> targets;
-    if (!multicastMask) {
-      targets.push_back(encodeClusterAddress(at->rank, at->address));
-    } else {
-      const uint32_t mask = context.getWord(multicastMask, lane) & 0xFFFF;
-      for (unsigned rank = 0; rank < 16; ++rank)
-        if (mask >> rank & 1) {
-          if (failed(context.requireClusterMember(
-                  rank, "tcgen05.commit's multicast mask")))
-            return failure();
-          targets.push_back(encodeClusterAddress(rank, at->address));
-        }
+    SmallVector<unsigned> ranks = {at->rank};
+    if (multicastMask) {
+      FailureOr<SmallVector<unsigned>> multicast = getMulticastRanks(
+          context, context.getWord(multicastMask, lane) & 0xFFFF,
+          "tcgen05.commit's multicast mask");
+      if (failed(multicast))
+        return failure();
+      ranks = std::move(*multicast);
     }
+    SmallVector<uint64_t> targets;
+    for (unsigned rank : ranks)
+      targets.push_back(encodeClusterAddress(rank, at->address));
     for (uint64_t target : targets) {
       FailureOr<BarrierRef> barrier = getBarrier(context, target);
       if (failed(barrier))
