@@ -1,4 +1,4 @@
-//===- Nvfp4Operands.h - Random NVFP4 operands of hand-written MMAs -*- C++ -*-===//
+//===- Nvfp4Operands.h - NVFP4 operands of hand-written MMAs -*- C++ -*-======//
 //
 // The operands of the hand-written tcgen05 kernels' NVFP4 MMAs
 // (Tcgen05KernelTest, ClusterKernelTest): random E2M1 codes and UE4M3
