@@ -58,6 +58,13 @@ getMulticastRanks(ExecutionContext &context, uint32_t mask, StringRef what) {
   return ranks;
 }
 
+FailureOr<unsigned> getPairEvenRank(ExecutionContext &context, StringRef what) {
+  const unsigned even = context.getClusterRank() & ~1u;
+  if (failed(context.requireClusterMember(context.getClusterRank() ^ 1, what)))
+    return failure();
+  return even;
+}
+
 LogicalResult useCtaGroup(ExecutionContext &context, bool ctaGroup2) {
   Tcgen05State &state = getState(context);
   const unsigned group = ctaGroup2 ? 2 : 1;

@@ -121,6 +121,11 @@ FailureOr<ClusterAddress> decodeClusterAddress(ExecutionContext &context,
 FailureOr<SmallVector<unsigned>>
 getMulticastRanks(ExecutionContext &context, uint32_t mask, StringRef what);
 
+/// The even CTA of the executing CTA's pair (%cluster_ctarank with bit 0
+/// cleared, §9.7.16.5.1), failing (naming `what`) when the peer CTA has
+/// returned: a pair's mma and cp use both CTAs' memories.
+FailureOr<unsigned> getPairEvenRank(ExecutionContext &context, StringRef what);
+
 bool isClusterOp(Operation &op);
 LogicalResult executeClusterOp(Operation &op, ExecutionContext &context);
 

@@ -130,10 +130,10 @@ LogicalResult executeCp(ExecutionContext &context, ptx::CpShape shape,
               &smem)))
         return failure();
     } else {
-      const unsigned even = context.getClusterRank() & ~1u;
-      if (failed(context.requireClusterMember(even ^ 1, "tcgen05.cp's pair")))
+      FailureOr<unsigned> even = getPairEvenRank(context, "tcgen05.cp's pair");
+      if (failed(even))
         return failure();
-      for (unsigned rank : {even, even + 1}) {
+      for (unsigned rank : {*even, *even + 1}) {
         CheckedSharedMemory smem =
             CheckedSharedMemory::ofClusterMember(context, rank);
         std::string why =

@@ -77,16 +77,16 @@ LogicalResult executeMma(ExecutionContext &context,
                     &smem)))
         return failure();
     } else {
-      // The pair's even CTA first (§9.7.16.5.1).
-      const unsigned even = context.getClusterRank() & ~1u;
-      if (failed(context.requireClusterMember(even ^ 1, "tcgen05.mma's pair")))
+      // The pair's even CTA first.
+      FailureOr<unsigned> even = getPairEvenRank(context, "tcgen05.mma's pair");
+      if (failed(even))
         return failure();
       CheckedSharedMemory evenSmem =
-          CheckedSharedMemory::ofClusterMember(context, even);
+          CheckedSharedMemory::ofClusterMember(context, *even);
       CheckedSharedMemory oddSmem =
-          CheckedSharedMemory::ofClusterMember(context, even + 1);
-      ptx::TensorMemory *tmems[] = {&getState(context, even).tmem,
-                                    &getState(context, even + 1).tmem};
+          CheckedSharedMemory::ofClusterMember(context, *even + 1);
+      ptx::TensorMemory *tmems[] = {&getState(context, *even).tmem,
+                                    &getState(context, *even + 1).tmem};
       ptx::SharedMemory *smems[] = {&evenSmem, &oddSmem};
       std::string why =
           ptx::tcgen05MmaBlockScalePair(operands, tmems, smems, op);
