@@ -10,7 +10,9 @@
 # reports the 4096^3 MXFP4 GEMM of benchmarks/gfx950_gemm_4096.mlir (@gemm)
 # instead: on sm_90a the wgmma kernels ([WG1]-[WG3]), whose block loop
 # ptx_report.py counts on the path that real scales take (a folded block
-# for MXFP4; NVFP4 has one path) (docs/nvvm.md).
+# for MXFP4; NVFP4 has one path) (docs/nvvm.md). sm_90a's MXFP4 GEMM runs
+# after two kernels that write its operands as E4M3, B^T folded ([WG4]):
+# their DRAM time joins the GEMM's for the end-to-end figure.
 #
 #   benchmarks/sm120a_report.sh BUILD_DIR [CHIP [FORMAT]]
 set -euo pipefail
@@ -40,8 +42,9 @@ elif [[ $block == 16 ]]; then
   mma="E2M1 widened to E4M3, mma.sync m16n8k16 e4m3 per 16-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"
 elif [[ $chip == sm_90a ]]; then
-  mma="E2M1 widened to E4M3, wgmma m64n128k32 e4m3 per 32-element block and" \
-  mma="$mma warpgroup, f32 scaling (one block per loop iteration)"
+  mma="A and B^T written as E4M3 by two staging kernels, B^T's scales folded" \
+  mma="$mma ([WG4]), wgmma m64n128k32 e4m3 per 32-element block and warpgroup," \
+  mma="$mma f32 scaling (one block per loop iteration)"
 else
   mma="E2M1 widened to E4M3, mma.sync m16n8k32 e4m3 per 32-element block and" \
   mma="$mma f32 scaling (one block per loop iteration)"
@@ -49,12 +52,29 @@ fi
 echo
 echo "Static $chip report: 4096x4096x4096 ${format^^} GEMM, $mma, 128x128" \
   "workgroup tiles; from the PTX, no GPU"
-/usr/bin/python3 "$root/scripts/ptx_report.py" --loop gemm_kernel "$out/gemm.mlir" "$out/ptx"
+# The GEMM is the module's last kernel: sm_90a's MXFP4 staging kernels
+# ([WG4]) are outlined before it.
+gemm_kernel=gemm_kernel
+bytes=$(/usr/bin/python3 -c "print(0.5 + 1 / $block)")
+staging=()
+if [[ $block == 32 && $chip == sm_90a ]]; then
+  gemm_kernel=gemm_kernel_1
+  staging=(--staging "$bytes" 1)
+  bytes=$(/usr/bin/python3 -c "print(1 + 1 / $block)")
+fi
+report=$(/usr/bin/python3 "$root/scripts/ptx_report.py" --loop "$gemm_kernel" \
+  "$out/gemm.mlir" "$out/ptx")
+echo "$report"
+if (( ${#staging[@]} )); then
+  bound=$(sed -n 's/.*per K step.*issue bound \([0-9]*\)%.*/\1/p' <<<"$report")
+  staging+=(--issue-bound "$bound")
+fi
 # Waves of one workgroup per SM and DRAM per wave (scripts/wave_report.py):
 # RTX 5090 (sm_120a) 170 SMs, 1676 dense FP4 TFLOPS, 1.792 TB/s; H100 SXM
 # (sm_90a) 132 SMs, 1979 dense FP8 TFLOPS, 3.35 TB/s. Global bytes per
-# element: an E2M1 code (1/2) and its share of a scale byte.
+# element: an E2M1 code (1/2), or a staged E4M3 one (1), and its share of a
+# scale byte.
 if [[ $chip == sm_120a ]]; then chip_args=(--sms 170 --tflops 1676 --dram 1.792)
 else chip_args=(--sms 132 --tflops 1979 --dram 3.35); fi
 /usr/bin/python3 "$root/scripts/wave_report.py" "${chip_args[@]}" \
-  --bytes "$(/usr/bin/python3 -c "print(0.5 + 1 / $block)")" 4096 4096 4096
+  --bytes "$bytes" "${staging[@]}" 4096 4096 4096

@@ -173,8 +173,7 @@ def cta_barriers(lines):
     """The CTA barriers among `lines` that publish a staged K step: every
     barrier in the mma.sync GEMMs (each staged K step ends in one); where
     the kernel fences its staging for the asynchronous proxy (wgmma), the
-    barriers right after that fence, as the scale fold's barrier inside the
-    staging ([WG2]) publishes no stage."""
+    barriers right after that fence."""
     barrier = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.sync")
     code = [l for l in lines if l.strip() and not l.strip().startswith("//")]
     fenced = [i for i, l in enumerate(code)
@@ -545,7 +544,7 @@ def wgmma_report(name, ptx, regs, smem, threads, chip):
     _, _, peak, tensor, _, _ = bounds(cheapest)
     step = k_step_statements(ptx, 128 // k, len(cheapest))
     if step:
-        what = (" and the scale fold's reduction" if folds else
+        what = (" of the E4M3 operands the staging kernels wrote, [WG4]" if folds else
                 ", scales applied as the codes are staged" if f16 else
                 " and the scaling vote")
         print("  per K step of 128 (the block loop %d times on the path above, plus the"

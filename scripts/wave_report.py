@@ -9,6 +9,10 @@ MMAs at the chip's peak, in the kernels' grouped order ([RAS1], bands of `band`
 row tiles walked column by column, docs/nvvm.md) and in plain launch order
 (column tiles fastest). With --persistent the grid is one workgroup per SM
 that walks the tiles itself (the sm_100a kernel): the waves are its rounds.
+With --staging READ WRITE the operands first go through kernels that read
+and write that many bytes per element ([WG4], docs/nvvm.md); their DRAM time
+is added to the GEMM's at --issue-bound percent of the peak for the
+end-to-end fraction.
 
     wave_report.py --sms 148 --tflops 9000 --dram 8 --bytes 0.5625 M N K
 """
@@ -33,6 +37,10 @@ def main():
     parser.add_argument("--band", type=int, default=8, help="row tiles per band ([RAS1])")
     parser.add_argument("--persistent", action="store_true",
                         help="one workgroup per SM walks the tiles (rounds, not waves)")
+    parser.add_argument("--staging", type=float, nargs=2, metavar=("READ", "WRITE"),
+                        help="bytes per operand element read and written by kernels before the GEMM")
+    parser.add_argument("--issue-bound", type=float, default=100,
+                        help="the GEMM kernel's bound in percent of the peak (with --staging)")
     parser.add_argument("m", type=int)
     parser.add_argument("n", type=int)
     parser.add_argument("k", type=int)
@@ -69,6 +77,20 @@ def main():
               band, band, min(tiles_n, math.ceil(resident / band)), grouped / 1e6, out / 1e6,
               {4: "f32", 2: "bf16"}.get(args.out_bytes, "%d bytes" % args.out_bytes),
               compute * 1e6, bound(grouped + out), plain / 1e6, bound(plain + out)))
+    if args.staging:
+        elements = (args.m + args.n) * args.k
+        read, write = (elements * b for b in args.staging)
+        staging = (read + write) / (args.dram * 1e12)
+        mmas = 2 * args.m * args.n * args.k / (args.tflops * 1e12)
+        gemm = mmas / (args.issue_bound / 100)
+        print("    operands staged first ([WG4]): %.1f MB read and %.1f MB written, %.1f us at"
+              " the DRAM rate; with the GEMM at %.0f%% of the peak (%.1f us), %.0f%% of the peak"
+              " end to end" % (read / 1e6, write / 1e6, staging * 1e6, args.issue_bound,
+                               gemm * 1e6, 100 * mmas / (gemm + staging)))
+        # Each workgroup reads its A and B tiles whole, from L2 or DRAM.
+        l2 = tiles * 2 * tile * args.k * args.bytes
+        print("    the GEMM's workgroups read %.2f GB of operand tiles through L2: %.1f TB/s"
+              " at that rate (L2 bandwidth is not in this model)" % (l2 / 1e9, l2 / gemm / 1e12))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 // The CUDA pipeline from a training graph on tensors to sm_90a (Hopper) PTX:
 // the GEMM kernels' main loops hold MMAs without block scaling: one wgmma
 // m64n128k32 e4m3 per 32-element block and warpgroup ([WG1]: MXFP4 with
-// E2M1 widened to E4M3 by prmt, MXFP8) with f32 scaling, one wgmma
-// m64n128k16 f16 per NVFP4 16-element block on values staged as f16 times
-// their block scale ([WG3]); the quantize kernels encode E2M1 in software
+// E2M1 written as E4M3 by prmt in kernels before the GEMM, [WG4], MXFP8)
+// with f32 scaling, one wgmma m64n128k16 f16 per NVFP4 16-element block on
+// values staged as f16 times their block scale ([WG3]); the quantize kernels encode E2M1 in software
 // (no cvt ... e2m1x2 on sm_90) and E4M3 with cvt.rn.satfinite. sm_89 (Ada,
 // no wgmma) takes mma.sync m16n8k32 for the MX formats.
 //
@@ -23,22 +23,30 @@
 // RUN: %python %fp4train_src/scripts/ptx_report.py %t.mxfp4.mlir %t.mxfp4 | FileCheck %s --check-prefix=LOOP-MX
 // RUN: fp4-opt %s --fp4train-cuda-pipeline="recipe=nvfp4 chip=sm_90a format=isa" -o %t.nvfp4.mlir
 // RUN: %python %fp4train_src/scripts/ptx_report.py %t.nvfp4.mlir %t.nvfp4 | FileCheck %s --check-prefix=LOOP-NV
-// LOOP-MX: fprop_kernel_1 gemm 1 x wgmma m64n128k32 e4m3.e4m3 1
+// LOOP-MX: fprop_kernel_3 gemm 1 x wgmma m64n128k32 e4m3.e4m3 1
 // LOOP-NV: fprop_kernel_3 gemm 1 x wgmma m64n128k16 f16.f16 1
 
-// With mxfp4: two software-encoded quantize kernels, then the GEMM on
-// wgmma m64n128k32 e4m3 x e4m3, its operands staged in the 128-byte swizzle
-// and fenced to the asynchronous proxy.
+// With mxfp4: two software-encoded quantize kernels, the two kernels that
+// write the operands as E4M3 (prmt), B^T's scales folded (a shuffle
+// reduction, [WG4]), then the GEMM on wgmma m64n128k32 e4m3 x e4m3, its
+// operands staged in the 128-byte swizzle and fenced to the asynchronous
+// proxy.
 // MXFP4:     llvm.func @fprop
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
-// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_1::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_2::@fprop_kernel
+// MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_3::@fprop_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
 // MXFP4:     gpu.binary @fprop_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx87">
 // MXFP4-SAME:  .version 8.7{{\\0A}}.target sm_90a
 // MXFP4-NOT:   cvt.rn.satfinite.e2m1x2
 // MXFP4-NOT:   .extern
 // MXFP4:     gpu.binary @fprop_kernel_1
 // MXFP4-SAME:  prmt.b32
+// MXFP4:     gpu.binary @fprop_kernel_2
+// MXFP4-SAME:  shfl.sync.bfly.b32
+// MXFP4-SAME:  prmt.b32
+// MXFP4:     gpu.binary @fprop_kernel_3
 // MXFP4-SAME:  fence.proxy.async.shared::cta
 // MXFP4-SAME:  wgmma.fence.sync.aligned
 // MXFP4-SAME:  wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
@@ -68,13 +76,13 @@
 // SM89-SAME:   .target sm_89
 // SM89-SAME:   mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
 
-// LLVM:      gpu.binary @fprop_kernel_1
+// LLVM:      gpu.binary @fprop_kernel_3
 // LLVM-SAME:   llvm.nvvm.wgmma.commit_group.sync.aligned
 
-// The emulator's form: the NVVM wgmma ops, prmt for the widening.
+// The emulator's form: the NVVM wgmma ops, prmt for the scale factors.
 // KERNEL:    func.func @fprop
-// KERNEL:      gpu.launch_func @fprop_kernel_1::@fprop_kernel
-// KERNEL:    gpu.module @fprop_kernel_1
+// KERNEL:      gpu.launch_func @fprop_kernel_3::@fprop_kernel
+// KERNEL:    gpu.module @fprop_kernel_3
 // KERNEL:      scf.for
 // KERNEL:        nvvm.prmt
 // KERNEL:        nvvm.wgmma.mma_async

@@ -467,21 +467,23 @@ TEST_P(SM90GemmScalingTest, WrongFoldTableIsNoticed) {
       [&](ModuleOp module) {
         module.walk([&](arith::ConstantOp constant) {
           auto type = dyn_cast<VectorType>(constant.getType());
-          // Nine distances of two words: 72 bytes.
-          if (!type || type.getNumElements() != 72 ||
-              !type.getElementType().isInteger(8))
+          // Nine distances of two words.
+          if (!type || type.getNumElements() != 18 ||
+              !type.getElementType().isInteger(32))
             return;
-          auto bytes = llvm::to_vector(
-              cast<DenseElementsAttr>(constant.getValue()).getValues<int8_t>());
+          auto words =
+              llvm::to_vector(cast<DenseElementsAttr>(constant.getValue())
+                                  .getValues<int32_t>());
           for (int d = 6; d <= 8; ++d)
-            std::copy_n(bytes.begin(), 8, bytes.begin() + 8 * d);
+            std::copy_n(words.begin(), 2, words.begin() + 2 * d);
           constant.setValueAttr(
-              DenseElementsAttr::get(type, ArrayRef<int8_t>(bytes)));
+              DenseElementsAttr::get(type, ArrayRef<int32_t>(words)));
           ++tables;
         });
       },
       /*report=*/false);
-  // The kernel's, and the host's unused copy from before the outlining.
+  // [WG4] The B^T staging kernel's (and the host's unused copy from before
+  // the outlining).
   ASSERT_GT(tables, 0) << "no fold table in the lowered module";
   EXPECT_GT(bad, 0);
 }

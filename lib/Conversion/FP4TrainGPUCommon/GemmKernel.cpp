@@ -117,7 +117,7 @@ Value StagedTiles::getScaleOffset(OpBuilder &b, Location loc, unsigned operand,
 Value StagedTiles::getFoldReferencesOffset(OpBuilder &b, Location loc,
                                            Value buffer) const {
   assert(foldsScales() && "no scale fold");
-  // The two buffers' references lead the fold's memory, 8 bytes apart.
+  // The two buffers' references, 8 bytes apart.
   Value offset = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, buffer, indexConst(b, loc, 8)),
       indexConst(b, loc, foldBase));
@@ -141,13 +141,13 @@ struct GlobalOperand {
 
 /// Values a thread carries from the global loads of one K step to its
 /// shared-memory stores: its chunks of A and B codes and its rows of scales;
-/// with a scale fold, B^T's scales come as the scale code (i8) of each of
-/// its B chunks instead (chunkScales[1], the rows only A's), and where the
-/// staged values carry their scales, each chunk's blocks' scale codes of
-/// both operands (no rows): one vector<blocks x i8> per chunk.
+/// where the staged values carry their scales, each chunk's blocks' scale
+/// codes of both operands (no rows): one vector<blocks x i8> per chunk;
+/// with a scale fold, thread 0's step references (vector<blocks x i8>).
 struct Prefetch {
   SmallVector<Value> a, b, scales;
   SmallVector<Value> chunkScales[2];
+  Value references;
 };
 
 /// Where a chunk of codes lies in its operand: the global row, the first K
@@ -165,10 +165,10 @@ public:
                     GlobalOperand &bt, ScaledTensorType lhsType,
                     ScaledTensorType rhsType, int64_t k, Value acc,
                     Value globalScale, Value result, int64_t m, int64_t n,
-                    bool bf16Result)
+                    bool bf16Result, Value foldReferences = Value())
       : b(b), loc(loc), im{b, loc}, mma(mma), a(a), bt(bt), k(k), acc(acc),
         globalScale(globalScale), result(result), m(m), n(n),
-        bf16Result(bf16Result) {
+        bf16Result(bf16Result), foldReferences(foldReferences) {
     GemmTiling tiling = mma.getTiling();
     threads = tiling.subgroupsM * tiling.subgroupsN * mma.getSubgroupThreads();
     tiles.blockSize = lhsType.getBlockShape().back();
@@ -209,7 +209,12 @@ public:
   }
 
   int64_t getThreads() const { return threads; }
-  /// The two buffers, the scale fold's memory, and the slack for aligning
+  /// True when B^T's scales are folded ([WG2]): the operands must then
+  /// arrive in their staged types with the fold references ([WG4],
+  /// buildStagedOperand).
+  bool foldsScales() const { return fold.has_value(); }
+  const ScaleFold *getScaleFold() const { return fold ? &*fold : nullptr; }
+  /// The two buffers, the fold references, and the slack for aligning
   /// swizzled tiles at run time.
   int64_t getSharedBytes() const {
     return 2 * tiles.bufferBytes + foldBytes +
@@ -221,14 +226,19 @@ public:
 
 private:
   GlobalOperand &getOperand(unsigned i) { return i ? bt : a; }
+  /// The type of operand `i`'s codes in global memory: its element type,
+  /// or with a fold its staged type ([WG4]).
+  Type getStoredElementType(unsigned i) const {
+    return fold ? tiles.stagedElements[i] : tiles.elements[i];
+  }
   /// Bytes and codes per global load of operand `i`, and loads per staged
   /// row and per thread (the last rounded up: guarded loads).
   int64_t chunkBytes(unsigned i) const {
-    return getGemmChunkBytes(tiles.elements[i], k);
+    return getGemmChunkBytes(getStoredElementType(i), k);
   }
   int64_t chunkCodes(unsigned i) const {
-    return isPackedStorage(tiles.elements[i]) ? 2 * chunkBytes(i)
-                                              : chunkBytes(i);
+    return isPackedStorage(getStoredElementType(i)) ? 2 * chunkBytes(i)
+                                                    : chunkBytes(i);
   }
   /// Bytes of a chunk in shared memory (after convertStagedCodes).
   int64_t stagedChunkBytes(unsigned i) const {
@@ -236,7 +246,7 @@ private:
            StagedTiles::getStagedElementBits(tiles.stagedElements[i]) / 8;
   }
   bool convertsCodes(unsigned i) const {
-    return tiles.stagedElements[i] != tiles.elements[i];
+    return tiles.stagedElements[i] != getStoredElementType(i);
   }
   int64_t chunksPerRow(unsigned i) const { return kGemmTileK / chunkCodes(i); }
   int64_t chunksPerTile(unsigned i) const {
@@ -250,24 +260,18 @@ private:
   /// Stores staged chunk `i` of this thread (converted already) of
   /// `operand`.
   void storeCodeChunk(unsigned operand, Value buffer, int64_t i, Value chunk);
-  /// [WG2] The scale fold (ScaleFold): the fold's shared memory when the
-  /// target asks for one and the tiles allow it (a B chunk is one block,
-  /// and a thread's chunks all lie in block tid % blocks per step).
+  /// [WG2] The scale fold (ScaleFold) when the target asks for one: the
+  /// references' shared memory.
   void setUpScaleFold();
-  /// [WG2] Stores B^T's scale codes and its chunks folded: the workgroup's
-  /// reference and least code per block, then each chunk through the table
-  /// of its distance, and the step's references.
-  void storeFoldedB(Value buffer, const Prefetch &p);
-  /// Scale rows staged from whole rows of scale codes: A's and B^T's, or
-  /// A's alone with a scale fold.
+  /// Scale rows staged from whole rows of scale codes: A's and B^T's.
   int64_t getScaleRows() const {
     if (mma.stagesScaledValues())
       return 0;
-    return a.tileRows + (fold ? 0 : bt.tileRows);
+    return a.tileRows + bt.tileRows;
   }
   /// True when `operand`'s chunks come with their blocks' scale codes.
   bool loadsChunkScales(unsigned operand) const {
-    return mma.stagesScaledValues() || (operand == 1 && fold);
+    return mma.stagesScaledValues();
   }
   void epilogue(ValueRange accs);
   /// `t` scaled by the global decode scales (g * t), when there are any.
@@ -311,12 +315,13 @@ private:
   bool bf16Result;
   int64_t threads;
   std::optional<ScaleFold> fold;
-  /// Bytes of the fold's shared memory, and the offsets (from
-  /// tiles.foldBase) of its partial results and tables.
-  int64_t foldBytes = 0, foldPartials = 0, foldTables = 0;
+  /// Bytes of the fold references' shared memory.
+  int64_t foldBytes = 0;
+  /// [WG4] The references of the folded B^T (GemmProblem::foldReferences).
+  Value foldReferences;
 
   // Set by build().
-  Value tid, lane, subgroup, batch;
+  Value tid, lane, subgroup, batch, colTile;
 };
 
 } // namespace mlir::fp4train
@@ -391,8 +396,7 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
         p.chunkScales[operand].push_back(
             loadChunkScales(operand, chunk, kStep));
     }
-  // Scale row r of [A rows | B rows] (A rows alone with a fold) is loaded
-  // by thread r % threads.
+  // Scale row r of [A rows | B rows] is loaded by thread r % threads.
   auto type = VectorType::get({tiles.getBlocksPerStep()}, b.getI8Type());
   int64_t scaleRows = getScaleRows();
   for (int64_t first = 0; first < scaleRows; first += threads) {
@@ -410,15 +414,23 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
       p.scales.push_back(loadScaleRow(0, r, kStep));
     else if (first >= a.tileRows)
       p.scales.push_back(loadB());
-    else if (fold)
-      p.scales.push_back(buildIf(
-          im.lt(r, a.tileRows), [&]() { return loadScaleRow(0, r, kStep); },
-          [&]() { return zeros(type); }));
     else
       p.scales.push_back(buildIf(
           im.lt(r, a.tileRows), [&]() { return loadScaleRow(0, r, kStep); },
           loadB));
   }
+  // [WG4] The step's fold references, whole steps in the buffer.
+  if (fold)
+    p.references = buildIf(
+        im.lt(tid, 1),
+        [&]() -> Value {
+          return vector::LoadOp::create(
+              b, loc, type, foldReferences,
+              ValueRange{batch, colTile,
+                         im.mul(kStep, tiles.getBlocksPerStep())},
+              false, llvm::Align(tiles.getBlocksPerStep()));
+        },
+        [&]() { return zeros(type); });
   return p;
 }
 
@@ -472,7 +484,7 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
   };
   storeCodes(0, p.a);
   // A scale rows then B scale rows are contiguous: thread t writes rows
-  // t, t + threads, ... (A's alone with a fold, which stores B^T's below).
+  // t, t + threads, ...
   int64_t perStep = tiles.getBlocksPerStep();
   int64_t scaleRows = getScaleRows();
   SmallVector<int64_t> order = mma.getStagedScaleOrder(perStep);
@@ -489,182 +501,27 @@ void GemmKernelBuilder::storeTile(Value buffer, const Prefetch &p) {
                               llvm::Align(perStep));
     });
   }
+  storeCodes(1, p.b);
   if (fold)
-    storeFoldedB(buffer, p);
-  else
-    storeCodes(1, p.b);
+    buildIf(im.lt(tid, 1), [&]() {
+      vector::StoreOp::create(b, loc, p.references, memory,
+                              tiles.getFoldReferencesOffset(b, loc, buffer),
+                              false, llvm::Align(tiles.getBlocksPerStep()));
+    });
 }
 
 void GemmKernelBuilder::setUpScaleFold() {
   fold = mma.getScaleFold(tiles);
-  if (!fold || mma.stagesScaledValues()) {
-    fold.reset();
-    return;
-  }
-  const int64_t blocks = tiles.getBlocksPerStep();
-  const int64_t lanes = mma.getTarget().getSubgroupSize();
-  if (chunkCodes(1) != tiles.blockSize || chunksPerRow(1) != blocks ||
-      threads % blocks || lanes % blocks ||
-      !mma.getStagedScaleOrder(blocks).empty() || blocks > 8 ||
+  // The references of a step fill at most 8 bytes per buffer; the staged
+  // conversion takes one table row per distance.
+  if (!fold || mma.stagesScaledValues() || tiles.getBlocksPerStep() > 8 ||
       int64_t(fold->tables.size()) !=
           int64_t(fold->maxDistance + 1) * fold->wordsPerDistance) {
     fold.reset();
     return;
   }
-  // [references of buffer 0 | of buffer 1 | partial results, blocks x
-  // subgroups words | tables], after the two buffers.
   tiles.foldBase = 2 * tiles.bufferBytes;
-  foldPartials = 16;
-  foldTables = llvm::alignTo(foldPartials + blocks * (threads / lanes) * 4, 16);
-  foldBytes = foldTables + int64_t(fold->tables.size()) * 4;
-}
-
-void GemmKernelBuilder::storeFoldedB(Value buffer, const Prefetch &p) {
-  const TargetInfoBase &target = mma.getTarget();
-  const int64_t blocks = tiles.getBlocksPerStep();
-  const int64_t lanes = target.getSubgroupSize();
-  const int64_t subgroups = threads / lanes;
-  Value memory = tiles.getMemory();
-  Type i32 = b.getI32Type();
-  auto c32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
-  };
-  auto foldOffset = [&](Value offset) {
-    return addPad(b, loc, im.add(offset, tiles.foldBase), tiles.pad);
-  };
-  // i32 words in the i8 shared memory.
-  auto loadWords = [&](int64_t count, Value offset, int64_t align) {
-    Value bytes = vector::LoadOp::create(
-        b, loc, VectorType::get({4 * count}, b.getI8Type()), memory, offset,
-        false, llvm::commonAlignment(llvm::Align(16), align));
-    return vector::BitCastOp::create(b, loc, VectorType::get({count}, i32),
-                                     bytes)
-        .getResult();
-  };
-  // (code, 255 - code) in the two halves of a word: one unsigned maximum of
-  // the halves gives the largest and the least code at once.
-  auto word = VectorType::get({1}, i32);
-  auto halves = [&](Value x) {
-    return vector::BitCastOp::create(
-        b, loc, VectorType::get({2}, b.getI16Type()),
-        vector::BroadcastOp::create(b, loc, word, x));
-  };
-  auto combine = [&](Value x, Value y) {
-    Value m = arith::MaxUIOp::create(b, loc, halves(x), halves(y));
-    return vector::ExtractOp::create(
-               b, loc, vector::BitCastOp::create(b, loc, word, m), 0)
-        .getResult();
-  };
-
-  // This thread's chunks all lie in block tid % blocks (setUpScaleFold).
-  // Each chunk's scale code goes where the MMAs read B^T's scales; a chunk
-  // with a nonzero code contributes its scale code to the block's
-  // reduction (a chunk of zeros takes any scale).
-  Value block = im.rem(tid, blocks);
-  SmallVector<Value> codes;
-  Value mine = c32(0);
-  for (auto [i, chunk] : llvm::enumerate(p.b)) {
-    Value index = im.add(tid, int64_t(i) * threads);
-    Value cond = (int64_t(i) + 1) * threads <= chunksPerTile(1)
-                     ? Value()
-                     : im.lt(index, chunksPerTile(1));
-    Value scale = vector::ExtractOp::create(b, loc, p.chunkScales[1][i], 0);
-    buildIf(cond, [&]() {
-      memref::StoreOp::create(
-          b, loc, scale, memory,
-          tiles.getScaleOffset(b, loc, 1, buffer,
-                               im.div(index, chunksPerRow(1)), block));
-    });
-    Value code = arith::ExtUIOp::create(b, loc, i32, scale);
-    codes.push_back(code);
-    int64_t words = cast<VectorType>(chunk.getType()).getNumElements() / 4;
-    Value any = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::OR,
-        vector::BitCastOp::create(b, loc, VectorType::get({words}, i32),
-                                  chunk));
-    Value nonzero =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, any, c32(0));
-    Value pair = arith::OrIOp::create(
-        b, loc, code,
-        arith::ShLIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, c32(255), code), c32(16)));
-    mine =
-        combine(mine, arith::SelectOp::create(b, loc, nonzero, pair, c32(0)));
-  }
-  // Lanes with the same block (lane % blocks) combine theirs; lanes 0 ..
-  // blocks - 1 publish their subgroup's result for their block.
-  for (int64_t mask = blocks; mask < lanes; mask *= 2)
-    mine = combine(mine, target.buildShuffleXor(b, loc, mine, mask));
-  Value lane = im.rem(tid, lanes);
-  Value subgroupId = im.div(tid, lanes);
-  buildIf(im.lt(lane, blocks), [&]() {
-    Value bytes = vector::BitCastOp::create(
-        b, loc, VectorType::get({4}, b.getI8Type()),
-        vector::BroadcastOp::create(b, loc, word, mine));
-    vector::StoreOp::create(
-        b, loc, bytes, memory,
-        foldOffset(
-            im.add(im.mul(im.add(im.mul(block, subgroups), subgroupId), 4),
-                   foldPartials)),
-        false, llvm::Align(4));
-  });
-  target.buildBarrier(b, loc);
-
-  // The block's reference r (largest code) and least code over the
-  // workgroup, and whether it folds.
-  Value partials = loadWords(
-      subgroups, foldOffset(im.add(im.mul(block, subgroups * 4), foldPartials)),
-      subgroups * 4);
-  Value all = c32(0);
-  for (int64_t s = 0; s < subgroups; ++s)
-    all = combine(all, vector::ExtractOp::create(b, loc, partials, s));
-  auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, predicate, x, y).getResult();
-  };
-  auto both = [&](Value x, Value y) {
-    return arith::AndIOp::create(b, loc, x, y).getResult();
-  };
-  Value reference = arith::AndIOp::create(b, loc, all, c32(0xFFFF));
-  Value least = arith::SubIOp::create(
-      b, loc, c32(255), arith::ShRUIOp::create(b, loc, all, c32(16)));
-  using P = arith::CmpIPredicate;
-  Value folds =
-      both(both(cmp(P::ne, all, c32(0)), cmp(P::ule, reference, c32(fold->hi))),
-           both(cmp(P::uge, least, c32(fold->lo)),
-                cmp(P::ule, arith::SubIOp::create(b, loc, reference, least),
-                    c32(fold->maxDistance))));
-  // Thread t < blocks (whose block is t) publishes block t's reference.
-  buildIf(im.lt(tid, blocks), [&]() {
-    Value published = arith::TruncIOp::create(
-        b, loc, b.getI8Type(),
-        arith::SelectOp::create(b, loc, folds, reference, c32(0xFF)));
-    memref::StoreOp::create(
-        b, loc, published, memory,
-        im.add(tiles.getFoldReferencesOffset(b, loc, buffer), tid));
-  });
-  // Each chunk through the table of its distance r - e (0 unfolded; a
-  // chunk of zeros, whose e may lie anywhere, clamped to a table).
-  for (auto [i, chunk] : llvm::enumerate(p.b)) {
-    Value distance = arith::SelectOp::create(
-        b, loc, folds,
-        arith::MinUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, reference, codes[i]),
-            c32(fold->maxDistance)),
-        c32(0));
-    Value row = arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(),
-        arith::MulIOp::create(b, loc, distance,
-                              c32(fold->wordsPerDistance * 4)));
-    Value table =
-        loadWords(fold->wordsPerDistance, foldOffset(im.add(row, foldTables)),
-                  fold->wordsPerDistance * 4);
-    SmallVector<Value> words;
-    for (int64_t w = 0; w < fold->wordsPerDistance; ++w)
-      words.push_back(vector::ExtractOp::create(b, loc, table, w));
-    storeCodeChunk(
-        1, buffer, i,
-        mma.convertStagedCodes(b, loc, tiles.elements[1], chunk, words));
-  }
+  foldBytes = 16;
 }
 
 Value GemmKernelBuilder::bRowOfStagedRow(Value row) {
@@ -803,6 +660,8 @@ void GemmKernelBuilder::epilogue(ValueRange accs) {
 }
 
 void GemmKernelBuilder::build(gpu::LaunchOp launch) {
+  assert((!fold || foldReferences) &&
+         "a scale fold takes the operands buildStagedOperand wrote");
   const TargetInfoBase &target = mma.getTarget();
   GemmTiling tiling = mma.getTiling();
   // The staging buffer: the workgroup attribution, or the launch's dynamic
@@ -829,6 +688,7 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
       getGroupedTile(b, loc, launch.getBlockIds().x, launch.getBlockIds().y,
                      llvm::divideCeil(n, bt.tileRows),
                      llvm::divideCeil(m, a.tileRows), kGemmRasterRows);
+  this->colTile = colTile;
   a.rowBase = im.mul(rowTile, a.tileRows);
   bt.rowBase = im.mul(colTile, bt.tileRows);
   Value rowA =
@@ -846,26 +706,7 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
     return out;
   };
 
-  // Prologue: the fold's tables (read after storeTile's own barrier), and
-  // K step 0 staged in buffer 0.
-  if (fold) {
-    buildIf(im.lt(tid, 1), [&]() {
-      // Little-endian bytes of the table words, as the i8 memory holds them.
-      SmallVector<int8_t> bytes;
-      for (uint32_t word : fold->tables)
-        for (int i = 0; i < 4; ++i)
-          bytes.push_back(static_cast<int8_t>(word >> (8 * i)));
-      Value tables = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(
-              VectorType::get({int64_t(bytes.size())}, b.getI8Type()),
-              ArrayRef<int8_t>(bytes)));
-      vector::StoreOp::create(
-          b, loc, tables, tiles.memory,
-          addPad(b, loc, im.c(tiles.foldBase + foldTables), tiles.pad), false,
-          llvm::Align(16));
-    });
-  }
+  // Prologue: K step 0 staged in buffer 0.
   int64_t kSteps = llvm::divideCeil(k, kGemmTileK);
   storeTile(im.c(0), loadTile(im.c(0)));
   mma.buildStagingFence(b, loc);
@@ -995,10 +836,34 @@ static LogicalResult checkGemmGrid(ScaledMatmulOp op, int64_t tileM,
          << ", past the launch limits (2^31 - 1 in x, 65535 in y and z)";
 }
 
+/// The skeleton's kernel builder for `op` that builds nothing: what the
+/// shared memory and the scale fold depend on (the operand types).
+static GemmKernelBuilder getProbe(OpBuilder &b, ScaledMatmulOp op,
+                                  const BlockScaledMMATargetInfo &mma,
+                                  GlobalOperand &a, GlobalOperand &bt) {
+  a.tileRows = getTileM(mma);
+  bt.tileRows = getTileN(mma);
+  return GemmKernelBuilder(b, op.getLoc(), mma, a, bt, op.getLhs().getType(),
+                           op.getRhs().getType(), 0, Value(), Value(), Value(),
+                           0, 0, /*bf16Result=*/false);
+}
+
 LogicalResult mlir::fp4train::checkScaledMatmulKernelGrid(
     ScaledMatmulOp op, const BlockScaledMMATargetInfo &mma) {
-  return checkGemmGrid(op, getTileM(mma), getTileN(mma),
-                       mma.getTarget().getChip());
+  if (failed(checkGemmGrid(op, getTileM(mma), getTileN(mma),
+                           mma.getTarget().getChip())))
+    return failure();
+  // [WG4] The staging kernels take a K step per workgroup in y.
+  OpBuilder b(op);
+  GlobalOperand a, bt;
+  int64_t k = op.getLhs().getType().getShape().back();
+  int64_t steps = llvm::divideCeil(k, kGemmTileK);
+  if (!getProbe(b, op, mma, a, bt).foldsScales() || steps <= 65535)
+    return success();
+  return op.emitOpError("needs ")
+         << steps << " K steps of " << kGemmTileK
+         << " in the grid of the kernels that stage its operands on "
+         << mma.getTarget().getChip() << ", past the launch limit (65535 in y)";
 }
 
 LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
@@ -1006,7 +871,8 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
     const GemmLaunchConfig &config,
     function_ref<void(OpBuilder &, gpu::LaunchOp, const GemmProblem &)>
         buildBody,
-    ConversionPatternRewriter &rewriter) {
+    ConversionPatternRewriter &rewriter,
+    function_ref<void(OpBuilder &, GemmProblem &)> prepare) {
   Location loc = op.getLoc();
   auto accType = cast<RankedTensorType>(op.getAcc().getType());
   ArrayRef<int64_t> shape = accType.getShape();
@@ -1054,6 +920,8 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
   auto resultType =
       MemRefType::get({batch, problem.m, problem.n}, resultElement);
   problem.result = allocKernelBuffer(rewriter, loc, resultType);
+  if (prepare)
+    prepare(rewriter, problem);
 
   IndexMath im{rewriter, loc};
   SmallVector<Type> workgroup;
@@ -1128,12 +996,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   };
   // The skeleton's shared memory size depends only on the operand types.
   GlobalOperand probeA, probeB;
-  probeA.tileRows = tileM;
-  probeB.tileRows = tileN;
-  GemmKernelBuilder probe(rewriter, op.getLoc(), mma, probeA, probeB,
-                          op.getLhs().getType(), op.getRhs().getType(), 0,
-                          Value(), Value(), Value(), 0, 0,
-                          /*bf16Result=*/false);
+  GemmKernelBuilder probe = getProbe(rewriter, op, mma, probeA, probeB);
   GemmLaunchConfig config;
   config.tileM = tileM;
   config.tileN = tileN;
@@ -1145,6 +1008,19 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
     config.dynamicSharedBytes = sharedBytes;
   else
     config.staticSharedBytes = sharedBytes;
+  // [WG4] With a scale fold, A and B^T are written in their staged types
+  // first, B^T folded per tile of tileN rows.
+  auto prepare = [&](OpBuilder &b, GemmProblem &problem) {
+    const int64_t blockSize = problem.lhsType.getBlockShape().back();
+    Value none;
+    problem.a = buildStagedOperand(
+        b, op.getLoc(), mma, problem.a, problem.lhsType.getElementType(),
+        blockSize, problem.k, problem.batch, tileM, nullptr, none);
+    problem.bt = buildStagedOperand(
+        b, op.getLoc(), mma, problem.bt, problem.rhsType.getElementType(),
+        blockSize, problem.k, problem.batch, tileN, probe.getScaleFold(),
+        problem.foldReferences);
+  };
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, accTensor, config,
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
@@ -1153,8 +1029,12 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
         GemmKernelBuilder builder(b, op.getLoc(), mma, a, bt, problem.lhsType,
                                   problem.rhsType, problem.k, problem.acc,
                                   problem.globalScale, problem.result,
-                                  problem.m, problem.n, problem.isBF16Result());
+                                  problem.m, problem.n, problem.isBF16Result(),
+                                  problem.foldReferences);
         builder.build(launch);
       },
-      rewriter);
+      rewriter,
+      probe.foldsScales()
+          ? function_ref<void(OpBuilder &, GemmProblem &)>(prepare)
+          : nullptr);
 }

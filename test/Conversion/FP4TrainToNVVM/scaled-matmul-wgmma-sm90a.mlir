@@ -6,42 +6,60 @@
 
 !a = !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>
 
-// MXFP4: two warpgroups (256 threads) per 128x128 tile. E2M1 is widened to
-// E4M3 as it is staged, in the 128-byte swizzle the descriptors describe
-// (16-byte chunk c of row r at c ^ (r % 8), one store per chunk), the
-// buffers 1024-byte aligned at run time (67 KiB: two 33 KiB stages, the
-// scale fold's 216 bytes and 1 KiB of slack); each thread fences its stores
-// to the asynchronous proxy before the barrier.
-// [WG2] B^T's scales are folded into its staging: thread 0 stores the fold's
-// tables once (the E4M3 bytes of the E2M1 magnitudes times 2^-d, d = 0..8);
-// per step each thread combines its B chunks' (e, 255 - e) pairs, the lanes
-// of a block by shfl.sync.bfly 4, 8, 16, the warps through shared memory
-// after a barrier; thread b < 4 publishes block b's reference (0xFF:
-// unfolded), and each B chunk takes the table row of its distance (at most
-// 8). Per step and warp the vote over the A rows; per block one
+// MXFP4: [WG4] first one kernel per operand writes its E2M1 codes as E4M3
+// (128 threads, one row each, per tile of 128 rows (x) and K step (y)):
+// A's by the plain table, B^T's folded: thread 0 stores the fold's tables
+// (the E4M3 bytes of the E2M1 magnitudes times 2^-d, d = 0..8, two words
+// each), each block's (e, 255 - e) pairs are combined over the warp by shfl.sync.bfly
+// 1..16 and over the 4 warps in shared memory after a barrier, thread 0
+// writes each block's reference (0xFF: unfolded) and each row's chunk
+// takes the table row of its distance (at most 8).
+// CHECK-LABEL: func.func @mxfp4
+// CHECK:       %[[A8:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x128x256xi8>
+// CHECK:       gpu.launch {{.*}} in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}) {
+// CHECK-NOT:     gpu.barrier
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[A8]][{{.*}}] {alignment = 16 : i64} : memref<1x128x256xi8>, vector<32xi8>
+// CHECK:         gpu.terminator
+// CHECK:       %[[B8:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x128x256xi8>
+// CHECK:       %[[REFS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x8xi8>
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) workgroup(%[[FOLD:.*]] : memref<34xi32, #gpu.address_space<workgroup>>) {
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.constant dense<[1010315264, 1279804480, {{.*}}]> : vector<18xi32>
+// CHECK:           vector.store %{{.*}}, %[[FOLD]][%c0] : memref<34xi32, #gpu.address_space<workgroup>>, vector<18xi32>
+// CHECK:         nvvm.shfl.sync  bfly %c-1_i32, %{{.*}}, %c1_i32, %c31_i32 : i32 -> i32
+// CHECK:         arith.maxui %{{.*}}, %{{.*}} : vector<2xi16>
+// CHECK:         nvvm.shfl.sync  bfly {{.*}}, %c16_i32
+// CHECK:         gpu.barrier
+// CHECK:         arith.minui %{{.*}}, %c8_i32
+// CHECK:         memref.store %{{.*}}, %[[REFS]][{{.*}}] : memref<1x1x8xi8>
+// CHECK:         nvvm.prmt
+// CHECK:         vector.store %{{.*}}, %[[B8]][{{.*}}] {alignment = 16 : i64} : memref<1x128x256xi8>, vector<32xi8>
+// CHECK:         gpu.terminator
+// The GEMM: two warpgroups (256 threads) per 128x128 tile stage both E4M3
+// operands as they are (16-byte chunks) in the 128-byte swizzle the
+// descriptors describe (16-byte chunk c of row r at c ^ (r % 8), one store
+// per chunk), with the scale rows of both and thread 0 the step's
+// references, the buffers 1024-byte aligned at run time (67 KiB: two 33 KiB
+// stages, 16 bytes of references and 1 KiB of slack); each thread fences
+// its stores to the asynchronous proxy before the barrier.
+// [WG2] Per step and warp the vote over the A rows; per block one
 // m64n128k32 (descriptors: start address >> 4 plus 0x4000004000010000 =
 // 128-byte swizzle, SBO 1024, LBO 16; + 2 per block) without accumulator
 // input, waited for, then a folded block with its rows in the window takes
 // one fma per accumulator (factors 2^ea · 2^r per row); otherwise a folded
 // block takes the exact path with 2^r for every column, an unfolded one the
 // column vote and the fused or exact scaling.
-// CHECK-LABEL: func.func @mxfp4
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68824_i32 {
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68624_i32 {
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
 // CHECK:         arith.remui %{{.*}}, %c1024
-// CHECK:         scf.if
-// CHECK-NEXT:      arith.constant dense<[0, 48, 56, 60, 64, 68, 72, 76, 0, 40, {{.*}}, 0, 1, 2, 3, 4, 6, 8, 12]> : vector<72xi8>
-// CHECK:           vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<72xi8>
+// CHECK:         vector.load %[[A8]]{{.*}} : memref<1x128x256xi8>, vector<16xi8>
+// CHECK:         vector.load %[[B8]]{{.*}} : memref<1x128x256xi8>, vector<16xi8>
+// CHECK:         vector.load %[[REFS]]{{.*}} {alignment = 4 : i64} : memref<1x1x8xi8>, vector<4xi8>
+// CHECK-NOT:     nvvm.prmt
 // CHECK:         arith.xori
 // CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
-// CHECK:         arith.maxui %{{.*}}, %{{.*}} : vector<2xi16>
-// CHECK:         nvvm.shfl.sync  bfly %c-1_i32, %{{.*}}, %c4_i32{{.*}}, %c31_i32 : i32 -> i32
-// CHECK:         nvvm.shfl.sync  bfly {{.*}}, %c8_i32
-// CHECK:         nvvm.shfl.sync  bfly {{.*}}, %c16_i32
-// CHECK:         gpu.barrier
-// CHECK:         arith.minui %{{.*}}, %c8_i32
-// CHECK:         nvvm.prmt
+// CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT:    gpu.barrier
 // CHECK:         %[[ROWS:.*]] = nvvm.vote.sync  all

@@ -20,10 +20,11 @@
 //    the main loop runs two steps, one per buffer, so that every
 //    shared-memory offset is a constant;
 //  - where the target asks for it (getScaleFold, [WG2] in docs/nvvm.md),
-//    B^T's block scales are folded into its staged codes: per step and
-//    block the workgroup reduces the rows' scale codes (a second barrier
-//    inside the staging), stages each row's codes times 2^(e - r) and
-//    publishes r for the MMAs;
+//    B^T's block scales are folded into its staged codes: a kernel per
+//    operand ([WG4], buildStagedOperand) writes A and B^T in their staged
+//    types before the GEMM, B^T's rows of each tile and block times
+//    2^(e - r) with the block's reference r, which the GEMM stages with
+//    the codes for the MMAs;
 //  - the target's BlockScaledMMATargetInfo loads its fragments from the
 //    staged tiles (StagedTiles gives the byte offsets) and issues its MMAs;
 //  - f32 accumulators start at zero ([GEMM1]'s T); the epilogue writes
@@ -133,14 +134,14 @@ private:
   int64_t rowBytes[2] = {0, 0};
   int64_t codesBase[2] = {0, 0}, scalesBase[2] = {0, 0};
   int64_t bufferBytes = 0;
-  /// With folded scales: the offset, after both buffers, of the fold's
-  /// shared memory (the two buffers' references, the workgroup reduction's
-  /// partial results, the conversion tables); -1 without.
+  /// With folded scales: the offset, after both buffers, of the two
+  /// buffers' references; -1 without.
   int64_t foldBase = -1;
 };
 
-/// [WG2] How a target has the skeleton fold B^T's block scales into B^T's
-/// staged codes (docs/nvvm.md). Per K step and block, the reference r is the
+/// [WG2] How a target has B^T's block scales folded into B^T's staged
+/// codes (docs/nvvm.md; [WG4]: by buildStagedOperand, before the GEMM). Per
+/// K step and block, the reference r is the
 /// largest scale code of the tile's B^T rows whose codes in the block are
 /// not all zero. When every such code e lies in [lo, hi] and r - e <=
 /// maxDistance, the block is folded: each row's codes are staged as their
@@ -226,9 +227,9 @@ public:
   /// of the n blocks the chunk covers, in K order; else empty.
   virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
                                    Value chunk, ValueRange extra = {}) const;
-  /// The scale fold the skeleton applies to B^T's staged codes (ScaleFold),
-  /// or none. A fold needs chunks of one block each, spread over the threads
-  /// so that a thread's chunks all lie in block tid % blocks per step.
+  /// The scale fold applied to B^T's staged codes (ScaleFold), or none.
+  /// With a fold, both operands reach the GEMM in their staged types
+  /// ([WG4], buildStagedOperand).
   virtual std::optional<ScaleFold>
   getScaleFold(const StagedTiles &tiles) const {
     return std::nullopt;
@@ -255,6 +256,10 @@ struct GemmProblem {
   Value globalScale;
   /// memref<batch x m x n x f32 or bf16>, written by the kernel.
   Value result;
+  /// [WG4] With a ScaleFold: a and bt hold codes in their staged types, and
+  /// this is memref<batch x ceil(n / tileN) x steps * blocks x i8>, the
+  /// fold reference of every tile of B^T rows and block (0xFF: unfolded).
+  Value foldReferences;
   /// True when the kernel writes RNE-bf16(acc + g * T).
   bool isBF16Result() const;
 };
@@ -283,12 +288,29 @@ struct GemmLaunchConfig {
 /// only use is an f32 -> bf16 RNE truncation, the result buffer is bf16 and
 /// the truncation is replaced. The skeleton below and target-specific
 /// kernels (tcgen05) share it.
+/// `prepare`, when given, runs before the launch is built (at the launch's
+/// place) and may replace the problem's operands with buffers it writes.
 LogicalResult lowerScaledMatmulToLaunch(
     ScaledMatmulOp op, ValueRange lhs, ValueRange rhs, Value acc,
     const GemmLaunchConfig &config,
     function_ref<void(OpBuilder &, gpu::LaunchOp, const GemmProblem &)>
         buildBody,
-    ConversionPatternRewriter &rewriter);
+    ConversionPatternRewriter &rewriter,
+    function_ref<void(OpBuilder &, GemmProblem &)> prepare = {});
+
+/// [WG4] Launches, at `b`'s insertion point, the kernel that writes operand
+/// `in` (stored `element` codes in `blockSize`-element blocks, K = `k`,
+/// `batch` entries) in mma's staged type of `element`, one workgroup per
+/// `tileRows` rows and K step, and returns it (the same scales). With
+/// `fold`, the codes of each tile of rows and block are folded as ScaleFold
+/// says and `references` becomes the buffer of the references
+/// (GemmProblem::foldReferences).
+GemmGlobalOperand buildStagedOperand(OpBuilder &b, Location loc,
+                                     const BlockScaledMMATargetInfo &mma,
+                                     const GemmGlobalOperand &in, Type element,
+                                     int64_t blockSize, int64_t k,
+                                     int64_t batch, int64_t tileRows,
+                                     const ScaleFold *fold, Value &references);
 
 /// Emits an error on `op` naming the chip when the kernel's grid on `mma`
 /// (ceil(N / tileN) x ceil(M / tileM) x batch workgroups) exceeds what a
