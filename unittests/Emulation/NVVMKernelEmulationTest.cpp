@@ -52,7 +52,9 @@
 #include "fp4train/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cstring>
 #include <random>
@@ -488,11 +490,42 @@ TEST_P(SM90GemmScalingTest, WrongFoldTableIsNoticed) {
   EXPECT_GT(bad, 0);
 }
 
+// [WG4] The GEMM reads the fold references of its own column tile: with
+// every workgroup reading tile 0's, the other tiles' folded blocks take
+// another reference and give other bits.
+TEST_P(SM90GemmScalingTest, ReferencesOfAnotherTileAreNoticed) {
+  const GemmCase &c = getCase();
+  if (c.formatA != "mxfp4" || getChip() != "sm_90a" || c.n <= 128)
+    GTEST_SKIP() << "needs sm_90a's MXFP4 fold and several column tiles";
+  int loads = 0;
+  const int bad = checkGemmKernel(
+      c, GemmData::FoldScales, /*bitForBit=*/true, compiler(), runner(),
+      [&](ModuleOp module) {
+        // The references' buffer: batch x column tiles x 4 * K steps.
+        const int64_t tiles = (c.n + 127) / 128, steps = (c.k + 127) / 128;
+        module.walk([&](vector::LoadOp load) {
+          MemRefType type = load.getMemRefType();
+          if (type.getRank() != 3 || type.getDimSize(1) != tiles ||
+              type.getDimSize(2) != 4 * steps ||
+              !load->getParentOfType<gpu::GPUFuncOp>())
+            return;
+          OpBuilder b(load);
+          load.getIndicesMutable()[1].assign(
+              arith::ConstantIndexOp::create(b, load.getLoc(), 0));
+          ++loads;
+        });
+      },
+      /*report=*/false);
+  ASSERT_GT(loads, 0) << "no load of the fold references in the GEMM";
+  EXPECT_GT(bad, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     NVVM, SM90GemmScalingTest,
     ::testing::Combine(
         ::testing::Values("sm_90a", "sm_89"),
         ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
+                          GemmCase{1, 200, 300, 288, "mxfp4", "mxfp4"},
                           GemmCase{1, 100, 72, 96, "mxfp4", "mxfp4"},
                           GemmCase{2, 40, 24, 160, "mxfp4", "mxfp4"},
                           GemmCase{1, 130, 41, 192, "mxfp4", "mxfp4", true},
