@@ -54,6 +54,8 @@ struct TmaOptions {
   /// and this mask (0: no cluster); each CTA expects the box's bytes on its
   /// own mbarrier and copies its box out.
   unsigned multicastMask = 0;
+  /// The chip that runs it: sm_100a, or sm_90a (the same models, one CTA).
+  std::string chip = "sm_100a";
 };
 
 /// `text` with each `$NAME` of `values` replaced.
@@ -218,7 +220,7 @@ protected:
         {emulation::EmulatorArgument::buffer(std::move(codes)),
          emulation::EmulatorArgument::buffer(std::vector<uint8_t>(
              kBoxRows * o.boxBytes * (o.multicastMask ? 2 : 1)))},
-        "sm_100a", &stats);
+        o.chip, &stats);
     if (!results)
       return llvm::toString(results.takeError());
     *out = (*results)[0];
@@ -329,6 +331,36 @@ TEST_F(TmaTest, HostTensorWithoutUnifiedMemoryIsRefused) {
   TmaOptions o;
   o.separateMemories = true;
   expectError(o, "the memref is host memory: without unified memory");
+}
+
+// sm_90a's instruction set runs the same tensor map, TMA and mbarrier
+// models for one CTA ([WG4]'s GEMM loads its E4M3 tiles by TMA).
+TEST_F(TmaTest, Sm90aLoadsTheSameBoxes) {
+  for (auto [row, k] : {std::pair{20, 16}, {64, 96}, {-8, -16}}) {
+    TmaOptions o;
+    o.chip = "sm_90a";
+    o.batch = 1;
+    o.row = row;
+    o.k = k;
+    std::vector<uint8_t> out;
+    ASSERT_EQ(run(o, &out), "");
+    EXPECT_EQ(countMismatches(out, o, /*swizzled=*/true), 0)
+        << row << ", " << k;
+  }
+}
+
+TEST_F(TmaTest, Sm90aLoadWithoutExpectTxNeverCompletesThePhase) {
+  TmaOptions o;
+  o.chip = "sm_90a";
+  o.expectTx = false;
+  expectError(o, "1 pending arrivals and tx-count -8192");
+}
+
+TEST_F(TmaTest, Sm90aHasNoClusters) {
+  TmaOptions o;
+  o.chip = "sm_90a";
+  o.multicastMask = 3;
+  expectError(o, "clusters are not supported by the sm_90a");
 }
 
 TEST_F(TmaTest, MulticastWritesEveryCtaOfTheMask) {

@@ -34,7 +34,9 @@ FailureOr<BarrierRef> getBarrier(ExecutionContext &context, uint64_t address) {
       decodeClusterAddress(context, address, "an mbarrier operation");
   if (failed(at) || failed(context.checkSharedAddress(at->address, 8)))
     return failure();
-  Tcgen05State &state = getState(context, at->rank);
+  // sm_90a's and sm_100a's workgroup states are both MbarrierStates.
+  auto &state =
+      *static_cast<nvvm::MbarrierState *>(context.getWorkgroupState(at->rank));
   return BarrierRef{&state, at->address, &state.barriers[at->address],
                     at->rank};
 }

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <cassert>
+#include <cstdint>
+#include <map>
 #include <optional>
 
 namespace mlir::fp4train::emulation::nvvm {
@@ -37,6 +39,17 @@ public:
 
 private:
   const GPUTarget &target;
+};
+
+/// The per-CTA state of a chip with mbarriers (sm_90a and sm_100a/sm_103a):
+/// the mbarrier objects by shared address (MbarrierOps.cpp), which TMA loads
+/// (cp.async.bulk.tensor) signal. Each chip's workgroup state derives from
+/// it.
+struct MbarrierState : public WorkgroupState {
+  std::map<uint64_t, ::fp4train::emulation::ptx::Mbarrier> barriers;
+  /// Called when the barrier at `address` completes a phase: completes the
+  /// asynchronous operations the chip attached to that phase.
+  virtual void completePhase(uint64_t address) {}
 };
 
 /// True for the shared NVVM ops.

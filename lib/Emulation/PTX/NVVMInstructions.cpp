@@ -17,6 +17,7 @@
 #include "fp4train/Emulation/PTX.h"
 
 #include "NVVMCommon.h"
+#include "Tcgen05Common.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -46,9 +47,10 @@ public:
 
 /// NVIDIA sm_90a (and sm_89): the FP8 mma.sync (as llvm.call_intrinsic,
 /// which MLIR 22's nvvm.mma.sync does not verify for e4m3/e5m2), prmt, the
-/// wgmma ops (sm_90a only on hardware; the emulator does not tell sm_89
-/// apart) and the shared ops but the FP4 conversion, which these chips
-/// lack.
+/// wgmma ops, the mbarriers and tiled TMA loads of one CTA (the models of
+/// sm_100a's, MbarrierOps.cpp and CpAsyncOps.cpp, without clusters; sm_90a
+/// only on hardware: the emulator does not tell sm_89 apart) and the shared
+/// ops but the FP4 conversion, which these chips lack.
 class SM90aInstructionSet final : public nvvm::NVVMInstructionSet {
 public:
   using NVVMInstructionSet::NVVMInstructionSet;
@@ -60,7 +62,12 @@ public:
       return parseMmaSyncFP8(call.getIntrin()).has_value();
     if (isa<NVVM::ConvertF32x2ToF4x2Op>(op))
       return false;
-    return isa<NVVM::PermuteOp>(op) || nvvm::isWgmmaOp(op);
+    return isa<NVVM::PermuteOp, NVVM::MBarrierInitOp, NVVM::MBarrierArriveOp,
+               NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp,
+               NVVM::MBarrierCompleteTxOp, NVVM::MBarrierTryWaitParityOp,
+               NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
+               nvgpu::TmaCreateDescriptorOp>(op) ||
+           nvvm::isWgmmaOp(op);
   }
   LogicalResult execute(Operation &op,
                         ExecutionContext &context) const override;
@@ -683,8 +690,28 @@ LogicalResult SM120aInstructionSet::execute(Operation &op,
 
 LogicalResult SM90aInstructionSet::execute(Operation &op,
                                            ExecutionContext &context) const {
+  // The host's tensor maps (what cuTensorMapEncodeTiled makes).
+  if (auto create = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op)) {
+    if (context.inKernel())
+      return context.fail("a tensor map is created on the host");
+    return tcgen05::executeCreateTensorMap(create, context);
+  }
   if (!context.inKernel())
     return context.fail("NVVM op outside a kernel");
+  if (auto copy =
+          dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
+    // No clusters here (supportsClusters): a CTA's own box, signalling its
+    // own mbarrier.
+    if (copy.getMulticastMask() || copy.getGroup())
+      return context.fail("cp.async.bulk.tensor with .multicast::cluster or "
+                          ".cta_group is not modelled on this chip (no "
+                          "clusters)");
+    return tcgen05::executeTensorLoad(copy, context);
+  }
+  if (isa<NVVM::MBarrierInitOp, NVVM::MBarrierArriveOp,
+          NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp,
+          NVVM::MBarrierCompleteTxOp, NVVM::MBarrierTryWaitParityOp>(op))
+    return tcgen05::executeMbarrier(op, context);
   if (nvvm::isCommonNVVMOp(op))
     return nvvm::executeCommonNVVMOp(op, context);
   if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))

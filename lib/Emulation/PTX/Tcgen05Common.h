@@ -37,10 +37,8 @@ namespace ptx = ::fp4train::emulation::ptx;
 // Per-CTA state
 //===----------------------------------------------------------------------===//
 
-struct Tcgen05State final : public WorkgroupState {
+struct Tcgen05State final : public nvvm::MbarrierState {
   ptx::TensorMemory tmem;
-  /// mbarrier objects by shared address.
-  std::map<uint64_t, ptx::Mbarrier> barriers;
   /// Asynchronous operations a commit attached to a barrier's current
   /// phase; they complete with it.
   std::map<uint64_t, std::vector<uint32_t>> barrierOps;
@@ -58,7 +56,7 @@ struct Tcgen05State final : public WorkgroupState {
 
   std::string finish() override { return tmem.checkAllDeallocated(); }
 
-  void completePhase(uint64_t address) {
+  void completePhase(uint64_t address) override {
     for (uint32_t op : barrierOps[address])
       tmem.completeOp(op);
     barrierOps[address].clear();
@@ -201,7 +199,7 @@ LogicalResult executeCommit(ExecutionContext &context, Value address,
 /// An mbarrier object of a CTA of the cluster: its CTA's state, its
 /// address in that CTA's shared window, the object and the CTA's rank.
 struct BarrierRef {
-  Tcgen05State *state;
+  nvvm::MbarrierState *state;
   uint64_t address;
   ptx::Mbarrier *barrier;
   unsigned rank;

@@ -142,7 +142,10 @@ LogicalResult executeCommit(ExecutionContext &context, Value address,
     state.uncommitted[lane].clear();
     for (uint64_t target : targets) {
       FailureOr<BarrierRef> barrier = getBarrier(context, target);
-      llvm::append_range(barrier->state->barrierOps[barrier->address], ops);
+      // A tcgen05 kernel's CTAs all hold Tcgen05States.
+      llvm::append_range(static_cast<Tcgen05State *>(barrier->state)
+                             ->barrierOps[barrier->address],
+                         ops);
       uint64_t token;
       if (failed(arriveOn(context, target, 1, &token)))
         return failure();

@@ -52,7 +52,7 @@ struct Warpgroup {
   bool fenced = false;
 };
 
-class WgmmaState final : public WorkgroupState {
+class WgmmaState final : public nvvm::MbarrierState {
 public:
   Warpgroup &get(unsigned warpgroup) {
     if (warpgroups.size() <= warpgroup)
