@@ -29,8 +29,8 @@
 // With mxfp4: two software-encoded quantize kernels, the two kernels that
 // write the operands as E4M3 (prmt), B^T's scales folded (a shuffle
 // reduction, [WG4]), then the GEMM on wgmma m64n128k32 e4m3 x e4m3, its
-// operands staged in the 128-byte swizzle and fenced to the asynchronous
-// proxy.
+// operands' tiles loaded by TMA into the 128-byte swizzle, completing on an
+// mbarrier per buffer ([WG5]).
 // MXFP4:     llvm.func @fprop
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel::@fprop_kernel
 // MXFP4:       gpu.launch_func <%{{.*}} : !llvm.ptr> @fprop_kernel_0::@fprop_kernel
@@ -47,7 +47,10 @@
 // MXFP4-SAME:  shfl.sync.bfly.b32
 // MXFP4-SAME:  prmt.b32
 // MXFP4:     gpu.binary @fprop_kernel_3
+// MXFP4-SAME:  mbarrier.init.shared.b64
 // MXFP4-SAME:  fence.proxy.async.shared::cta
+// MXFP4-SAME:  cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes
+// MXFP4-SAME:  mbarrier.try_wait.parity
 // MXFP4-SAME:  wgmma.fence.sync.aligned
 // MXFP4-SAME:  wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 // MXFP4-SAME:  wgmma.commit_group.sync.aligned

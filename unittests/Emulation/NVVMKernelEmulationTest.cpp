@@ -54,6 +54,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cstring>
@@ -543,14 +544,69 @@ enum class WgmmaBreak {
   StagingFence,
   /// No wgmma.wait_group: the scaling reads D while the MMA is in flight.
   Wait,
+  /// [WG5] The tiles' tensor maps in the 64-byte swizzle.
+  TileMapSwizzle,
+  /// [WG5] The copy barrier expecting half of a stage's bytes.
+  TileBytes,
+  /// [WG5] B^T's copies through A's tensor map.
+  TileMap,
 };
+
+/// True for the breaks of [WG5]'s tile copies, which only the GEMMs whose
+/// operands arrive as E4M3 (MXFP4 x MXFP4, [WG4]) have; those have no
+/// staging stores of codes for the fence to order.
+static bool isTileCopyBreak(WgmmaBreak what) {
+  return what == WgmmaBreak::TileMapSwizzle || what == WgmmaBreak::TileBytes ||
+         what == WgmmaBreak::TileMap;
+}
 
 class SM90WgmmaBrokenTest
     : public KernelEmulationFixture,
-      public ::testing::WithParamInterface<std::tuple<WgmmaBreak, GemmCase>> {};
+      public ::testing::WithParamInterface<std::tuple<WgmmaBreak, GemmCase>> {
+protected:
+  /// Applies a [WG5] break to `module`; returns the ops it changed.
+  static int breakTileCopies(ModuleOp module, WgmmaBreak what) {
+    int changed = 0;
+    if (what == WgmmaBreak::TileMapSwizzle)
+      module.walk([&](nvgpu::TmaCreateDescriptorOp create) {
+        auto type = create.getTensorMap().getType();
+        create.getTensorMap().setType(nvgpu::TensorMapDescriptorType::get(
+            type.getContext(), type.getTensor(),
+            nvgpu::TensorMapSwizzleKind::SWIZZLE_64B, type.getL2promo(),
+            type.getOob(), type.getInterleave()));
+        ++changed;
+      });
+    if (what == WgmmaBreak::TileBytes)
+      module.walk([&](NVVM::MBarrierExpectTxOp expect) {
+        OpBuilder b(expect);
+        expect->setOperand(1, arith::ConstantIntOp::create(
+                                  b, expect.getLoc(), b.getI32Type(), 16384));
+        ++changed;
+      });
+    if (what == WgmmaBreak::TileMap)
+      module.walk([&](NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp copy) {
+        // The second copy of each group (B^T's) takes the first's map.
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp first;
+        for (Operation *op = copy->getPrevNode(); op && !first;
+             op = op->getPrevNode())
+          first = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
+        if (!first)
+          return;
+        copy.getTmaDescriptorMutable().assign(first.getTmaDescriptor());
+        ++changed;
+      });
+    return changed;
+  }
+};
 
 TEST_P(SM90WgmmaBrokenTest, IsNoticed) {
   auto [what, c] = GetParam();
+  const bool copied = c.formatA == "mxfp4" && c.formatB == "mxfp4";
+  if (isTileCopyBreak(what) && !copied)
+    GTEST_SKIP() << "this GEMM's threads store its tiles";
+  if (what == WgmmaBreak::StagingFence && copied)
+    GTEST_SKIP() << "[WG5] this GEMM's code tiles come by TMA: no staging "
+                    "stores of codes for the fence to order";
   int broken = 0;
   std::string error;
   const int bad = checkGemmKernel(
@@ -568,6 +624,10 @@ TEST_P(SM90WgmmaBrokenTest, IsNoticed) {
         return std::vector<std::vector<uint8_t>>();
       },
       [&](ModuleOp module) {
+        if (isTileCopyBreak(what)) {
+          broken = breakTileCopies(module, what);
+          return;
+        }
         SmallVector<Operation *> ops;
         module.walk([&](Operation *op) {
           if ((what == WgmmaBreak::DescriptorSwizzle &&
@@ -601,7 +661,9 @@ INSTANTIATE_TEST_SUITE_P(
     NVVM, SM90WgmmaBrokenTest,
     ::testing::Combine(
         ::testing::Values(WgmmaBreak::DescriptorSwizzle,
-                          WgmmaBreak::StagingFence, WgmmaBreak::Wait),
+                          WgmmaBreak::StagingFence, WgmmaBreak::Wait,
+                          WgmmaBreak::TileMapSwizzle, WgmmaBreak::TileBytes,
+                          WgmmaBreak::TileMap),
         // MXFP4 and MXFP8 on e4m3/e5m2 wgmma ([WG1]); NVFP4 on f16 wgmma
         // ([WG3]).
         ::testing::Values(GemmCase{1, 128, 128, 256, "mxfp4", "mxfp4"},
@@ -609,10 +671,13 @@ INSTANTIATE_TEST_SUITE_P(
                           GemmCase{1, 128, 128, 256, "nvfp4", "nvfp4"})),
     [](const auto &info) {
       const WgmmaBreak what = std::get<0>(info.param);
-      const char *name = what == WgmmaBreak::DescriptorSwizzle
-                             ? "descriptor_swizzle"
-                         : what == WgmmaBreak::StagingFence ? "staging_fence"
-                                                            : "wait";
+      const char *name =
+          what == WgmmaBreak::DescriptorSwizzle ? "descriptor_swizzle"
+          : what == WgmmaBreak::StagingFence    ? "staging_fence"
+          : what == WgmmaBreak::Wait            ? "wait"
+          : what == WgmmaBreak::TileMapSwizzle  ? "tile_map_swizzle"
+          : what == WgmmaBreak::TileBytes       ? "tile_bytes"
+                                                : "tile_map";
       return std::string(name) + "_" + getGemmTestName(std::get<1>(info.param));
     });
 

@@ -48,6 +48,24 @@ Value BlockScaledMMATargetInfo::convertStagedCodes(OpBuilder &, Location, Type,
   return chunk;
 }
 
+Value BlockScaledMMATargetInfo::buildTileMap(OpBuilder &, Location, Value,
+                                             int64_t) const {
+  llvm_unreachable("only a target that copies its staged tiles maps them");
+}
+void BlockScaledMMATargetInfo::buildTileBarrierInit(OpBuilder &, Location,
+                                                    Value, Value) const {
+  llvm_unreachable("only a target that copies its staged tiles has barriers");
+}
+void BlockScaledMMATargetInfo::buildTileCopies(OpBuilder &, Location, Value,
+                                               Value, int64_t,
+                                               ArrayRef<TileCopy>) const {
+  llvm_unreachable("only a target that copies its staged tiles copies them");
+}
+void BlockScaledMMATargetInfo::buildTileWait(OpBuilder &, Location, Value,
+                                             Value, Value) const {
+  llvm_unreachable("only a target that copies its staged tiles waits");
+}
+
 bool GemmProblem::isBF16Result() const {
   return isa<BFloat16Type>(cast<MemRefType>(result.getType()).getElementType());
 }
@@ -165,10 +183,12 @@ public:
                     GlobalOperand &bt, ScaledTensorType lhsType,
                     ScaledTensorType rhsType, int64_t k, Value acc,
                     Value globalScale, Value result, int64_t m, int64_t n,
-                    bool bf16Result, Value foldReferences = Value())
+                    bool bf16Result, Value foldReferences = Value(),
+                    ArrayRef<Value> tileMaps = {})
       : b(b), loc(loc), im{b, loc}, mma(mma), a(a), bt(bt), k(k), acc(acc),
         globalScale(globalScale), result(result), m(m), n(n),
         bf16Result(bf16Result), foldReferences(foldReferences) {
+    llvm::copy(tileMaps, this->tileMaps);
     GemmTiling tiling = mma.getTiling();
     threads = tiling.subgroupsM * tiling.subgroupsN * mma.getSubgroupThreads();
     tiles.blockSize = lhsType.getBlockShape().back();
@@ -213,6 +233,9 @@ public:
   /// arrive in their staged types with the fold references ([WG4],
   /// buildStagedOperand).
   bool foldsScales() const { return fold.has_value(); }
+  /// [WG5] True when the target copies the staged code tiles (with a fold:
+  /// the operands are in their staged types).
+  bool copiesTiles() const { return fold && mma.copiesStagedTiles(); }
   const ScaleFold *getScaleFold() const { return fold ? &*fold : nullptr; }
   /// The two buffers, the fold references, and the slack for aligning
   /// swizzled tiles at run time.
@@ -253,6 +276,8 @@ private:
     return tiles.tileRows[i] * chunksPerRow(i);
   }
   int64_t chunksPerThread(unsigned i) const {
+    if (copiesTiles())
+      return 0;
     return llvm::divideCeil(chunksPerTile(i), threads);
   }
   Prefetch loadTile(Value kStep);
@@ -319,6 +344,17 @@ private:
   int64_t foldBytes = 0;
   /// [WG4] The references of the folded B^T (GemmProblem::foldReferences).
   Value foldReferences;
+  /// [WG5] The maps the code tiles are copied through (copiesTiles).
+  Value tileMaps[2];
+  /// [WG5] Byte offset of buffer `buffer`'s copy barrier (after the fold
+  /// references).
+  Value getTileBarrierOffset(Value buffer) {
+    return addPad(b, loc, im.add(im.mul(buffer, 8), tiles.foldBase + 16),
+                  tiles.pad);
+  }
+  /// [WG5] Thread 0: the copies of K step `kStep`'s code tiles into
+  /// `buffer`.
+  void copyTiles(Value kStep, Value buffer);
 
   // Set by build().
   Value tid, lane, subgroup, batch, colTile;
@@ -521,7 +557,8 @@ void GemmKernelBuilder::setUpScaleFold() {
     return;
   }
   tiles.foldBase = 2 * tiles.bufferBytes;
-  foldBytes = 16;
+  // [WG5] The references, and the two buffers' copy barriers.
+  foldBytes = mma.copiesStagedTiles() ? 32 : 16;
 }
 
 Value GemmKernelBuilder::bRowOfStagedRow(Value row) {
@@ -662,6 +699,8 @@ void GemmKernelBuilder::epilogue(ValueRange accs) {
 void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   assert((!fold || foldReferences) &&
          "a scale fold takes the operands buildStagedOperand wrote");
+  assert((!copiesTiles() || (tileMaps[0] && tileMaps[1])) &&
+         "copied tiles need the operands' maps");
   const TargetInfoBase &target = mma.getTarget();
   GemmTiling tiling = mma.getTiling();
   // The staging buffer: the workgroup attribution, or the launch's dynamic
@@ -700,14 +739,35 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   SmallVector<Value> accs(tiling.repM * tiling.repN, zero);
-  auto compute = [&](Value buffer, ValueRange in) {
+  // Step t in `buffer` (t % 2); [WG5] its copied tiles are there once the
+  // buffer's barrier completes phase t / 2 (mod 2).
+  auto compute = [&](Value t, int64_t buffer, ValueRange in) {
+    if (copiesTiles()) {
+      Value parity = arith::AndIOp::create(
+          b, loc,
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), im.div(t, 2)),
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1));
+      mma.buildTileWait(b, loc, tiles.memory,
+                        getTileBarrierOffset(im.c(buffer)), parity);
+    }
     SmallVector<Value> out(in);
-    mma.buildStepMMAs(b, loc, tiles, buffer, lane, rowA, rowB, out);
+    mma.buildStepMMAs(b, loc, tiles, im.c(buffer), lane, rowA, rowB, out);
     return out;
   };
 
-  // Prologue: K step 0 staged in buffer 0.
+  // Prologue: K step 0 staged in buffer 0 ([WG5]: thread 0 initializes the
+  // copy barriers and issues step 0's copies; the barrier below publishes
+  // the initialization before any thread waits).
   int64_t kSteps = llvm::divideCeil(k, kGemmTileK);
+  if (copiesTiles()) {
+    assert(!permutesColumns() && "copied tiles keep the global row order");
+    buildIf(im.lt(tid, 1), [&]() {
+      for (int64_t buffer = 0; buffer < 2; ++buffer)
+        mma.buildTileBarrierInit(b, loc, tiles.memory,
+                                 getTileBarrierOffset(im.c(buffer)));
+    });
+    copyTiles(im.c(0), im.c(0));
+  }
   storeTile(im.c(0), loadTile(im.c(0)));
   mma.buildStagingFence(b, loc);
   target.buildBarrier(b, loc);
@@ -718,9 +778,13 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   // constant (an immediate of the load) instead of one computed from the
   // step's parity ([KLOOP1], docs/amdgpu.md); an odd step out and the last
   // step are peeled, so the loop needs no bounds check on the prefetch.
+  // [WG5] Step t + 1's copies go to the other buffer at once: the barrier
+  // that ended step t - 1 saw every read of it done.
   auto step = [&](Value t, int64_t buffer, ValueRange in) {
+    if (copiesTiles())
+      copyTiles(im.add(t, 1), im.c(1 - buffer));
     Prefetch next = loadTile(im.add(t, 1));
-    SmallVector<Value> out = compute(im.c(buffer), in);
+    SmallVector<Value> out = compute(t, buffer, in);
     storeTile(im.c(1 - buffer), next);
     mma.buildStagingFence(b, loc);
     target.buildBarrier(b, loc);
@@ -740,7 +804,28 @@ void GemmKernelBuilder::build(gpu::LaunchOp launch) {
   }
   if ((kSteps - 1) % 2)
     done = step(im.c(kSteps - 2), 0, done);
-  epilogue(compute(im.c((kSteps - 1) % 2), done));
+  epilogue(compute(im.c(kSteps - 1), (kSteps - 1) % 2, done));
+}
+
+void GemmKernelBuilder::copyTiles(Value kStep, Value buffer) {
+  buildIf(im.lt(tid, 1), [&]() {
+    Type i32 = b.getI32Type();
+    auto toI32 = [&](Value index) {
+      return arith::IndexCastUIOp::create(b, loc, i32, index).getResult();
+    };
+    SmallVector<TileCopy, 2> copies;
+    int64_t bytes = 0;
+    for (unsigned operand = 0; operand < 2; ++operand) {
+      // The operand's staged type is 8-bit: a step is one 128-byte row.
+      copies.push_back(
+          {tileMaps[operand], toI32(im.mul(kStep, kGemmTileK)),
+           toI32(getOperand(operand).rowBase), toI32(batch),
+           tiles.getCodesOffset(b, loc, operand, buffer, im.c(0), im.c(0))});
+      bytes += tiles.tileRows[operand] * tiles.getRowCodeBytes(operand);
+    }
+    mma.buildTileCopies(b, loc, tiles.memory, getTileBarrierOffset(buffer),
+                        bytes, copies);
+  });
 }
 
 /// True for an arith.truncf from f32 to bf16 that rounds to nearest even
@@ -1020,6 +1105,13 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
         b, op.getLoc(), mma, problem.bt, problem.rhsType.getElementType(),
         blockSize, problem.k, problem.batch, tileN, probe.getScaleFold(),
         problem.foldReferences);
+    // [WG5] Their maps, where the target copies the staged tiles.
+    if (probe.copiesTiles()) {
+      problem.tileMaps[0] =
+          mma.buildTileMap(b, op.getLoc(), problem.a.codes, tileM);
+      problem.tileMaps[1] =
+          mma.buildTileMap(b, op.getLoc(), problem.bt.codes, tileN);
+    }
   };
   return lowerScaledMatmulToLaunch(
       op, lhs, rhs, accTensor, config,
@@ -1030,7 +1122,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
                                   problem.rhsType, problem.k, problem.acc,
                                   problem.globalScale, problem.result,
                                   problem.m, problem.n, problem.isBF16Result(),
-                                  problem.foldReferences);
+                                  problem.foldReferences, problem.tileMaps);
         builder.build(launch);
       },
       rewriter,

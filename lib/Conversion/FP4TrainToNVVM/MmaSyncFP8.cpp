@@ -90,6 +90,7 @@
 #include "BlackwellTargetInfo.h"
 #include "LaneMath.h"
 #include "SM90TargetInfo.h"
+#include "TensorMaps.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 #include "fp4train/Numerics/Formats.h"
@@ -786,6 +787,66 @@ void WgmmaFP8TargetInfo::buildStagingFence(OpBuilder &b, Location loc) const {
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
+}
+
+/// The shared-memory pointer (!llvm.ptr<3>) of byte `offset` of `memory`.
+static Value getSharedPointer(OpBuilder &b, Location loc, Value memory,
+                              Value offset) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
+  Value address = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, offset));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
+Value WgmmaFP8TargetInfo::buildTileMap(OpBuilder &b, Location loc, Value codes,
+                                       int64_t boxRows) const {
+  return buildSwizzledTileMap(b, loc, codes, boxRows);
+}
+
+void WgmmaFP8TargetInfo::buildTileBarrierInit(OpBuilder &b, Location loc,
+                                              Value memory,
+                                              Value offset) const {
+  NVVM::MBarrierInitOp::create(
+      b, loc, getSharedPointer(b, loc, memory, offset),
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1), Value());
+  // The initialization (a generic-proxy write) ordered before the TMA
+  // unit's complete-tx on it.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+void WgmmaFP8TargetInfo::buildTileCopies(OpBuilder &b, Location loc,
+                                         Value memory, Value barrier,
+                                         int64_t bytes,
+                                         ArrayRef<TileCopy> copies) const {
+  // The transaction count before the copies, the thread's arrival after
+  // them: the phase completes when both tiles have landed.
+  Value barrierPtr = getSharedPointer(b, loc, memory, barrier);
+  NVVM::MBarrierExpectTxOp::create(
+      b, loc, barrierPtr,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes));
+  for (const TileCopy &copy : copies)
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, getSharedPointer(b, loc, memory, copy.offset), copy.map,
+        ValueRange{copy.kByte, copy.row, copy.batch}, barrierPtr,
+        /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/true, /*group=*/NVVM::CTAGroupKindAttr(),
+        /*predicate=*/Value());
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), barrierPtr,
+                                 /*count=*/Value());
+}
+
+void WgmmaFP8TargetInfo::buildTileWait(OpBuilder &b, Location loc, Value memory,
+                                       Value barrier, Value parity) const {
+  // A bounded try_wait in a loop (the op's PTX retries until the phase
+  // completes); the suspend-time hint is the tcgen05 kernel's.
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, getSharedPointer(b, loc, memory, barrier), parity,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 10000000));
 }
 
 std::optional<ScaleFold>

@@ -74,6 +74,18 @@ public:
   /// [WG2] MXFP4 x MXFP4: B^T's scales folded into its E4M3 staging.
   std::optional<ScaleFold>
   getScaleFold(const StagedTiles &tiles) const override;
+  /// [WG5] The staged tiles of operands written as E4M3 ([WG4]) come by
+  /// TMA (cp.async.bulk.tensor, 128-byte swizzle), completing on an
+  /// mbarrier per buffer.
+  bool copiesStagedTiles() const override { return true; }
+  Value buildTileMap(OpBuilder &b, Location loc, Value codes,
+                     int64_t boxRows) const override;
+  void buildTileBarrierInit(OpBuilder &b, Location loc, Value memory,
+                            Value offset) const override;
+  void buildTileCopies(OpBuilder &b, Location loc, Value memory, Value barrier,
+                       int64_t bytes, ArrayRef<TileCopy> copies) const override;
+  void buildTileWait(OpBuilder &b, Location loc, Value memory, Value barrier,
+                     Value parity) const override;
   void buildStepMMAs(OpBuilder &b, Location loc, const StagedTiles &tiles,
                      Value buffer, Value lane, Value rowA, Value rowB,
                      MutableArrayRef<Value> accs) const override;

@@ -87,6 +87,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Tcgen05BlockScale.h"
+#include "TensorMaps.h"
 
 #include "fp4train/Conversion/FP4TrainGPUCommon/Buffers.h"
 #include "fp4train/Conversion/FP4TrainGPUCommon/GemmKernel.h"
@@ -113,7 +114,7 @@ namespace {
 
 constexpr int64_t kTile = kTcgen05TileRows;
 /// Bytes of one operand row per stage: one 128-byte swizzle row.
-constexpr int64_t kRowBytes = 128;
+constexpr int64_t kRowBytes = kTmaBoxRowBytes;
 constexpr int64_t kTileBytes = kTile * kRowBytes;
 constexpr int64_t kStages = 4;
 constexpr int64_t kMmasPerStage = 4;
@@ -243,40 +244,9 @@ bool canLoadCodesByTma(const Tcgen05Format &format, int64_t k) {
   return (format.fp4 ? k / 2 : k) % 16 == 0;
 }
 
-/// [TMA1] A tensor map of `codes` (memref<batch x rows x row bytes x i8>)
-/// whose box is one stage of one operand tile, 1 x `boxRows` (128, or a
-/// pair's 64 rows of B^T) x 128 bytes,
-/// landing in the 128-byte swizzled layout the MMA descriptors describe,
-/// out-of-range rows and K bytes zero-filled. Host code, built before
-/// `launch`; the kernel gets it as a pointer (an argument of tensor-map
-/// type would not pass convert-gpu-to-nvvm).
-Value buildCodesTensorMap(OpBuilder &b, Location loc, gpu::LaunchOp launch,
-                          Value codes, int64_t boxRows) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(launch);
-  MLIRContext *ctx = b.getContext();
-  auto box = MemRefType::get(
-      {1, boxRows, kRowBytes}, b.getI8Type(), AffineMap(),
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  auto type = nvgpu::TensorMapDescriptorType::get(
-      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(b.getI8Type(), Attribute()), codes);
-  IndexMath im{b, loc};
-  Value map = nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, type, unranked,
-      ValueRange{im.c(1), im.c(boxRows), im.c(kRowBytes)});
-  return UnrealizedConversionCastOp::create(
-             b, loc, LLVM::LLVMPointerType::get(ctx), map)
-      .getResult(0);
-}
-
 class Tcgen05KernelBuilder {
 public:
-  /// `codesMaps`: the operands' code tensor maps (buildCodesTensorMap), or
+  /// `codesMaps`: the operands' code tensor maps (buildSwizzledTileMap), or
   /// empty to stage codes by cp.async.
   Tcgen05KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &problem,
                        const Tcgen05Format &format, bool viaIntrinsics,
@@ -1192,11 +1162,13 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToTcgen05Kernel(
       [&](OpBuilder &b, gpu::LaunchOp launch, const GemmProblem &problem) {
         SmallVector<Value, 2> maps;
         if (canLoadCodesByTma(format, problem.k)) {
-          maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch,
-                                             problem.a.codes, kTile));
-          maps.push_back(buildCodesTensorMap(b, op.getLoc(), launch,
-                                             problem.bt.codes,
-                                             format.getStagedRowsB()));
+          // [TMA1] Host code, before the launch.
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(launch);
+          maps.push_back(
+              buildSwizzledTileMap(b, op.getLoc(), problem.a.codes, kTile));
+          maps.push_back(buildSwizzledTileMap(b, op.getLoc(), problem.bt.codes,
+                                              format.getStagedRowsB()));
         }
         Tcgen05KernelBuilder(b, op.getLoc(), problem, format, viaIntrinsics,
                              maps)

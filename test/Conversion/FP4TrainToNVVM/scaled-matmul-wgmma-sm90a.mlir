@@ -35,33 +35,41 @@
 // CHECK:         nvvm.prmt
 // CHECK:         vector.store %{{.*}}, %[[B8]][{{.*}}] {alignment = 16 : i64} : memref<1x128x256xi8>, vector<32xi8>
 // CHECK:         gpu.terminator
-// The GEMM: two warpgroups (256 threads) per 128x128 tile stage both E4M3
-// operands as they are (16-byte chunks) in the 128-byte swizzle the
-// descriptors describe (16-byte chunk c of row r at c ^ (r % 8), one store
-// per chunk), with the scale rows of both and thread 0 the step's
-// references, the buffers 1024-byte aligned at run time (67 KiB: two 33 KiB
-// stages, 16 bytes of references and 1 KiB of slack); each thread fences
-// its stores to the asynchronous proxy before the barrier.
-// [WG2] Per step and warp the vote over the A rows; per block one
-// m64n128k32 (descriptors: start address >> 4 plus 0x4000004000010000 =
-// 128-byte swizzle, SBO 1024, LBO 16; + 2 per block) without accumulator
-// input, waited for, then a folded block with its rows in the window takes
-// one fma per accumulator (factors 2^ea · 2^r per row); otherwise a folded
-// block takes the exact path with 2^r for every column, an unfolded one the
-// column vote and the fused or exact scaling.
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68624_i32 {
+// [WG5] The host makes a tensor map of each E4M3 operand (boxes of 128
+// rows x 128 bytes, 128-byte swizzle, zero fill).
+// CHECK:       %[[MAPA:.*]] = nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xi8> -> <tensor = memref<1x128x128xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK:       %[[PTRA:.*]] = builtin.unrealized_conversion_cast %[[MAPA]]
+// CHECK:       %[[MAPB:.*]] = nvgpu.tma.create.descriptor
+// CHECK:       %[[PTRB:.*]] = builtin.unrealized_conversion_cast %[[MAPB]]
+// The GEMM: two warpgroups (256 threads) per 128x128 tile, the buffers
+// 1024-byte aligned at run time (67 KiB: two 33 KiB stages, 16 bytes of
+// references, two 8-byte mbarriers and 1 KiB of slack). Thread 0 initializes
+// one mbarrier per buffer (fenced to the asynchronous proxy) and, for each
+// K step, expects the stage's 32768 bytes and copies A's and B^T's tiles by
+// TMA into the 128-byte swizzle the descriptors describe; the threads stage
+// the scale rows of both and thread 0 the step's references, fenced and
+// published by the barrier. Each step's copies go out one step ahead; every
+// thread waits for its buffer's phase before the MMAs.
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c68640_i32 {
 // CHECK:         %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SMEM]]
 // CHECK:         arith.remui %{{.*}}, %c1024
-// CHECK:         vector.load %[[A8]]{{.*}} : memref<1x128x256xi8>, vector<16xi8>
-// CHECK:         vector.load %[[B8]]{{.*}} : memref<1x128x256xi8>, vector<16xi8>
+// CHECK:         scf.if
+// CHECK:           nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:           nvvm.mbarrier.init
+// CHECK:         scf.if
+// CHECK:           nvvm.mbarrier.expect_tx %[[BAR:.*]], %c32768_i32 : !llvm.ptr<3>, i32
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[PTRA]], %[[BAR]], box[%{{.*}}, %{{.*}}, %{{.*}}] {isCTAOnly = true} : !llvm.ptr<3>, !llvm.ptr
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[PTRB]], %[[BAR]], box
+// CHECK-NEXT:      nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3> -> i64
+// CHECK-NOT:     vector.load %[[A8]]
+// CHECK-NOT:     vector.load %[[B8]]
 // CHECK:         vector.load %[[REFS]]{{.*}} {alignment = 4 : i64} : memref<1x1x8xi8>, vector<4xi8>
 // CHECK-NOT:     nvvm.prmt
-// CHECK:         arith.xori
-// CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
-// CHECK:         vector.store %{{.*}}, %[[SMEM]][%{{.*}}] {alignment = 4 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT:    gpu.barrier
+// CHECK:         nvvm.mbarrier.try_wait.parity %{{.*}}, %{{.*}}, %c10000000_i32 : !llvm.ptr<3>, i32, i32
 // CHECK:         %[[ROWS:.*]] = nvvm.vote.sync  all
 // CHECK:         %[[DESC_A:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64
 // CHECK:         %[[DESC_B:.*]] = arith.addi %{{.*}}, %c4611686293305360384_i64

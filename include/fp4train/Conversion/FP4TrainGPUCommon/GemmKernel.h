@@ -160,6 +160,14 @@ struct ScaleFold {
   int64_t wordsPerDistance = 0;
 };
 
+/// [WG5] One asynchronous copy of a staged tile (BlockScaledMMATargetInfo::
+/// buildTileCopies): the box of `map` (buildTileMap) at K byte `kByte`, row
+/// `row` and batch entry `batch` (i32 coordinates) to byte `offset` (index)
+/// of the staging memory.
+struct TileCopy {
+  Value map, kByte, row, batch, offset;
+};
+
 /// One block-scaled MMA instruction of a target, and how a subgroup feeds it
 /// from the staged tiles: `D[m x n] = C + sum_k A[m x k] * B[k x n]` with
 /// f32 C/D held as vector<getAccumulatorLength() x f32> per lane.
@@ -227,6 +235,30 @@ public:
   /// of the n blocks the chunk covers, in K order; else empty.
   virtual Value convertStagedCodes(OpBuilder &b, Location loc, Type element,
                                    Value chunk, ValueRange extra = {}) const;
+  /// [WG5] True when, with operands that arrive in their staged types (a
+  /// ScaleFold, [WG4]), the target copies each staged tile from global
+  /// memory asynchronously (buildTileCopies) instead of the threads loading
+  /// and storing it. The staged rows are then 128-byte swizzle rows.
+  virtual bool copiesStagedTiles() const { return false; }
+  /// Host code at `b`'s insertion point: what buildTileCopies reads `codes`
+  /// (memref<batch x rows x row bytes x i8>) through, a box of `boxRows`
+  /// rows of one 128-byte swizzle row each, zero past the tensor.
+  virtual Value buildTileMap(OpBuilder &b, Location loc, Value codes,
+                             int64_t boxRows) const;
+  /// One thread: initializes the copies' completion barrier (8 bytes) at
+  /// byte `offset` of the staging `memory`, for one arrival per phase.
+  virtual void buildTileBarrierInit(OpBuilder &b, Location loc, Value memory,
+                                    Value offset) const;
+  /// One thread: arrives on the barrier at `barrier` expecting `bytes`
+  /// bytes and issues `copies`, which complete on it.
+  virtual void buildTileCopies(OpBuilder &b, Location loc, Value memory,
+                               Value barrier, int64_t bytes,
+                               ArrayRef<TileCopy> copies) const;
+  /// Every thread: waits until the barrier at `barrier` has completed the
+  /// phase of parity `parity` (i32, 0 or 1).
+  virtual void buildTileWait(OpBuilder &b, Location loc, Value memory,
+                             Value barrier, Value parity) const;
+
   /// The scale fold applied to B^T's staged codes (ScaleFold), or none.
   /// With a fold, both operands reach the GEMM in their staged types
   /// ([WG4], buildStagedOperand).
@@ -260,6 +292,9 @@ struct GemmProblem {
   /// this is memref<batch x ceil(n / tileN) x steps * blocks x i8>, the
   /// fold reference of every tile of B^T rows and block (0xFF: unfolded).
   Value foldReferences;
+  /// [WG5] With those, where the target copies the staged tiles: the maps
+  /// of A's and B^T's codes (buildTileMap).
+  Value tileMaps[2];
   /// True when the kernel writes RNE-bf16(acc + g * T).
   bool isBF16Result() const;
 };
