@@ -553,8 +553,9 @@ enum class WgmmaBreak {
 };
 
 /// True for the breaks of [WG5]'s tile copies, which only the GEMMs whose
-/// operands arrive as E4M3 (MXFP4 x MXFP4, [WG4]) have; those have no
-/// staging stores of codes for the fence to order.
+/// operands are stored in their staged 8-bit types have (MXFP8, and MXFP4 x
+/// MXFP4 written as E4M3 first, [WG4]); those have no staging stores of
+/// codes for the fence to order.
 static bool isTileCopyBreak(WgmmaBreak what) {
   return what == WgmmaBreak::TileMapSwizzle || what == WgmmaBreak::TileBytes ||
          what == WgmmaBreak::TileMap;
@@ -601,7 +602,9 @@ protected:
 
 TEST_P(SM90WgmmaBrokenTest, IsNoticed) {
   auto [what, c] = GetParam();
-  const bool copied = c.formatA == "mxfp4" && c.formatB == "mxfp4";
+  auto fp8 = [](const std::string &f) { return f == "e4m3" || f == "e5m2"; };
+  const bool copied = (c.formatA == "mxfp4" && c.formatB == "mxfp4") ||
+                      (fp8(c.formatA) && fp8(c.formatB));
   if (isTileCopyBreak(what) && !copied)
     GTEST_SKIP() << "this GEMM's threads store its tiles";
   if (what == WgmmaBreak::StagingFence && copied)

@@ -233,14 +233,21 @@ public:
   /// arrive in their staged types with the fold references ([WG4],
   /// buildStagedOperand).
   bool foldsScales() const { return fold.has_value(); }
-  /// [WG5] True when the target copies the staged code tiles (with a fold:
-  /// the operands are in their staged types).
-  bool copiesTiles() const { return fold && mma.copiesStagedTiles(); }
+  /// [WG5] True when the target copies the staged code tiles: both
+  /// operands are stored in their staged types (8-bit formats, or with a
+  /// fold the E4M3 the staging kernels wrote), one 128-byte swizzle row per
+  /// step, and the target copies such tiles.
+  bool copiesTiles() const {
+    return mma.copiesStagedTiles() && tiles.swizzled &&
+           !mma.stagesScaledValues() && !convertsCodes(0) &&
+           !convertsCodes(1) && tiles.getRowCodeBytes(0) == kSwizzleRow &&
+           tiles.getRowCodeBytes(1) == kSwizzleRow;
+  }
   const ScaleFold *getScaleFold() const { return fold ? &*fold : nullptr; }
-  /// The two buffers, the fold references, and the slack for aligning
-  /// swizzled tiles at run time.
+  /// The two buffers, the fold references, the copy barriers, and the
+  /// slack for aligning swizzled tiles at run time.
   int64_t getSharedBytes() const {
-    return 2 * tiles.bufferBytes + foldBytes +
+    return 2 * tiles.bufferBytes + foldBytes + (copiesTiles() ? 16 : 0) +
            (tiles.swizzled ? kSwizzleSpan : 0);
   }
 
@@ -346,10 +353,11 @@ private:
   Value foldReferences;
   /// [WG5] The maps the code tiles are copied through (copiesTiles).
   Value tileMaps[2];
-  /// [WG5] Byte offset of buffer `buffer`'s copy barrier (after the fold
-  /// references).
+  /// [WG5] Byte offset of buffer `buffer`'s copy barrier (after the
+  /// buffers and the fold references).
   Value getTileBarrierOffset(Value buffer) {
-    return addPad(b, loc, im.add(im.mul(buffer, 8), tiles.foldBase + 16),
+    return addPad(b, loc,
+                  im.add(im.mul(buffer, 8), 2 * tiles.bufferBytes + foldBytes),
                   tiles.pad);
   }
   /// [WG5] Thread 0: the copies of K step `kStep`'s code tiles into
@@ -557,8 +565,7 @@ void GemmKernelBuilder::setUpScaleFold() {
     return;
   }
   tiles.foldBase = 2 * tiles.bufferBytes;
-  // [WG5] The references, and the two buffers' copy barriers.
-  foldBytes = mma.copiesStagedTiles() ? 32 : 16;
+  foldBytes = 16;
 }
 
 Value GemmKernelBuilder::bRowOfStagedRow(Value row) {
@@ -1097,15 +1104,17 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
   // first, B^T folded per tile of tileN rows.
   auto prepare = [&](OpBuilder &b, GemmProblem &problem) {
     const int64_t blockSize = problem.lhsType.getBlockShape().back();
-    Value none;
-    problem.a = buildStagedOperand(
-        b, op.getLoc(), mma, problem.a, problem.lhsType.getElementType(),
-        blockSize, problem.k, problem.batch, tileM, nullptr, none);
-    problem.bt = buildStagedOperand(
-        b, op.getLoc(), mma, problem.bt, problem.rhsType.getElementType(),
-        blockSize, problem.k, problem.batch, tileN, probe.getScaleFold(),
-        problem.foldReferences);
-    // [WG5] Their maps, where the target copies the staged tiles.
+    if (probe.foldsScales()) {
+      Value none;
+      problem.a = buildStagedOperand(
+          b, op.getLoc(), mma, problem.a, problem.lhsType.getElementType(),
+          blockSize, problem.k, problem.batch, tileM, nullptr, none);
+      problem.bt = buildStagedOperand(
+          b, op.getLoc(), mma, problem.bt, problem.rhsType.getElementType(),
+          blockSize, problem.k, problem.batch, tileN, probe.getScaleFold(),
+          problem.foldReferences);
+    }
+    // [WG5] The operands' maps, where the target copies the staged tiles.
     if (probe.copiesTiles()) {
       problem.tileMaps[0] =
           mma.buildTileMap(b, op.getLoc(), problem.a.codes, tileM);
@@ -1126,7 +1135,7 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToKernel(
         builder.build(launch);
       },
       rewriter,
-      probe.foldsScales()
+      probe.foldsScales() || probe.copiesTiles()
           ? function_ref<void(OpBuilder &, GemmProblem &)>(prepare)
           : nullptr);
 }

@@ -110,11 +110,17 @@ func.func @mxfp4(%a: !a, %b: !a, %acc: tensor<128x128xf32>) -> tensor<128x128xf3
 !b = !fp4train.scaled<72x96xf8E5M2, block = [1, 32], scale = f8E8M0FNU>
 
 // MXFP8 E4M3 x E5M2, ragged M, N and K (3 of a step's 4 blocks): the codes
-// staged as they are, 16 bytes per store, no scale fold (E2M1 x E2M1 only).
+// are stored in their staged types, so their tiles come by TMA ([WG5]: the
+// maps' zero fill covers the ragged edges) with no kernel before the GEMM
+// and no scale fold (E2M1 x E2M1 only).
 // CHECK-LABEL: func.func @mxfp8_ragged
+// CHECK-NOT:     gpu.launch
+// CHECK:         nvgpu.tma.create.descriptor
+// CHECK:         nvgpu.tma.create.descriptor
+// CHECK:         gpu.launch
 // CHECK-NOT:     nvvm.shfl.sync
 // CHECK-NOT:     nvvm.prmt
-// CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK:         nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK:         nvvm.wgmma.mma_async {{.*}} A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
 func.func @mxfp8_ragged(%a: !a, %b: !b, %acc: tensor<100x72xf32>) -> tensor<100x72xf32> {
   %c = fp4train.scaled_matmul %a, %b, %acc : !a, !b, tensor<100x72xf32>
