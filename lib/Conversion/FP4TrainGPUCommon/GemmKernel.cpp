@@ -301,10 +301,9 @@ private:
       return 0;
     return a.tileRows + bt.tileRows;
   }
-  /// True when `operand`'s chunks come with their blocks' scale codes.
-  bool loadsChunkScales(unsigned operand) const {
-    return mma.stagesScaledValues();
-  }
+  /// True when the chunks come with their blocks' scale codes (both
+  /// operands alike).
+  bool loadsChunkScales() const { return mma.stagesScaledValues(); }
   void epilogue(ValueRange accs);
   /// `t` scaled by the global decode scales (g * t), when there are any.
   Value applyGlobalScale(Value t);
@@ -436,7 +435,7 @@ Prefetch GemmKernelBuilder::loadTile(Value kStep) {
     for (int64_t i = 0, e = chunksPerThread(operand); i < e; ++i) {
       Value chunk = im.add(tid, i * threads);
       (operand ? p.b : p.a).push_back(loadCodeChunk(operand, chunk, kStep));
-      if (loadsChunkScales(operand))
+      if (loadsChunkScales())
         p.chunkScales[operand].push_back(
             loadChunkScales(operand, chunk, kStep));
     }

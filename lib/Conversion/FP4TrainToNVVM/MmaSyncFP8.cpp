@@ -712,6 +712,13 @@ NVVM::WGMMATypes getWgmmaType(Type element) {
                                       : NVVM::WGMMATypes::e4m3;
 }
 
+/// The shared address (index) of byte `offset` of the staging `memory`.
+Value getSharedAddress(OpBuilder &b, Location loc, Value memory, Value offset) {
+  return arith::AddIOp::create(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory),
+      offset);
+}
+
 /// The matrix descriptor of staged tile rows from `row` (a multiple of 8:
 /// the swizzle leaves the start in place) of `operand` at byte `kByte` of
 /// the rows (a multiple of 32, within one 128-byte atom): the start
@@ -721,8 +728,8 @@ Value buildWgmmaDescriptor(OpBuilder &b, Location loc, const StagedTiles &tiles,
                            Value kByte) {
   LaneMath lm{b, loc};
   Type i64 = b.getI64Type();
-  Value address = lm.add(
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles.getMemory()),
+  Value address = getSharedAddress(
+      b, loc, tiles.getMemory(),
       tiles.getCodesOffset(b, loc, operand, buffer, row, kByte));
   Value field = arith::IndexCastUIOp::create(
       b, loc, i64, arith::ShRUIOp::create(b, loc, address, lm.c(4)));
@@ -792,9 +799,8 @@ void WgmmaFP8TargetInfo::buildStagingFence(OpBuilder &b, Location loc) const {
 /// The shared-memory pointer (!llvm.ptr<3>) of byte `offset` of `memory`.
 static Value getSharedPointer(OpBuilder &b, Location loc, Value memory,
                               Value offset) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memory);
   Value address = arith::IndexCastUIOp::create(
-      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, offset));
+      b, loc, b.getI64Type(), getSharedAddress(b, loc, memory, offset));
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
 }
