@@ -165,6 +165,25 @@ def task_seeds(src, out):
         write_seed(out, params + corpus[:max(20 * (length + 2), 4096)])
 
 
+def sharding_seeds(out):
+    # Bytes in ShardingFuzzer.cpp's order: grid rank - 1, its sizes (index
+    # into 0, 1, 2, 3, 4, 2^32, 2^62), tensor rank - 1, its extents (index
+    # into 0, 1, 2, 3, 16, 32, 48, 64), the number of split dimensions, per
+    # dimension its axis count and axes, the body (add, reduce, mxfp4,
+    # nvfp4, matmul) and the pipeline (fp4train-partition, upstream's).
+    for seed in (
+            b"\x00\x02\x01\x04\x07\x01\x01\x00\x00\x00",  # 2 | 16x64 [[0]]
+            b"\x00\x03\x01\x04\x07\x01\x01\x00\x00\x00",  # 3 | 16x64 [[0]]
+            b"\x00\x00\x01\x04\x07\x01\x01\x00\x00\x01",  # 0 | 16x64
+            b"\x01\x05\x05\x01\x04\x07\x01\x02\x00\x01\x00\x00",
+            b"\x00\x02\x01\x04\x07\x01\x01\x01\x00\x00",  # [[1]] on 1-D
+            b"\x01\x02\x02\x01\x07\x07\x02\x01\x00\x01\x01\x02\x00",
+            b"\x00\x02\x01\x05\x07\x02\x00\x01\x00\x03\x00",
+            b"\x00\x02\x01\x07\x06\x02\x00\x01\x00\x04\x01",
+            b"\x00\x02\x00\x01\x01\x01\x00\x00"):     # 1 over 2
+        write_seed(out, seed)
+
+
 def capi_seeds(src, out):
     count = 0
     for path in sources(src, (".mlir",)):
@@ -240,6 +259,7 @@ def main(argv):
         case_file_seeds(src, os.path.join(out, "fp4-case-file-fuzzer"))
         task_seeds(src, os.path.join(out, "fp4-task-fuzzer"))
         capi_seeds(src, os.path.join(out, "fp4-capi-fuzzer"))
+        sharding_seeds(os.path.join(out, "fp4-sharding-fuzzer"))
         return 0
     if len(argv) == 4 and argv[1] == "decode":
         for fuzzer in sorted(os.listdir(argv[2])):

@@ -19,7 +19,7 @@ SECONDS_PER=${2:?usage: fuzz.sh BUILD SECONDS}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 WORK=$BUILD/fuzz
-FUZZERS=${FUZZERS:-"fp4-opt-fuzzer fp4-option-fuzzer fp4-quant-fuzzer fp4-case-file-fuzzer fp4-task-fuzzer fp4-capi-fuzzer"}
+FUZZERS=${FUZZERS:-"fp4-opt-fuzzer fp4-option-fuzzer fp4-sharding-fuzzer fp4-quant-fuzzer fp4-case-file-fuzzer fp4-task-fuzzer fp4-capi-fuzzer"}
 
 rm -rf "$WORK/seeds" "$WORK/regressions"
 $PY "$SRC/fuzz/corpus.py" seeds "$SRC" "$WORK/seeds" || exit 1

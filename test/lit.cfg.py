@@ -40,6 +40,8 @@ tools = [
     "fp4-case-file-fuzzer",
     "fp4-task-fuzzer",
     "fp4-capi-fuzzer",
+    "fp4-sharding-fuzzer",
+    "mlir-opt",
     ToolSubst("fp4-gpu-prepare", unresolved="ignore"),
     ToolSubst("fp4-gpu-run", unresolved="ignore"),
     ToolSubst("%python", config.python_executable or "python3", unresolved="ignore"),

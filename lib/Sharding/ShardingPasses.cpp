@@ -179,8 +179,11 @@ static LogicalResult checkBlock(Block &block, Operation *function) {
                 "needs every tensor annotated (run sharding-propagation "
                 "first)";
   }
+  SymbolTableCollection symbols;
   for (Operation &op : block) {
     if (auto target = dyn_cast<shard::ShardOp>(op)) {
+      if (failed(checkAnnotation(target, symbols)))
+        return failure();
       if (auto source = target.getSrc().getDefiningOp<shard::ShardOp>())
         if (failed(checkReshard(source, target)))
           return failure();
@@ -455,7 +458,7 @@ static LogicalResult prepareAndPropagate(Sandbox &sandbox) {
   // Shards of a grid of unknown shape have no static type, and MLIR 22's
   // MPI lowering cannot index its processes.
   SymbolTableCollection symbols;
-  WalkResult dynamic = function.walk([&](shard::ShardingOp sharding) {
+  WalkResult unfit = function.walk([&](shard::ShardingOp sharding) {
     shard::GridOp grid =
         shard::getGrid(sharding, sharding.getGridAttr(), symbols);
     if (grid && llvm::any_of(grid.getShape(), ShapedType::isDynamic)) {
@@ -465,9 +468,19 @@ static LogicalResult prepareAndPropagate(Sandbox &sandbox) {
              "of static shape";
       return WalkResult::interrupt();
     }
+    if (grid && failed(checkGridShape(sharding, grid)))
+      return WalkResult::interrupt();
     return WalkResult::advance();
   });
-  if (dynamic.wasInterrupted())
+  // The user's annotations, before propagation carries them on.
+  if (unfit.wasInterrupted() ||
+      function
+          .walk([&](shard::ShardOp annotation) {
+            return failed(checkAnnotation(annotation, symbols))
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted())
     return failure();
   isolateGenericBodies(function);
   normalizeMaskedSums(function);

@@ -4,7 +4,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/Transforms/Transforms.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
@@ -75,6 +77,60 @@ LogicalResult sharding::checkPlainSharding(Operation *op,
          << what
          << " sharded with halos or explicit shard offsets; fp4train "
             "partitions this op into equal shards only";
+}
+
+LogicalResult sharding::checkGridShape(Operation *op, shard::GridOp grid) {
+  int64_t processes = 1;
+  for (auto [axis, size] : llvm::enumerate(grid.getShape())) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (size < 1)
+      return op->emitOpError("splits over grid @")
+             << grid.getSymName() << ", whose axis " << axis << " has size "
+             << size << ": every grid axis needs at least one process";
+    if (llvm::MulOverflow(processes, size, processes))
+      return op->emitOpError("splits over grid @")
+             << grid.getSymName()
+             << ", whose axes multiply past 2^63 processes";
+  }
+  return success();
+}
+
+LogicalResult sharding::checkAnnotation(shard::ShardOp annotation,
+                                        SymbolTableCollection &symbols) {
+  Sharding sharding(annotation.getSharding());
+  shard::GridOp grid =
+      shard::getGrid(annotation, sharding.getGridAttr(), symbols);
+  if (!grid)
+    return annotation.emitOpError("splits over ")
+           << sharding.getGridAttr() << ", which is not a shard.grid";
+  if (failed(checkGridShape(annotation, grid)))
+    return failure();
+  int64_t rank = annotation.getType().getRank();
+  ArrayRef<shard::GridAxesAttr> splits = sharding.getSplitAxes();
+  if (int64_t(splits.size()) > rank)
+    return annotation.emitOpError("splits ")
+           << splits.size() << " dimensions of a rank-" << rank << " tensor";
+  llvm::SmallDenseSet<GridAxis> seen;
+  bool dynamic = false;
+  for (auto [dim, split] : llvm::enumerate(splits))
+    for (GridAxis axis : split.asArrayRef()) {
+      if (axis < 0 || axis >= grid.getRank())
+        return annotation.emitOpError("splits dimension ")
+               << dim << " along axis " << axis << " of grid @"
+               << grid.getSymName() << ", which has " << grid.getRank()
+               << (grid.getRank() == 1 ? " axis" : " axes");
+      if (!seen.insert(axis).second)
+        return annotation.emitOpError("splits along grid axis ")
+               << axis << " of @" << grid.getSymName() << " more than once";
+      dynamic |= ShapedType::isDynamic(grid.getShape()[axis]);
+    }
+  if (dynamic)
+    return success();
+  // MLIR 22 sizes a shard by integer division and drops the remainder.
+  SmallVector<int64_t> wholes(rank, 1);
+  return getShardShape(annotation, annotation.getType().getShape(), wholes,
+                       grid, getSplitAxes(sharding, rank), "element");
 }
 
 FailureOr<SmallVector<int64_t>>

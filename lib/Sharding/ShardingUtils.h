@@ -42,6 +42,21 @@ bool isPlainSharding(const shard::Sharding &sharding);
 LogicalResult checkPlainSharding(Operation *op, const shard::Sharding &sharding,
                                  StringRef what);
 
+/// Rejects a grid that MLIR 22's partition cannot divide by: an axis of
+/// size 0, or axes whose product (the number of processes) does not fit in
+/// int64 (upstream's shard sizes divide by it, and a wrapped product of 0
+/// is a division by zero). `op` is what the error is reported on.
+LogicalResult checkGridShape(Operation *op, shard::GridOp grid);
+
+/// [SH8] Rejects an annotation that partitioning cannot honour exactly, before
+/// upstream's code reads it: a grid that checkGridShape rejects, a split
+/// axis that is not an axis of the grid or that appears twice, and a split
+/// of a static dimension that the grid axes do not divide into equal shards
+/// (MLIR 22 would drop the remainder). Splits over dynamic grid axes are
+/// left to the partition.
+LogicalResult checkAnnotation(shard::ShardOp annotation,
+                              SymbolTableCollection &symbols);
+
 /// The shape of one shard of a `shape` tensor split along `axes` on
 /// `grid`, or an error naming `op`, the dimension, the grid axes and the
 /// sizes when the grid does not divide a dimension or a shard would cut one

@@ -55,3 +55,37 @@ func.func @halo_operand(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %r = linalg.add ins(%x0, %x0 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%x0 : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %r : tensor<16x64xf32>
 }
+
+// -----
+
+// [SH8] on annotations written for shard-partition directly.
+shard.grid @grid(shape = 0)
+
+func.func @grid_axis_of_size_0(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  // expected-error @below {{'shard.shard' op splits over grid @grid, whose axis 0 has size 0: every grid axis needs at least one process}}
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
+  return %x0 : tensor<16x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @split_axis_outside_grid(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %s = shard.sharding @grid split_axes = [[1]] : !shard.sharding
+  // expected-error @below {{'shard.shard' op splits dimension 0 along axis 1 of grid @grid, which has 1 axis}}
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
+  return %x0 : tensor<16x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 3)
+
+func.func @rows_16_over_3(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  // expected-error @below {{'shard.shard' op cannot split dimension 0 (size 16) into 3 equal shards along grid axes [[0]] of @grid}}
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
+  return %x0 : tensor<16x64xf32>
+}
