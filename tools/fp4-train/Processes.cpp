@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <mpi.h>
 
@@ -203,8 +204,33 @@ void Processes::failIfAny(const std::optional<std::string> &error) const {
   mpi->allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (!anyFailed)
     return;
-  if (error)
-    reportError(*error);
+  if (!error) {
+    mpi->finalize();
+    std::_Exit(1);
+  }
+  end(*error);
+}
+
+void Processes::checkSameRun(uint64_t fingerprint) const {
+  if (!mpi)
+    return;
+  // One reduction gives the largest fingerprint and, through its
+  // complement, the smallest: they are equal when every process's is.
+  unsigned long long mine[2] = {fingerprint, ~fingerprint}, largest[2] = {};
+  mpi->allreduce(mine, largest, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                 MPI_COMM_WORLD);
+  if (largest[0] == ~largest[1])
+    return;
+  end(llvm::formatv("the {0} processes were not started alike: this one "
+                    "runs a step or options with fingerprint {1:x16}, "
+                    "another differs (start every process of mpiexec with "
+                    "the same step and command line)",
+                    size, fingerprint)
+          .str());
+}
+
+void Processes::end(const std::string &error) const {
+  reportError(error);
   mpi->finalize();
   std::_Exit(1);
 }

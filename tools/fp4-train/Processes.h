@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace fp4train::train {
@@ -54,6 +55,13 @@ public:
   /// Collective: the sum of `value` over the processes (every process gets
   /// it).
   double sum(double value) const;
+  /// Collective, the first of a run: unless every process passes the same
+  /// `fingerprint` (of the step and the command line), each reports that
+  /// the processes were started differently and every process ends with
+  /// exit status 1 after MPI_Finalize. Processes that ran different steps
+  /// or options would issue collectives that do not match: a hang, a
+  /// truncated message or wrong numbers.
+  void checkSameRun(uint64_t fingerprint) const;
   /// Collective: when any process passes an `error`, each that did reports
   /// it and every process ends with exit status 1 after MPI_Finalize.
   /// Failures that every process reaches at the same point go here rather
@@ -62,6 +70,9 @@ public:
   void failIfAny(const std::optional<std::string> &error) const;
 
 private:
+  /// Reports `error`, finalizes MPI and ends this process with status 1.
+  [[noreturn]] void end(const std::string &error) const;
+
   struct MPI;
   std::unique_ptr<MPI> mpi;
   std::unique_ptr<mlir::fp4train::StepLayout> layout;

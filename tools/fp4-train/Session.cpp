@@ -6,8 +6,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 using namespace mlir;
@@ -28,6 +33,45 @@ static bool isMultiplicative(BlockArgument param) {
         return true;
   }
   return false;
+}
+
+/// The smallest static extent of a tensor dimension that values derived
+/// from `ids` (an argument of token ids) index with tensor.extract: what
+/// an embedding lookup and the gather of a target's logit read, through
+/// linalg bodies, casts, selects and reshapes. Found by structure alone, so
+/// it holds for torch-mlir's lowering of aten.embedding as for the
+/// generator's steps.
+static std::optional<int64_t> findIndexedExtent(Value ids) {
+  std::optional<int64_t> extent;
+  SmallVector<Value> work = {ids};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
+        if (&use == &extract.getTensorMutable()) {
+          work.push_back(extract.getResult());
+          continue;
+        }
+        RankedTensorType type = extract.getTensor().getType();
+        int64_t dim = use.getOperandNumber() - 1;
+        if (!type.isDynamicDim(dim))
+          extent = std::min(extent.value_or(INT64_MAX), type.getDimSize(dim));
+      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        if (linalgOp.isDpsInput(&use) && linalgOp.getBlock())
+          work.push_back(linalgOp.getMatchingBlockArgument(&use));
+      } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                     arith::ExtUIOp, arith::SelectOp, tensor::CollapseShapeOp,
+                     tensor::ExpandShapeOp, tensor::ExtractSliceOp,
+                     shard::ShardOp>(user)) {
+        work.push_back(user->getResult(0));
+      }
+    }
+  }
+  return extent;
 }
 
 StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
@@ -84,6 +128,15 @@ StepSignature readSignature(func::FuncOp function, const JitFunction &jit) {
   if (!shapesMatch)
     fail(where + " must return the loss (tensor<f32>) and one tensor per "
                  "parameter, with the parameter's shape");
+  if (s.tokens) {
+    std::optional<int64_t> input =
+        findIndexedExtent(function.getArgument(s.input));
+    std::optional<int64_t> target =
+        findIndexedExtent(function.getArgument(s.target));
+    if (input || target)
+      s.vocabulary =
+          std::min(input.value_or(INT64_MAX), target.value_or(INT64_MAX));
+  }
   s.updatesInGraph = s.learningRate.has_value();
   function.walk([&](linalg::BatchMatmulOp) { s.hasAttention = true; });
   return s;

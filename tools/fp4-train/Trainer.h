@@ -48,6 +48,10 @@ struct StepSignature {
   /// Input and target are i32 token ids (a language model) rather than f32
   /// tensors [rows, width].
   bool tokens = false;
+  /// The number of token ids the step can look up (its vocabulary): the
+  /// smallest extent of a tensor dimension that the input's or the
+  /// target's ids index, when the step indexes one with them.
+  std::optional<int64_t> vocabulary;
   /// Initial value of each 1-D parameter: 1 for multiplicative gains (norm
   /// weights), 0 for additive biases.
   std::vector<float> vectorInit;

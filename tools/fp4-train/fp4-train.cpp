@@ -49,9 +49,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -359,6 +361,28 @@ std::optional<std::string> findRecursion(ModuleOp module,
   return visit(function);
 }
 
+/// What every process of a sharded run must share: the step (its bytes,
+/// wherever each process reads them from) and the command line's options.
+uint64_t getRunFingerprint(int argc, char **argv) {
+  std::string text = readInputFile(inputFile)->getBuffer().str();
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] != inputFile.getValue())
+      text += '\0' + std::string(argv[i]);
+  return llvm::xxh3_64bits(text);
+}
+
+/// The number of processes mpiexec started this one among: MPICH's and
+/// Open MPI's launchers say so in the environment (1 when none did).
+int64_t getNumLaunchedProcesses() {
+  for (const char *name : {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE"})
+    if (const char *value = std::getenv(name)) {
+      int64_t size = 0;
+      if (!llvm::StringRef(value).getAsInteger(10, size))
+        return size;
+    }
+  return 1;
+}
+
 OwningOpRef<ModuleOp> parseInput(MLIRContext &context) {
   std::unique_ptr<llvm::MemoryBuffer> input = readInputFile(inputFile);
   std::string message;
@@ -601,9 +625,15 @@ int main(int argc, char **argv) {
   std::unique_ptr<Processes> processes = std::make_unique<Processes>();
   if (std::optional<StepLayout> layout = readLayout(context, function)) {
     processes = Processes::startMPI(*layout);
+    processes->checkSameRun(getRunFingerprint(argc, argv));
     // The root reports for all.
     if (!processes->isRoot())
       silenceStandardOutput();
+  } else if (int64_t launched = getNumLaunchedProcesses(); launched > 1) {
+    fail("@" + functionName + " has no shard.grid, but mpiexec started " +
+         llvm::Twine(launched) +
+         " processes: each would train the whole step alone (shard it, "
+         "docs/sharding.md, or run one process)");
   }
   const StepLayout *layout = processes->getLayout();
   // The output directories are made before any step runs, so a run that
@@ -612,11 +642,16 @@ int main(int argc, char **argv) {
   if (processes->isRoot())
     for (const std::string &directory :
          {dumpStep.getValue(), outDir.getValue(), quantizeReports.getValue()})
-      if (!directory.empty() && !directoryError)
+      if (!directory.empty() && !directoryError) {
         if (std::error_code error =
                 llvm::sys::fs::create_directories(directory))
           directoryError =
               "cannot create '" + directory + "': " + error.message();
+        // create_directories takes an existing file for the directory.
+        else if (!llvm::sys::fs::is_directory(directory))
+          directoryError =
+              "cannot create '" + directory + "': a file of that name exists";
+      }
   processes->failIfAny(directoryError);
 
   int resolvedStepArg = stepArg;
@@ -686,6 +721,22 @@ int main(int argc, char **argv) {
          "20 windows of " +
          llvm::Twine(length + 2) + " bytes (" + llvm::Twine(20 * (length + 2)) +
          " bytes), it has " + llvm::Twine(text->getBufferSize()));
+  // The language model's tokens are the corpus's bytes: a byte past the
+  // step's vocabulary would be looked up outside its tables.
+  if (lm && signature.vocabulary && *signature.vocabulary < 256) {
+    llvm::StringRef bytes = text->getBuffer();
+    auto outside = llvm::find_if(
+        bytes, [&](char c) { return uint8_t(c) >= *signature.vocabulary; });
+    if (outside != bytes.end())
+      fail("the corpus '" + corpusPath + "' holds byte " +
+           llvm::Twine(unsigned(uint8_t(*outside))) + " at offset " +
+           llvm::Twine(uint64_t(outside - bytes.begin())) +
+           ", outside the vocabulary of @" + functionName + " (" +
+           llvm::Twine(*signature.vocabulary) + " token ids, the bytes 0-" +
+           llvm::Twine(*signature.vocabulary - 1) +
+           "): the lm task's tokens are the corpus's bytes, so its step needs "
+           "a vocabulary of 256, or a corpus within its range");
+  }
   if (kind == "text") {
     if (inputShape[1] != targetShape[1])
       fail("the text task needs input and target of the same width");
