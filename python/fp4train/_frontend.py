@@ -7,6 +7,7 @@ here as ``ir``; this module checks the lowered step, completes its signature
 """
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -80,6 +81,18 @@ def check_dialects(ir, module, what):
 def tensor_type(shape, element):
     """``tensor<2x3xf32>`` for shape (2, 3) and element ``"f32"``."""
     return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def check_not_empty(what, shape):
+    """An Error naming ``what`` if ``shape`` has a dimension of size 0. No
+    step takes such a tensor: torch-mlir's lowering can kill the process
+    (SIGFPE, for ``nn.Linear(32, 0)``), IREE folds the GEMMs of one away
+    (their roles lost, nothing quantized), and a contraction over K = 0 does
+    not compile under a quantizing recipe. Checked before either sees it."""
+    if 0 in tuple(shape):
+        raise Error(f"{what} has shape {list(shape)}, with no elements; "
+                    "fp4train steps take no zero-size tensors: give every "
+                    "dimension a size of at least 1")
 
 
 def _check_signature(function_type, data_types, param_types):
@@ -164,24 +177,53 @@ def complete_signature(ir, module, data_types, param_types, param_names):
                                     enable_debug_info=True)
 
 
+def _override_text(key, value):
+    """One override's value as its pipeline option spells it: a bool as 0/1,
+    a number or str as written, a sequence (or set) of them joined by commas
+    (``roles=["fprop", "dgrad"]`` is ``roles=fprop,dgrad``, a set sorted)
+    [FE4]. Which values the option accepts is the pipeline's to say."""
+    def scalar(item):
+        if isinstance(item, (bool, np.bool_)):
+            return str(int(item))
+        if isinstance(item, (str, int, float, np.integer, np.floating)):
+            return str(item)
+        return None
+
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value, key=str)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        items = [scalar(item) for item in value]
+        if None in items:
+            raise TypeError(f"recipe override {key} takes a str, a number, a "
+                            f"bool or a list of them, got {value!r}")
+        text = ",".join(items)
+    else:
+        text = scalar(value)
+        if text is None:
+            raise TypeError(f"recipe override {key} takes a str, a number, a "
+                            f"bool or a list of them, got a "
+                            f"{type(value).__name__}")
+    if any(c in text for c in " {}="):
+        raise Error(f"recipe override {key}={text!r} is not a single value")
+    return text
+
+
 def pipeline_options(recipe, step_arg, weight_layout, overrides):
     """The option list of a quantizing pipeline: the recipe, the step, the
     weight layout and the recipe overrides given as keywords
     (``stochastic_rounding=False`` is ``stochastic-rounding=0``,
-    ``roles=["fprop"]`` is ``roles=fprop``) [FE4]."""
+    ``roles=["fprop"]`` is ``roles=fprop``) [FE4], in the order of their
+    names: one text for one choice, whatever form or order its values were
+    given in, so that it can key a cache of compiled steps."""
     if not isinstance(recipe, str):
         raise TypeError(f"recipe must be a str, got {type(recipe).__name__}")
     options = [f"recipe={recipe}", f"step-arg={step_arg}",
                f"weight-layout={weight_layout}"]
-    for key, value in overrides.items():
-        if isinstance(value, bool):
-            value = int(value)
-        elif isinstance(value, (list, tuple)):
-            value = ",".join(str(v) for v in value)
-        text = str(value)
-        if any(c in text for c in " {}="):
-            raise Error(f"recipe override {key}={text!r} is not a single value")
-        options.append(f"{key.replace('_', '-')}={text}")
+    for key in sorted(overrides):
+        name = key.replace("_", "-")
+        if not re.fullmatch(r"[a-z0-9-]+", name):
+            raise Error(f"recipe override {key!r} is not an option name")
+        options.append(f"{name}={_override_text(key, overrides[key])}")
     return " ".join(options)
 
 
@@ -244,17 +286,18 @@ class Step:
     def _call(self, recipe, data, params, step, overrides):
         """Runs the step JIT-compiled under ``recipe`` on numpy arrays;
         returns the loss as a float and the gradients as numpy arrays."""
-        key = (recipe, tuple(sorted(overrides.items())))
-        if key not in self._compiled:
-            options = pipeline_options(recipe, self.step_arg,
-                                       self.weight_layout, overrides)
-            self._compiled[key] = _jit_compile(
+        # Keyed by the options' text, not the keywords: their values may be
+        # lists (unhashable), and roles=["fprop"] is roles="fprop".
+        options = pipeline_options(recipe, self.step_arg, self.weight_layout,
+                                   overrides)
+        if options not in self._compiled:
+            self._compiled[options] = _jit_compile(
                 self.module, FUNCTION,
                 f"fp4train-cpu-pipeline{{{options} numerics=runtime}}")
         if step is None:
             step = self._steps
         self._steps = step + 1
-        results = self._compiled[key](*data, *params, int(step))
+        results = self._compiled[options](*data, *params, int(step))
         return float(results[0]), [np.asarray(g) for g in results[1:]]
 
     def compile(self, pipeline="fp4train-cuda-pipeline", recipe="nvfp4",

@@ -167,6 +167,48 @@ def test_errors(exported):
         step.run("nvfp5", params, *data)
 
 
+def test_override_lists(exported):
+    # roles=["fprop"] ([FE4]) is roles="fprop"; a bad role is the pipeline's
+    # error, a value no option spells a TypeError.
+    step, _, params, data, _, _ = exported("mlp")
+    listed, _ = step.run("nvfp4", params, *data, step=3, roles=["fprop"])
+    named, _ = step.run("nvfp4", params, *data, step=3, roles="fprop")
+    assert listed == named
+    with pytest.raises(fp4train.Error, match="'fprop,fprop' must list "
+                       "distinct roles"):
+        step.run("nvfp4", params, *data, roles=("fprop", "fprop"))
+    with pytest.raises(TypeError, match="recipe override roles takes"):
+        step.run("nvfp4", params, *data, roles=[{"fprop"}])
+
+
+def test_zero_size_arrays_are_refused():
+    # IREE folds the GEMMs of a zero-size operand away: no roles, nothing
+    # quantized. Refused by name, as fp4train.torch refuses them.
+    loss_fn, params, data, _, _ = mlp_case()
+    message = ", with no elements; fp4train steps take no zero-size tensors"
+    empty = {**params, "dense1": {"kernel": jnp.ones((0, 64)),
+                                  "bias": params["dense1"]["bias"]}}
+    with pytest.raises(fp4train.Error, match=r"parameter dense1\.kernel has "
+                       r"shape \[0, 64\]" + message):
+        fj.export_training_step(loss_fn, empty, *data)
+    with pytest.raises(fp4train.Error, match=r"data argument 1 has shape "
+                       r"\[16, 0\]" + message):
+        fj.export_training_step(lambda p, x, y: loss_fn(p, x, x) + y.sum(),
+                                params, data[0], data[1][:, :0])
+
+
+def test_unused_parameter_and_datum():
+    # jax.jit drops the arguments a function does not read; the step keeps
+    # them ([FE1]): a gradient of zeros for the parameter.
+    loss_fn, params, data, _, _ = mlp_case()
+    params = {**params, "unused": jnp.ones(3)}
+    step = fj.export_training_step(
+        lambda p, x, y, _: loss_fn(p, x, y), params, *data, jnp.ones(5))
+    loss, grads = step.run("f32", params, *data, jnp.ones(5))
+    assert relative_error(loss, loss_fn(params, *data)) <= 1e-5
+    assert not np.asarray(grads["unused"]).any()
+
+
 def test_op_outside_upstream_mlir():
     # jnp.sort becomes an IREE op, named with its source line.
     _, params, data, _, _ = mlp_case()

@@ -72,6 +72,33 @@ def test_unknown_recipe():
         step.run("nvfp4", x, y, roles="fprop}")
 
 
+def test_override_values():
+    # [FE4] writes roles=["fprop"]: a list, tuple or set is one option value
+    # (roles=fprop,dgrad), which also keys the compiled steps. A bad value is
+    # still a clear error: the pipeline's for a role it does not know, a
+    # TypeError for a value no option spells.
+    model, x, y = small()
+    step = ft.export_training_step(model, models.mse_loss, x, y)
+    listed, _ = step.run("nvfp4", x, y, step=0, roles=["fprop", "dgrad"])
+    for same in (["fprop", "dgrad"], ("fprop", "dgrad"), "fprop,dgrad",
+                 {"dgrad", "fprop"}):
+        assert step.run("nvfp4", x, y, step=0, roles=same)[0] == listed
+    with pytest.raises(fp4train.Error, match="'fprop,bprop' must list "
+                       "distinct roles among fprop, dgrad and wgrad"):
+        step.run("nvfp4", x, y, roles=["fprop", "bprop"])
+    with pytest.raises(fp4train.Error, match="'1' must list distinct roles"):
+        step.run("nvfp4", x, y, roles=[1])
+    with pytest.raises(TypeError, match=r"recipe override roles takes a str, "
+                       r"a number, a bool or a list of them, got \[None\]"):
+        step.run("nvfp4", x, y, roles=[None])
+    with pytest.raises(TypeError, match="got a NoneType"):
+        step.run("nvfp4", x, y, roles=None)
+    with pytest.raises(TypeError, match=r"got \['fprop', \['dgrad'\]\]"):
+        step.run("nvfp4", x, y, roles=["fprop", ["dgrad"]])
+    with pytest.raises(fp4train.Error, match="not a single value"):
+        step.run("nvfp4", x, y, roles=["fprop dgrad"])
+
+
 def test_dropout_is_refused():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.5))
@@ -212,3 +239,79 @@ def test_topk_is_refused_before_torch_mlir_lowers_it():
                        match=r"would lower aten\.sort to tm_tensor\.sort "
                              r"\(at .*\.py:\d+:\d+\)"):
         ft.export_training_step(TopTwoGate(), models.mse_loss, x, y)
+
+
+class InPlaceSigmoid(models.MLP):
+    """Doubles sigmoid's output in place, which sigmoid's backward reads:
+    the eager check (no autograd) passes, the differentiating trace not."""
+
+    def forward(self, x):
+        y = torch.sigmoid(self.up(x))
+        y.mul_(2)
+        return self.down(y)
+
+
+def test_in_place_op_under_autograd_is_named():
+    # Reported as what autograd said, not as data-dependent control flow.
+    _, x, y = small()
+    with pytest.raises(fp4train.Error, match=r"backward cannot be computed: an "
+                       r"in-place op .* write it out of place .*RuntimeError: "
+                       r"one of the variables needed for gradient computation "
+                       r"has been modified by an inplace operation") as info:
+        ft.export_training_step(InPlaceSigmoid(16, 32), models.mse_loss, x, y)
+    assert "static shapes" not in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+class TrainingRefused(models.MLP):
+    def forward(self, x):
+        if torch.is_grad_enabled():
+            raise ValueError("this model only runs without autograd")
+        return super().forward(x)
+
+
+def test_trace_failure_keeps_its_type_and_message():
+    # Any other failure of the trace: its type and message, nothing guessed.
+    _, x, y = small()
+    with pytest.raises(fp4train.Error, match=r"^the step cannot be traced: "
+                       r"ValueError: this model only runs without autograd$"):
+        ft.export_training_step(TrainingRefused(16, 32), models.mse_loss, x, y)
+
+
+class ZeroSizeParameter(models.MLP):
+    def __init__(self):
+        super().__init__(16, 32)
+        self.empty = nn.Parameter(torch.zeros(0))
+
+    def forward(self, x):
+        return super().forward(x) + self.empty.sum()
+
+
+class ZeroSizeBuffer(models.MLP):
+    def __init__(self):
+        super().__init__(16, 32)
+        self.register_buffer("empty", torch.zeros(3, 0))
+
+    def forward(self, x):
+        return super().forward(x) + self.empty.sum()
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@pytest.mark.parametrize("make, message", [
+    # nn.Linear(32, 0) killed the process (SIGFPE in torch-mlir's lowering).
+    (lambda: (nn.Sequential(nn.Linear(16, 32), nn.Linear(32, 0)),
+              lambda m, x: m(x).sum(), torch.randn(8, 16)),
+     r"parameter 1\.weight has shape \[0, 32\]"),
+    (lambda: (ZeroSizeParameter(), lambda m, x: m(x).sum(), torch.randn(8, 16)),
+     r"parameter empty has shape \[0\]"),
+    (lambda: (ZeroSizeBuffer(), lambda m, x: m(x).sum(), torch.randn(8, 16)),
+     r"buffer empty has shape \[3, 0\]"),
+    (lambda: (models.MLP(16, 32), lambda m, x, y: m(x).sum() + y.sum(),
+              torch.randn(8, 16), torch.randn(4, 0)),
+     r"data argument 1 has shape \[4, 0\]"),
+], ids=["linear-without-outputs", "parameter", "buffer", "data"])
+def test_zero_size_tensors_are_refused(make, message):
+    # Refused by name before torch-mlir sees them.
+    with pytest.raises(fp4train.Error, match=message + ", with no elements; "
+                       "fp4train steps take no zero-size tensors"):
+        ft.export_training_step(*make())

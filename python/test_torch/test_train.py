@@ -106,3 +106,19 @@ def test_step_equals_fp4_train(tmp_path, recipe):
     assert np.float32(loss).tobytes() == result(0).astype(np.float32).tobytes()
     for j, grad in enumerate(grads.values()):
         assert grad.numpy().tobytes() == result(1 + j).tobytes(), j
+
+
+def test_train_takes_override_lists():
+    # roles=["fprop"], as [FE4] writes it, reaches every step: the curve of
+    # roles="fprop" from the same start, not nvfp4's on all three roles.
+    data = regression_batches(3)
+    curves = []
+    for overrides in ({"roles": ["fprop"]}, {"roles": "fprop"}, {}):
+        torch.manual_seed(0)
+        model = models.MLP()
+        step = ft.export_training_step(model, models.mse_loss, *data[0])
+        curves.append(ft.train(step, data, "nvfp4",
+                               torch.optim.SGD(model.parameters(), lr=0.1),
+                               **overrides))
+    assert curves[0] == curves[1]
+    assert curves[0] != curves[2]

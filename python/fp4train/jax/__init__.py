@@ -17,8 +17,8 @@ import jax
 import numpy as np
 
 from .. import Error
-from .._frontend import (Step, check_dialects, complete_signature, lower,
-                         tensor_type)
+from .._frontend import (Step, check_dialects, check_not_empty,
+                         complete_signature, lower, tensor_type)
 
 __all__ = ["TrainingStep", "export_training_step"]
 
@@ -109,7 +109,10 @@ def export_training_step(loss_fn, params, *example_data):
         if np.asarray(leaf).dtype != np.float32:
             raise Error(f"parameter {name} has dtype {np.asarray(leaf).dtype}; "
                         "fp4train steps keep float32 weights")
+        check_not_empty(f"parameter {name}", np.shape(leaf))
     data_types = [_data_type(i, v) for i, v in enumerate(example_data)]
+    for i, value in enumerate(example_data):
+        check_not_empty(f"data argument {i}", np.shape(value))
     param_types = [tensor_type(np.shape(leaf), "f32") for leaf in leaves]
 
     try:
@@ -131,7 +134,10 @@ def export_training_step(loss_fn, params, *example_data):
 
     specs = [jax.ShapeDtypeStruct(np.shape(v), np.dtype(v.dtype))
              for v in (*example_data, *leaves)]
-    stablehlo = jax.jit(step).lower(*specs).as_text(debug_info=True)
+    # keep_unused: the step takes every datum and parameter ([FE1]), those
+    # the loss does not read (gradient zero) included; jit would drop them.
+    stablehlo = jax.jit(step, keep_unused=True).lower(*specs).as_text(
+        debug_info=True)
 
     from iree.compiler import ir
     context = ir.Context()

@@ -15,7 +15,7 @@ installs pinned versions into the project's virtual environment).
 import torch
 
 from .. import Error
-from .._frontend import Step
+from .._frontend import Step, check_not_empty
 from ._capture import DataSpec, capture, check_loss, trainable_parameters
 from ._import import import_step
 
@@ -66,8 +66,10 @@ def export_training_step(model, loss_fn, *example_data):
     the data's shapes and dtypes (float32 tensors, or int64/int32 ids, which
     the step takes as int32). Returns a TrainingStep. Raises fp4train.Error
     for a model without trainable parameters, a loss that is not a float32
-    scalar, data of another dtype, random ops (dropout), and anything
-    torch-mlir cannot import (with its message).
+    scalar, data of another dtype, a parameter, buffer or datum with no
+    elements (a dimension of size 0), random ops (dropout), a step whose
+    trace fails (with the original exception), and anything torch-mlir
+    cannot import (with its message).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got "
@@ -83,6 +85,11 @@ def export_training_step(model, loss_fn, *example_data):
         if p.dtype != torch.float32:
             raise Error(f"parameter {name} has dtype {p.dtype}; fp4train steps "
                         "keep float32 master weights (autocast for bf16)")
+    # Frozen parameters and buffers become constants of the step.
+    for name, p in model.named_parameters():
+        check_not_empty(f"parameter {name}", p.shape)
+    for name, buffer in model.named_buffers():
+        check_not_empty(f"buffer {name}", buffer.shape)
     specs = [DataSpec(i, value) for i, value in enumerate(example_data)]
     check_loss(model, loss_fn, example_data)
     graph = capture(model, loss_fn, names, params, specs, example_data)

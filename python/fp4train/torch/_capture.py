@@ -11,6 +11,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.func import functional_call, functionalize, grad_and_value
 
 from .. import Error
+from .._frontend import check_not_empty
 from ._decompositions import decomposition_table
 
 # ATen ops whose results are random: a captured step would freeze one draw.
@@ -25,6 +26,7 @@ class DataSpec:
         if not isinstance(example, torch.Tensor):
             raise Error(f"data argument {index} is a {type(example).__name__}, "
                         "not a torch.Tensor")
+        check_not_empty(f"data argument {index}", example.shape)
         self.shape = tuple(example.shape)
         self.dtype = example.dtype
         if example.dtype == torch.float32:
@@ -100,6 +102,43 @@ def check_loss(model, loss_fn, data):
                     "is float32")
 
 
+# What torch raises when a trace reads a tensor's value into Python: the
+# proxy tensors of make_fx (.item(), an `if` on a tensor, one_hot's class
+# count), the functional tensors of functionalize (.tolist(), .numpy()),
+# fake tensors and symbolic shapes.
+_DATA_DEPENDENT = ("get value out of a tracing tensor", "unallocated storage",
+                   "Tensor that doesn't have storage", "data-dependent")
+
+
+def _trace_error(error):
+    """The Error for a step whose eager run passed but whose trace failed:
+    what happened, with the original exception's type and message."""
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+    from torch.fx.experimental.symbolic_shapes import \
+        GuardOnDataDependentSymNode
+    what = f"{type(error).__name__}: {_first_line(error)}"
+    if isinstance(error, (DataDependentOutputException,
+                          DynamicOutputShapeException,
+                          GuardOnDataDependentSymNode)) or (
+            isinstance(error, RuntimeError)
+            and any(s in str(error) for s in _DATA_DEPENDENT)):
+        # Tracing with the example data's static shapes: a value read back
+        # into Python has no static graph.
+        return Error("the step cannot be traced with static shapes (a value "
+                     "read back into Python: data-dependent control flow or "
+                     f"shapes): {what}")
+    if "modified by an inplace operation" in str(error):
+        # The eager check runs without autograd, so only the trace, which
+        # differentiates, sees an in-place op overwrite a tensor that the
+        # backward needs.
+        return Error("the step's backward cannot be computed: an in-place op "
+                     "of the model or loss_fn (mul_, add_, x[...] = ...) "
+                     "overwrote a tensor autograd saved for the gradient; "
+                     f"write it out of place (y = y * 2): {what}")
+    return Error(f"the step cannot be traced: {what}")
+
+
 def capture(model, loss_fn, names, params, specs, data):
     """The joint graph of one step, as a ``torch.fx.GraphModule``."""
     wrapper = _LossModule(model, loss_fn)
@@ -133,13 +172,10 @@ def capture(model, loss_fn, names, params, specs, data):
                             record_stack_traces=True)(*inputs, *weights)
     except NotImplementedError as error:
         raise Error(f"the step cannot be exported: {error}") from None
-    except RuntimeError as error:
-        # Tracing with the example data's static shapes: reading a tensor's
-        # value into Python (.item(), nonzero, one_hot's class count, an
-        # `if` on a tensor) has no static graph. The eager run passed.
-        raise Error("the step cannot be traced with static shapes (a value "
-                    "read back into Python: data-dependent control flow or "
-                    f"shapes): {_first_line(error)}") from None
+    except Error:
+        raise
+    except Exception as error:  # the eager run passed: the trace failed
+        raise _trace_error(error) from error
     for node in graph.graph.nodes:
         op = str(node.target).split(".")
         if node.op == "call_function" and len(op) > 1 and \
