@@ -49,7 +49,22 @@ struct FP4TrainExpandPass
     populateFP4TrainTypeConversionBoundaries(converter, target, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    dropFP4TrainAttributes();
+  }
+
+  /// Removes the discardable attributes whose values are fp4train's (a
+  /// role the recipe kept in high precision, a recipe): the expansion
+  /// promises upstream IR, which upstream tools parse without this dialect.
+  void dropFP4TrainAttributes() {
+    getOperation()->walk([](Operation *op) {
+      SmallVector<StringAttr> names;
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        if (isa<FP4TrainDialect>(attr.getValue().getDialect()))
+          names.push_back(attr.getName());
+      for (StringAttr name : names)
+        op->removeDiscardableAttr(name);
+    });
   }
 };
 
