@@ -49,8 +49,8 @@ private:
   size_t position = 0;
 };
 
-constexpr int64_t kGridSizes[] = {0, 1, 2, 3, 4, int64_t(1) << 32,
-                                  int64_t(1) << 62};
+constexpr int64_t kGridSizes[] = {
+    0, 1, 2, 3, 4, int64_t(1) << 32, int64_t(1) << 62};
 constexpr int64_t kExtents[] = {0, 1, 2, 3, 16, 32, 48, 64};
 
 enum class Body { Add, Reduce, MXFP4, NVFP4, Matmul };
@@ -82,9 +82,9 @@ std::string writeStep(const std::vector<int64_t> &grid,
   std::string split;
   for (const std::vector<int> &dim : axes)
     split += "[" +
-             llvm::join(llvm::map_range(
-                            dim, [](int a) { return std::to_string(a); }),
-                        ", ") +
+             llvm::join(
+                 llvm::map_range(dim, [](int a) { return std::to_string(a); }),
+                 ", ") +
              "], ";
   split = split.empty() ? "[]" : split.substr(0, split.size() - 2);
   int64_t rank = shape.size(), last = shape.back();
@@ -108,8 +108,8 @@ std::string writeStep(const std::vector<int64_t> &grid,
     for (int64_t d = 1; d + 1 < rank; ++d)
       blocks += "1, ";
     return "!fp4train.scaled<" + shapeText(shape) + element + ", block = [" +
-           (rank == 1 ? std::string() : blocks) + block + "], scale = " +
-           scale + (global ? ", global>" : ">");
+           (rank == 1 ? std::string() : blocks) + block +
+           "], scale = " + scale + (global ? ", global>" : ">");
   };
   switch (body) {
   case Body::Add:
@@ -120,8 +120,8 @@ std::string writeStep(const std::vector<int64_t> &grid,
   case Body::Reduce:
     os << "  %zero = arith.constant 0.0 : f32\n"
        << "  %e = tensor.empty() : " << result << "\n"
-       << "  %z = linalg.fill ins(%zero : f32) outs(%e : " << result
-       << ") -> " << result << "\n"
+       << "  %z = linalg.fill ins(%zero : f32) outs(%e : " << result << ") -> "
+       << result << "\n"
        << "  %r = linalg.reduce ins(%x0 : " << x << ") outs(%z : " << result
        << ") dimensions = [" << rank - 1 << "]\n"
        << "    (%in: f32, %acc: f32) {\n"
@@ -142,8 +142,8 @@ std::string writeStep(const std::vector<int64_t> &grid,
     std::string w = "tensor<" + std::to_string(last) + "x16xf32>";
     os << "  %zero = arith.constant 0.0 : f32\n"
        << "  %e = tensor.empty() : " << result << "\n"
-       << "  %z = linalg.fill ins(%zero : f32) outs(%e : " << result
-       << ") -> " << result << "\n";
+       << "  %z = linalg.fill ins(%zero : f32) outs(%e : " << result << ") -> "
+       << result << "\n";
     if (rank == 2)
       os << "  %r = linalg.matmul ins(%x0, %w : " << x << ", " << w
          << ") outs(%z : " << result << ") -> " << result << "\n";
@@ -205,9 +205,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!module)
     return 0;
   llvm::StringRef pipeline =
-      upstreamPipeline
-          ? "func.func(sharding-propagation,shard-partition)"
-          : "fp4train-partition";
+      upstreamPipeline ? "func.func(sharding-propagation,shard-partition)"
+                       : "fp4train-partition";
   if (!runPipeline(context, *module, pipeline))
     return 0;
   auto step = module->lookupSymbol<func::FuncOp>("step");
