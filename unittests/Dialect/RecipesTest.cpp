@@ -165,7 +165,7 @@ TEST(RecipeOverrideValues, FieldNamesAreDistinct) {
         EXPECT_TRUE(names.insert(name).second) << name.str();
         ++count;
       });
-  EXPECT_EQ(count, 12u);
+  EXPECT_EQ(count, 13u);
   EXPECT_TRUE(overrides.empty());
 }
 
@@ -217,6 +217,22 @@ TEST_F(RecipesTest, OverridesChangeOneChoiceEach) {
   EXPECT_FALSE(kept.getWeights_2d());
   EXPECT_EQ(kept.getRoles(), roleBit(Role::wgrad));
 
+  // [H2] Every rotated role's operands; the rotation itself unchanged.
+  RecipeOverrides te;
+  te.hadamardPrecision = HadamardPrecision::operand;
+  RecipeAttr rounded = te.apply(loc, nvfp4);
+  ASSERT_TRUE(rounded);
+  EXPECT_EQ(rounded.getWgrad().getHadamardPrecision(),
+            HadamardPrecision::operand);
+  EXPECT_EQ(rounded.getWgrad().getHadamard(), nvfp4.getWgrad().getHadamard());
+  EXPECT_EQ(rounded.getFprop(), nvfp4.getFprop());
+  // Removing the rotation takes its precision with it.
+  RecipeOverrides none;
+  none.hadamard = 0u;
+  RecipeAttr plain = none.apply(loc, rounded);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain.getWgrad().getHadamardPrecision(), HadamardPrecision::f32);
+
   RecipeOverrides rceil;
   rceil.scaleMode = ScaleMode::rceil;
   RecipeAttr scaled = rceil.apply(loc, getRecipePreset(&context, "mxfp8"));
@@ -244,6 +260,12 @@ TEST_F(RecipesTest, InconsistentOverridesAreErrors) {
   EXPECT_FALSE(signs.apply(loc, getRecipePreset(&context, "mxfp4")));
   EXPECT_EQ(message,
             "hadamard-signs needs a Wgrad Hadamard rotation; set hadamard=N");
+  message.clear();
+  RecipeOverrides precision;
+  precision.hadamardPrecision = HadamardPrecision::operand;
+  EXPECT_FALSE(precision.apply(loc, getRecipePreset(&context, "mxfp4")));
+  EXPECT_EQ(message, "hadamard-precision=operand needs a Hadamard rotation; "
+                     "set hadamard=N");
   RecipeOverrides blocks;
   blocks.weights2d = true;
   EXPECT_FALSE(blocks.apply(loc, getRecipePreset(&context, "mxfp4")));

@@ -1,11 +1,13 @@
 //===- HadamardTest.cpp - [H1] rotation tests -----------------------------===//
 
 #include "fp4train/Numerics/Hadamard.h"
+#include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/Formats.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace fp4train::numerics;
@@ -108,6 +110,34 @@ TEST(Hadamard, SignVectors) {
     negatives += s < 0;
   EXPECT_GT(negatives, 96);
   EXPECT_LT(negatives, 160);
+}
+
+TEST(Hadamard, OverflowIsNaN) {
+  // [H1] sums before it scales: values near FLT_MAX overflow to +Inf and
+  // -Inf in the first stage, which the second subtracts. The rotation has no
+  // finite result; fp4train keeps the NaN, so an NVFP4 quantization of it
+  // has a NaN amax and decode scale and decodes to NaN ([TE1] 4:
+  // TransformerEngine reports amax Inf there).
+  const float max = std::numeric_limits<float>::max();
+  std::vector<float> x(2 * 16, 1.0f);
+  for (int i = 0; i < 16; ++i)
+    x[i] = (i & 2) ? -max : max;
+  HadamardConfig config;
+  config.size = 16;
+  config.signs = HadamardSigns::None;
+  ASSERT_TRUE(bool(hadamardRotate(x.data(), {2, 16}, config)));
+  EXPECT_TRUE(std::isnan(x[0]));
+  for (int i = 16; i < 32; ++i)
+    EXPECT_FALSE(std::isnan(x[i])) << i;
+  QuantConfig quant;
+  quant.format = Format::NVFP4;
+  quant.blockSize = 16;
+  Expected<QuantizedTensor> q = quantize(x.data(), {2, 16}, quant);
+  ASSERT_TRUE(bool(q));
+  EXPECT_TRUE(std::isnan(q->amax));
+  EXPECT_TRUE(std::isnan(q->globalDecodeScale));
+  for (float v : dequantize(*q))
+    EXPECT_TRUE(std::isnan(v));
 }
 
 TEST(Hadamard, TensorAxes) {

@@ -67,6 +67,22 @@ QuantSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// GemmRecipeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GemmRecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       QuantSpecAttr lhs, QuantSpecAttr rhs,
+                       HadamardAttr hadamard, HadamardPrecision precision) {
+  // [H2] The precision of rotated operands: nothing without a rotation.
+  if (precision != HadamardPrecision::f32 && !hadamard)
+    return emitError() << "hadamard_precision = "
+                       << stringifyHadamardPrecision(precision)
+                       << " needs a hadamard rotation";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RecipeAttr
 //===----------------------------------------------------------------------===//
 

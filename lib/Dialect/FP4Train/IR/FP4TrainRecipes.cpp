@@ -30,7 +30,8 @@ struct RecipeBuilder {
   }
   GemmRecipeAttr gemm(QuantSpecAttr lhs, QuantSpecAttr rhs,
                       HadamardAttr hadamard = {}) {
-    return GemmRecipeAttr::get(context, lhs, rhs, hadamard);
+    return GemmRecipeAttr::get(context, lhs, rhs, hadamard,
+                               HadamardPrecision::f32);
   }
   HadamardAttr hadamard(int64_t size, HadamardSigns signs) {
     return HadamardAttr::get(context, size, signs, {});
@@ -202,6 +203,7 @@ template <typename Enum> struct EnumCases {
   }
 FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(HadamardSigns)
 FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(ScaleMode)
+FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(HadamardPrecision)
 #undef FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE
 
 static constexpr Role kRoles[] = {Role::fprop, Role::dgrad, Role::wgrad};
@@ -284,6 +286,7 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
     if (!lhs || !rhs)
       return {};
     HadamardAttr rotation = gemm.getHadamard();
+    HadamardPrecision precision = gemm.getHadamardPrecision();
     if (role == Role::wgrad) {
       if (hadamard == 0u) {
         rotation = {};
@@ -314,8 +317,22 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
           << stringifyFormat(rhs.getFormat()) << ")";
       return {};
     }
-    return GemmRecipeAttr::get(context, lhs, rhs, rotation);
+    if (!rotation)
+      precision = HadamardPrecision::f32;
+    else if (hadamardPrecision)
+      precision = *hadamardPrecision;
+    return GemmRecipeAttr::get(context, lhs, rhs, rotation, precision);
   };
+
+  auto rotates = [](GemmRecipeAttr gemm) { return gemm && gemm.getHadamard(); };
+  if (hadamardPrecision && *hadamardPrecision != HadamardPrecision::f32 &&
+      !rotates(recipe.getFprop()) && !rotates(recipe.getDgrad()) &&
+      !rotates(recipe.getWgrad()) && !hadamard.value_or(0)) {
+    emitError(loc, "hadamard-precision=")
+        << stringifyHadamardPrecision(*hadamardPrecision)
+        << " needs a Hadamard rotation; set hadamard=N";
+    return {};
+  }
 
   GemmRecipeAttr fprop = overrideGemm(recipe.getFprop(), Role::fprop);
   GemmRecipeAttr dgrad = overrideGemm(recipe.getDgrad(), Role::dgrad);

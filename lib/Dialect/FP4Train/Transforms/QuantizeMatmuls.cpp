@@ -379,11 +379,18 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
       hadamardStep = step;
     }
     for (Value &operand : operands) {
-      int64_t rank = cast<RankedTensorType>(operand.getType()).getRank();
+      auto type = cast<RankedTensorType>(operand.getType());
+      int64_t rank = type.getRank();
       operand = castElements(b, loc, operand, b.getF32Type());
       operand = padDimWithZeros(b, loc, operand, rank - 1, plan.paddedK);
       operand = HadamardOp::create(b, loc, operand, rank - 1, hadamard, seed,
                                    hadamardStep);
+      // [H2] TransformerEngine rotates a bf16 operand with a bf16 GEMM: its
+      // rotated values are rounded to bf16 before amax and quantization.
+      if (plan.gemm.getHadamardPrecision() == HadamardPrecision::operand) {
+        operand = castElements(b, loc, operand, type.getElementType());
+        operand = castElements(b, loc, operand, b.getF32Type());
+      }
     }
   }
   for (unsigned i = 0; i < 2; ++i)
@@ -486,7 +493,9 @@ static llvm::json::Object describePlan(const ContractionPlan &plan) {
   if (HadamardAttr hadamard = plan.gemm.getHadamard())
     object["hadamard"] = llvm::json::Object{
         {"size", hadamard.getSize()},
-        {"signs", stringifyHadamardSigns(hadamard.getSigns())}};
+        {"signs", stringifyHadamardSigns(hadamard.getSigns())},
+        {"precision",
+         stringifyHadamardPrecision(plan.gemm.getHadamardPrecision())}};
   else
     object["hadamard"] = nullptr;
   object["padded_k"] = plan.paddedK;

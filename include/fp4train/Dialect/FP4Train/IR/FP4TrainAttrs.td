@@ -173,19 +173,31 @@ def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
     `X` for Fprop, the output gradient `dY` for Dgrad and Wgrad. `rhs` is the
     other one: the weight for Fprop and Dgrad, the activation `X` for Wgrad.
 
+    `hadamard_precision` says what the rotated operands hold before they are
+    quantized: `f32` (the default) keeps the f32 result of the rotation
+    [H1]; `operand` rounds it (to nearest even) to each operand's own
+    element type, as TransformerEngine's random Hadamard transform does on
+    bf16 inputs, whose rotation is a bf16 GEMM [H2]. f32 operands are the
+    same under both.
+
     Example:
 
     ```mlir
     #fp4train.gemm<lhs = <format = nvfp4, rounding = stochastic>,
                    rhs = <format = nvfp4>, hadamard = <16, random>>
+    #fp4train.gemm<lhs = <format = nvfp4>, rhs = <format = nvfp4>,
+                   hadamard = <16, fixed>, hadamard_precision = operand>
     ```
   }];
   let parameters = (ins
     "QuantSpecAttr":$lhs,
     "QuantSpecAttr":$rhs,
-    OptionalParameter<"HadamardAttr">:$hadamard
+    OptionalParameter<"HadamardAttr">:$hadamard,
+    DefaultValuedParameter<"HadamardPrecision", "HadamardPrecision::f32">:
+        $hadamard_precision
   );
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 //===----------------------------------------------------------------------===//

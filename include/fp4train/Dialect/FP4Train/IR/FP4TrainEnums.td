@@ -46,6 +46,18 @@ def FP4Train_HadamardSigns : I32EnumAttr<"HadamardSigns",
   let genSpecializedAttr = 0;
 }
 
+def FP4Train_HadamardPrecision : I32EnumAttr<"HadamardPrecision",
+    "the precision of a recipe's rotated operands", [
+      // Rotated in f32 and kept in f32 ([H1]).
+      I32EnumAttrCase<"f32", 0>,
+      // Rotated in f32, then rounded to the operand's own element type:
+      // TransformerEngine's RHT on bf16 inputs ([H2]).
+      I32EnumAttrCase<"operand", 1>
+    ]> {
+  let cppNamespace = "::mlir::fp4train";
+  let genSpecializedAttr = 0;
+}
+
 def FP4Train_Role : I32EnumAttr<"Role",
     "the role of a contraction in a training step", [
       // Y = X . W^T

@@ -69,6 +69,7 @@ struct RecipeOverrides {
   Override<bool> stochasticRounding;
   Override<unsigned> hadamard;
   Override<HadamardSigns> hadamardSigns;
+  Override<HadamardPrecision> hadamardPrecision;
   Override<ScaleMode> scaleMode;
   Override<bool> weights2d;
   Override<unsigned> keepFirst;
@@ -90,6 +91,10 @@ struct RecipeOverrides {
           "size of the Wgrad Hadamard rotation (16 to 256; 0: none)");
     visit(self.hadamardSigns, "hadamard-signs",
           "signs of the Wgrad Hadamard rotation");
+    visit(self.hadamardPrecision, "hadamard-precision",
+          "what rotated operands hold before they are quantized: f32, or "
+          "operand (rounded to each operand's own element type, as "
+          "TransformerEngine's RHT on bf16 inputs, [H2])");
     visit(self.scaleMode, "scale-mode", "scale mode of every MX operand");
     visit(self.weights2d, "weights-2d",
           "16x16 weight blocks shared by Fprop and Dgrad (NVFP4 weights)");
@@ -144,6 +149,7 @@ FP4TRAIN_DECLARE_OVERRIDE_VALUE(bool)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(unsigned)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(HadamardSigns)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(ScaleMode)
+FP4TRAIN_DECLARE_OVERRIDE_VALUE(HadamardPrecision)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(RoleSet)
 #undef FP4TRAIN_DECLARE_OVERRIDE_VALUE
 
