@@ -2,7 +2,7 @@
 //
 // The arithmetic of fp4train/Sharding/Layout.h: even splits, shard indices
 // linearized over the splitting axes in their order ([SH3]), processes
-// ranked row-major over the grid. getStepLayout is in ShardingPasses.cpp,
+// ranked row-major over the grid. getStepLayout is in TrialPartition.cpp,
 // beside the preparation it shares with fp4train-partition.
 //
 //===----------------------------------------------------------------------===//

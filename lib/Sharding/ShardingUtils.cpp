@@ -3,6 +3,8 @@
 #include "ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/Shard/Transforms/Transforms.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -184,4 +186,27 @@ SmallVector<Value> sharding::buildShardOrigin(ImplicitLocOpBuilder &b,
         b, index, arith::ConstantIndexOp::create(b, size)));
   }
   return origin;
+}
+
+/// Whether `module` holds an op of the mpi dialect.
+bool sharding::usesMPI(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return isa<mpi::MPIDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The MPI lowering asks the module which MPI's ABI to call; this project
+/// runs on MPICH (scripts/setup.sh). A module that names its own keeps it.
+void sharding::setDefaultMPIImplementation(ModuleOp module) {
+  constexpr llvm::StringLiteral kMapAttrName = "dlti.map";
+  if (module->hasAttr(kMapAttrName))
+    return;
+  MLIRContext *ctx = module.getContext();
+  DataLayoutEntryInterface entry =
+      DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                               StringAttr::get(ctx, "MPICH"));
+  module->setAttr(kMapAttrName, MapAttr::get(ctx, {entry}));
 }

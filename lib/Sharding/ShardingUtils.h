@@ -84,6 +84,13 @@ buildShardQuantize(ImplicitLocOpBuilder &b, fp4train::QuantizeOp quantize,
                    Value shard, Value seed, Value amax, shard::GridOp grid,
                    const shard::ShardingArray &axes);
 
+/// Whether `module` holds an op of the mpi dialect.
+bool usesMPI(ModuleOp module);
+
+/// Names MPICH as the MPI whose ABI the mpi dialect's lowering calls, unless
+/// `module` names its own (a `dlti.map`).
+void setDefaultMPIImplementation(ModuleOp module);
+
 /// Attaches the models of tensor.expand_shape and tensor.collapse_shape.
 void registerTensorShardingModels(DialectRegistry &registry);
 
