@@ -95,6 +95,12 @@ def training_step(batch=4, length=64, blocks=4, seed=0):
     return model, loss_fn, tokens, targets
 
 
+def small_training_step():
+    """One block over windows of 16 bytes: the configuration the tests shard
+    (``nanogpt.py:small_training_step`` for fp4train.torch.export)."""
+    return training_step(batch=4, length=16, blocks=1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipes", default="f32,mxfp4-hadamard,nvfp4")

@@ -45,6 +45,11 @@ Operation *findUnpartitionedUse(FunctionOpInterface function);
 // Preparation (PartitionPreparation.cpp); nothing computed changes
 //===----------------------------------------------------------------------===//
 
+/// Rewrites linalg.generic ops that index a unit dimension with a constant
+/// into ops without it, between reshapes.
+void dropConstantIndexedUnitDims(func::FuncOp function);
+/// Annotates the tensor results nothing uses, as the op's model splits them.
+void annotateUnusedResults(func::FuncOp function);
 /// Drops the gridless annotations propagation puts on scalars.
 void dropScalarAnnotations(FunctionOpInterface function);
 /// Makes linalg.generic bodies read only their own operands.

@@ -184,6 +184,15 @@ LogicalResult sharding::checkBlock(Block &block, Operation *function) {
                << " sharded with halos or explicit shard offsets, which "
                   "shard-partition supports for the shard ops only";
     }
+    // MLIR 22 partitions an op by its results' shardings and dereferences
+    // the grid of one that has none (a result nobody uses).
+    for (OpResult result : op.getResults())
+      if (needsAnnotation(result) &&
+          llvm::none_of(result.getUsers(), llvm::IsaPred<shard::ShardOp>))
+        return op.emitOpError("has result ")
+               << result.getResultNumber()
+               << " without a shard.shard annotation: shard-partition needs "
+                  "every tensor annotated (run sharding-propagation first)";
   }
   return success();
 }

@@ -11,13 +11,92 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::fp4train;
 using namespace mlir::fp4train::sharding;
+
+/// Rewrites each linalg.generic of `function` that indexes an operand with a
+/// constant, `(d0, d1, d2) -> (d0, d1, 0)` (the mean of a LayerNorm kept as
+/// [B, T, 1], as torch-mlir and autograd-derived graphs write it), into one
+/// without those unit dimensions between reshapes (upstream's dropUnitDims:
+/// collapse_shape before, expand_shape after). MLIR 22's linalg sharding
+/// model has no loop for a constant result and fails on such an op; the
+/// reshapes have fp4train's models. Nothing computed changes.
+void sharding::dropConstantIndexedUnitDims(func::FuncOp function) {
+  SmallVector<linalg::GenericOp> generics;
+  function.walk([&](linalg::GenericOp generic) {
+    if (llvm::any_of(generic.getIndexingMapsArray(), [](AffineMap map) {
+          return llvm::any_of(map.getResults(), [](AffineExpr expr) {
+            return isa<AffineConstantExpr>(expr);
+          });
+        }))
+      generics.push_back(generic);
+  });
+  linalg::ControlDropUnitDims options;
+  IRRewriter rewriter(function.getContext());
+  for (linalg::GenericOp generic : generics) {
+    rewriter.setInsertionPoint(generic);
+    FailureOr<linalg::DropUnitDimsResult> result =
+        linalg::dropUnitDims(rewriter, generic, options);
+    // An op it cannot rewrite (a constant index of a dimension that is not
+    // a unit one) stays, and the partition names it.
+    if (succeeded(result))
+      rewriter.replaceOp(generic, result->replacements);
+  }
+}
+
+/// Gives each unused tensor result of an op a shard.shard with the sharding
+/// the op's model derives from its other annotations. Propagation annotates
+/// a result at its uses only, and MLIR 22's partition of the op then
+/// dereferences the grid of a result that has none: softmax's argmax, the
+/// second result of the max that torch-mlir lowers aten.max.dim to, which
+/// nothing reads.
+void sharding::annotateUnusedResults(func::FuncOp function) {
+  function.walk([&](shard::ShardingInterface op) {
+    if (isa<shard::ShardOp>(op) ||
+        llvm::none_of(op->getResults(), [](OpResult result) {
+          return needsAnnotation(result) && result.use_empty();
+        }))
+      return;
+    std::vector<shard::Sharding> operandShardings, resultShardings;
+    for (OpOperand &operand : op->getOpOperands()) {
+      FailureOr<std::pair<bool, shard::Sharding>> found =
+          shard::getSharding(operand);
+      operandShardings.push_back(succeeded(found) ? found->second
+                                                  : shard::Sharding());
+    }
+    for (OpResult result : op->getResults()) {
+      FailureOr<std::pair<bool, shard::Sharding>> found =
+          shard::getSharding(result);
+      resultShardings.push_back(succeeded(found) ? found->second
+                                                 : shard::Sharding());
+    }
+    FailureOr<shard::ShardingOption> option =
+        op.getShardingOption(operandShardings, resultShardings);
+    if (failed(option) || option->empty)
+      return;
+    FailureOr<std::vector<shard::Sharding>> annotations =
+        op.getShardingAnnotations(*option);
+    if (failed(annotations))
+      return;
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    for (OpResult result : op->getResults()) {
+      shard::Sharding sharding =
+          (*annotations)[op->getNumOperands() + result.getResultNumber()];
+      if (!needsAnnotation(result) || !result.use_empty() || !sharding)
+        continue;
+      Value value = shard::ShardingOp::create(b, op->getLoc(), sharding);
+      shard::ShardOp::create(b, op->getLoc(), result, value);
+    }
+  });
+}
 
 /// Removes the annotations upstream's propagation puts on scalars: its
 /// linalg models annotate a scalar operand (the value of a linalg.fill)

@@ -1,9 +1,11 @@
-//===- TensorShardingModels.cpp - Partitioning tensor reshapes ------------===//
+//===- TensorShardingModels.cpp - Partitioning tensor reshapes and slices -===//
 //
 // ShardingInterface models of tensor.expand_shape and tensor.collapse_shape,
 // which MLIR 22 does not have and every framework-exported step uses (a
-// batch of sequences is flattened into rows for its matmuls and back). They
-// depend on upstream only, written to be proposed there.
+// batch of sequences is flattened into rows for its matmuls and back), and
+// of tensor.extract_slice, tensor.insert_slice and tensor.concat (a fused
+// QKV projection split into Q, K and V and its gradient concatenated, RoPE's
+// halves). They depend on upstream only, written to be proposed there.
 //
 // A reshape groups the dimensions of its expanded side under the dimensions
 // of its collapsed side. Its loops are the expanded dimensions. A collapsed
@@ -249,6 +251,199 @@ struct ReshapeModel
   }
 };
 
+/// The model of an op whose operands and results all have the loops' shape
+/// (the identity map each) and are split alike, save the dimensions it
+/// reads or writes in part: tensor.extract_slice, tensor.insert_slice and
+/// tensor.concat. A dimension such an op takes whole (offset 0, the full
+/// size, stride 1; not the concatenated one) may be split: each process
+/// applies the op to its shards. A split of any other dimension is dropped
+/// from the op's sharding, so that the partition gathers the operand along
+/// it first. `Derived` provides isWhole(op, dim) and, for the partition,
+/// build(op, b, partitioned operands, local result type, split dims).
+template <typename Derived, typename Op>
+struct AlignedModel
+    : public shard::ShardingInterface::ExternalModel<Derived, Op> {
+  static RankedTensorType getType(Op op) {
+    return cast<RankedTensorType>(op->getResult(0).getType());
+  }
+
+  static ShardingArray keepWhole(Op op, ShardingArray axes) {
+    axes.resize(getType(op).getRank());
+    for (auto [dim, split] : llvm::enumerate(axes))
+      if (!Derived::isWhole(op, dim))
+        split.clear();
+    return axes;
+  }
+
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(getType(cast<Op>(op)).getRank(),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(
+        getType(cast<Op>(op)).getRank(), op->getContext());
+    return SmallVector<AffineMap>(op->getNumOperands() + 1, identity);
+  }
+
+  FailureOr<ShardingOption>
+  getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                    ArrayRef<Sharding> resultShardings) const {
+    int64_t rank = getType(cast<Op>(op)).getRank();
+    // The first annotated operand wins; the result's when none is.
+    for (const Sharding &sharding : operandShardings)
+      if (sharding)
+        return ShardingOption(
+            keepWhole(cast<Op>(op), getSplitAxes(sharding, rank)),
+            sharding.getGridAttr());
+    if (resultShardings[0])
+      return ShardingOption(
+          keepWhole(cast<Op>(op), getSplitAxes(resultShardings[0], rank)),
+          resultShardings[0].getGridAttr());
+    return ShardingOption::makeEmpty();
+  }
+
+  FailureOr<std::vector<Sharding>>
+  getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+    Sharding sharding =
+        makeSharding(option.grid, keepWhole(cast<Op>(op), option.shardingArray),
+                     op->getContext());
+    return std::vector<Sharding>(op->getNumOperands() + 1, sharding);
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
+                                       const ShardingOption &option) const {
+    FailureOr<std::vector<Sharding>> annotations =
+        getShardingAnnotations(op, option);
+    if (failed(annotations))
+      return failure();
+    for (OpOperand &operand : op->getOpOperands())
+      shard::maybeInsertSourceShardingAnnotation(
+          (*annotations)[operand.getOperandNumber()], operand, b);
+    shard::maybeInsertTargetShardingAnnotation(annotations->back(),
+                                               op->getResult(0), b);
+    return success();
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols, OpBuilder &b) const {
+    auto typed = cast<Op>(op);
+    RankedTensorType type = getType(typed);
+    const Sharding &result = resultShardings[0];
+    if (!result || shard::isFullReplication(result)) {
+      b.clone(*op, map);
+      return success();
+    }
+    if (failed(checkPlainSharding(op, result, "result")))
+      return failure();
+    ShardingArray axes = getSplitAxes(result, type.getRank());
+    for (const Sharding &sharding : operandShardings)
+      if (!sharding || getSplitAxes(sharding, type.getRank()) != axes)
+        return op->emitOpError("has operands split otherwise than its "
+                               "result ")
+               << describeSplit(result, type.getRank());
+    for (auto [dim, split] : llvm::enumerate(axes))
+      if (!split.empty() && !Derived::isWhole(typed, dim))
+        return op->emitOpError("splits dimension ")
+               << dim << ", which it reads or writes in part: "
+               << describeSplit(result, type.getRank());
+    GridOp grid = shard::getGrid(op, result.getGridAttr(), symbols);
+    if (!grid)
+      return op->emitOpError("names the unknown grid ") << result.getGridAttr();
+    SmallVector<int64_t> unitBlocks(type.getRank(), 1);
+    FailureOr<SmallVector<int64_t>> shape =
+        getShardShape(op, type.getShape(), unitBlocks, grid, axes, "element");
+    if (failed(shape))
+      return failure();
+    SmallVector<bool> split;
+    for (const SmallVector<shard::GridAxis> &dim : axes)
+      split.push_back(!dim.empty());
+    Value local = Derived::build(
+        typed, b, partitioned,
+        RankedTensorType::get(*shape, type.getElementType()), split);
+    map.map(op->getResult(0), local);
+    return success();
+  }
+};
+
+/// Whether `dim` of a slice with these static offsets, sizes and strides of
+/// a `whole` tensor is taken whole.
+static bool isWholeDim(ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+                       ArrayRef<int64_t> strides, ArrayRef<int64_t> whole,
+                       int64_t dim) {
+  return offsets[dim] == 0 && strides[dim] == 1 &&
+         !ShapedType::isDynamic(whole[dim]) && sizes[dim] == whole[dim];
+}
+
+/// The static offsets, sizes and strides of a slice whose split dimensions
+/// (`split`) are taken whole, in a shard of shape `local`.
+template <typename SliceOp>
+static void getLocalSlice(SliceOp op, ArrayRef<int64_t> local,
+                          ArrayRef<bool> split,
+                          SmallVectorImpl<OpFoldResult> &offsets,
+                          SmallVectorImpl<OpFoldResult> &sizes,
+                          SmallVectorImpl<OpFoldResult> &strides) {
+  offsets = op.getMixedOffsets();
+  sizes = op.getMixedSizes();
+  strides = op.getMixedStrides();
+  Builder b(op.getContext());
+  for (auto [dim, isSplit] : llvm::enumerate(split))
+    if (isSplit)
+      sizes[dim] = b.getIndexAttr(local[dim]);
+}
+
+struct ExtractSliceModel
+    : public AlignedModel<ExtractSliceModel, tensor::ExtractSliceOp> {
+  static bool isWhole(tensor::ExtractSliceOp op, int64_t dim) {
+    // Rank-reducing slices have no per-dimension counterpart: none is split.
+    if (op.getSourceType().getRank() != op.getType().getRank())
+      return false;
+    return isWholeDim(op.getStaticOffsets(), op.getStaticSizes(),
+                      op.getStaticStrides(), op.getSourceType().getShape(),
+                      dim);
+  }
+  static Value build(tensor::ExtractSliceOp op, OpBuilder &b,
+                     ArrayRef<Value> operands, RankedTensorType local,
+                     ArrayRef<bool> split) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getLocalSlice(op, local.getShape(), split, offsets, sizes, strides);
+    return tensor::ExtractSliceOp::create(b, op.getLoc(), local, operands[0],
+                                          offsets, sizes, strides);
+  }
+};
+
+struct InsertSliceModel
+    : public AlignedModel<InsertSliceModel, tensor::InsertSliceOp> {
+  static bool isWhole(tensor::InsertSliceOp op, int64_t dim) {
+    if (op.getSourceType().getRank() != op.getDestType().getRank())
+      return false;
+    return isWholeDim(op.getStaticOffsets(), op.getStaticSizes(),
+                      op.getStaticStrides(), op.getDestType().getShape(), dim);
+  }
+  static Value build(tensor::InsertSliceOp op, OpBuilder &b,
+                     ArrayRef<Value> operands, RankedTensorType local,
+                     ArrayRef<bool> split) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getLocalSlice(op, local.getShape(), split, offsets, sizes, strides);
+    return tensor::InsertSliceOp::create(b, op.getLoc(), operands[0],
+                                         operands[1], offsets, sizes, strides);
+  }
+};
+
+struct ConcatModel : public AlignedModel<ConcatModel, tensor::ConcatOp> {
+  static bool isWhole(tensor::ConcatOp op, int64_t dim) {
+    return dim != int64_t(op.getDim());
+  }
+  static Value build(tensor::ConcatOp op, OpBuilder &b,
+                     ArrayRef<Value> operands, RankedTensorType local,
+                     ArrayRef<bool>) {
+    return tensor::ConcatOp::create(b, op.getLoc(), local, op.getDim(),
+                                    operands);
+  }
+};
+
 } // namespace
 
 void mlir::fp4train::sharding::registerTensorShardingModels(
@@ -258,5 +453,8 @@ void mlir::fp4train::sharding::registerTensorShardingModels(
         *ctx);
     tensor::CollapseShapeOp::attachInterface<
         ReshapeModel<tensor::CollapseShapeOp>>(*ctx);
+    tensor::ExtractSliceOp::attachInterface<ExtractSliceModel>(*ctx);
+    tensor::InsertSliceOp::attachInterface<InsertSliceModel>(*ctx);
+    tensor::ConcatOp::attachInterface<ConcatModel>(*ctx);
   });
 }

@@ -54,6 +54,7 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
           })
           .wasInterrupted())
     return failure();
+  dropConstantIndexedUnitDims(function);
   isolateGenericBodies(function);
   normalizeMaskedSums(function);
   privatizeInits(function);
@@ -64,6 +65,7 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
   if (failed(sandbox.run(shard::createShardingPropagation(options))))
     return failure();
   dropScalarAnnotations(function);
+  annotateUnusedResults(function);
   if (failed(mlir::verify(function)))
     return failure();
   for (Block &block : function.getBody())
@@ -78,7 +80,7 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
 /// propagates (prepareAndPropagate), otherwise the annotations must be
 /// complete and checked.
 LogicalResult sharding::partitionInSandbox(FunctionOpInterface function,
-                                        bool prepare) {
+                                           bool prepare) {
   Sandbox sandbox(function);
   FunctionOpInterface copy = sandbox.copy;
   if (prepare && failed(prepareAndPropagate(sandbox)))

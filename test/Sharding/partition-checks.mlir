@@ -89,3 +89,18 @@ func.func @rows_16_over_3(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
   return %x0 : tensor<16x64xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// A result nobody annotates: MLIR 22 would read its sharding's grid.
+func.func @unannotated_result(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<16x64xf32>
+  %e = tensor.empty() : tensor<16x64xf32>
+  %e1 = shard.shard %e to %s annotate_for_users : tensor<16x64xf32>
+  // expected-error @below {{'linalg.copy' op has result 0 without a shard.shard annotation: shard-partition needs every tensor annotated}}
+  %c = linalg.copy ins(%x0 : tensor<16x64xf32>) outs(%e1 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %x0 : tensor<16x64xf32>
+}

@@ -1,0 +1,145 @@
+// Partitioning what framework exports hold besides contractions
+// (docs/sharding.md): slices and concatenations (a fused QKV projection
+// split into Q, K and V, its gradient concatenated back), and a
+// linalg.generic that indexes a unit dimension with a constant (a
+// LayerNorm's mean kept as [B, T, 1]). A split of a dimension the op takes
+// whole stays local; one of a dimension it reads in part is gathered first.
+// RUN: fp4-opt %s --split-input-file --fp4train-partition | FileCheck %s
+
+shard.grid @dp(shape = 2)
+
+// CHECK-LABEL: func.func @qkv_split(
+// CHECK-SAME: %[[X:.*]]: tensor<4x48xf32>) -> (tensor<4x16xf32>, tensor<4x48xf32>)
+// CHECK: %[[K:.*]] = tensor.extract_slice %[[X]][0, 16] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x48xf32>
+// CHECK: %[[I:.*]] = tensor.insert_slice %[[K]] into %[[E]][0, 32] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<4x48xf32>
+// CHECK-NOT: shard.
+// CHECK: return %[[K]], %[[I]]
+func.func @qkv_split(%x: tensor<8x48xf32>) -> (tensor<8x16xf32>, tensor<8x48xf32>) {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x48xf32>
+  %k = tensor.extract_slice %x0[0, 16] [8, 16] [1, 1] : tensor<8x48xf32> to tensor<8x16xf32>
+  %e = tensor.empty() : tensor<8x48xf32>
+  %i = tensor.insert_slice %k into %e[0, 32] [8, 16] [1, 1] : tensor<8x16xf32> into tensor<8x48xf32>
+  return %k, %i : tensor<8x16xf32>, tensor<8x48xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// CHECK-LABEL: func.func @qkv_grad(
+// CHECK-SAME: %[[Q:.*]]: tensor<4x16xf32>, %[[K:.*]]: tensor<4x16xf32>, %[[V:.*]]: tensor<4x16xf32>) -> tensor<4x48xf32>
+// CHECK: %[[C:.*]] = tensor.concat dim(1) %[[Q]], %[[K]], %[[V]] : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x48xf32>
+// CHECK: return %[[C]]
+func.func @qkv_grad(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8x16xf32>) -> tensor<8x48xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %q0 = shard.shard %q to %s annotate_for_users : tensor<8x16xf32>
+  %k0 = shard.shard %k to %s annotate_for_users : tensor<8x16xf32>
+  %v0 = shard.shard %v to %s annotate_for_users : tensor<8x16xf32>
+  %c = tensor.concat dim(1) %q0, %k0, %v0 : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x48xf32>
+  return %c : tensor<8x48xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// Concatenated along the split dimension: each process needs the whole of
+// every operand, which the partition gathers.
+// CHECK-LABEL: func.func @concat_split_dim(
+// CHECK-COUNT-2: shard.all_gather
+// CHECK: tensor.concat dim(0)
+func.func @concat_split_dim(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<16x16xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %a0 = shard.shard %a to %s annotate_for_users : tensor<8x16xf32>
+  %b0 = shard.shard %b to %s annotate_for_users : tensor<8x16xf32>
+  %c = tensor.concat dim(0) %a0, %b0 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>
+  return %c : tensor<16x16xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// A slice of part of the split dimension: gathered first.
+// CHECK-LABEL: func.func @slice_split_dim(
+// CHECK-SAME: %{{.*}}: tensor<8x24xf32>) -> tensor<8x16xf32>
+// CHECK: shard.all_gather %{{.*}} on @dp grid_axes = [0] gather_axis = 1 : tensor<8x24xf32> -> tensor<8x48xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [8, 16] [1, 1] : tensor<8x48xf32> to tensor<8x16xf32>
+func.func @slice_split_dim(%x: tensor<8x48xf32>) -> tensor<8x16xf32> {
+  %s = shard.sharding @dp split_axes = [[], [0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x48xf32>
+  %k = tensor.extract_slice %x0[0, 0] [8, 16] [1, 1] : tensor<8x48xf32> to tensor<8x16xf32>
+  return %k : tensor<8x16xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// x - mean(x) over the features, the mean kept as [B, T, 1]: the unit
+// dimension goes, the batch split stays local.
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#keep = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+// CHECK-LABEL: func.func @centered(
+// CHECK-SAME: %[[X:.*]]: tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+// CHECK-NOT: shard.
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<2x16x64xf32>) outs(%{{.*}} : tensor<2x16xf32>)
+// CHECK-NOT: shard.
+// CHECK: return
+func.func @centered(%x: tensor<4x16x64xf32>) -> tensor<4x16x64xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<4x16x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16x1xf32>) -> tensor<4x16x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #keep], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x0 : tensor<4x16x64xf32>) outs(%z : tensor<4x16x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4x16x1xf32>
+  %o = tensor.empty() : tensor<4x16x64xf32>
+  %c = linalg.generic {indexing_maps = [#id, #keep, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x0, %sum : tensor<4x16x64xf32>, tensor<4x16x1xf32>) outs(%o : tensor<4x16x64xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16x64xf32>
+  return %c : tensor<4x16x64xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// Softmax's max with its argmax (aten.max.dim), the argmax unused: it is
+// annotated as the op's model splits it, and partitioned with the max.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @unused_argmax(
+// CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>) -> tensor<4xf32>
+// CHECK: %[[M:.*]]:2 = linalg.generic {{.*}} ins(%[[X]] : tensor<4x16xf32>) outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi64>)
+// CHECK: return %[[M]]#0
+func.func @unused_argmax(%x: tensor<8x16xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x16xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %ei = tensor.empty() : tensor<8xi64>
+  %i0 = linalg.fill ins(%zero : i64) outs(%ei : tensor<8xi64>) -> tensor<8xi64>
+  %r:2 = linalg.generic {indexing_maps = [#in, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x0 : tensor<8x16xf32>) outs(%m0, %i0 : tensor<8xf32>, tensor<8xi64>) {
+  ^bb0(%v: f32, %m: f32, %i: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %mx = arith.maximumf %v, %m : f32
+    %gt = arith.cmpf ogt, %v, %m : f32
+    %ni = arith.select %gt, %ji, %i : i64
+    linalg.yield %mx, %ni : f32, i64
+  } -> (tensor<8xf32>, tensor<8xi64>)
+  return %r#0 : tensor<8xf32>
+}
