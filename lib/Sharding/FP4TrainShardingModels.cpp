@@ -106,22 +106,6 @@ static ShardingArray getAxes(const ShardingOption &option, int64_t rank) {
   return axes;
 }
 
-/// Annotates the ranked operands and results of `op` with `annotations` (in
-/// operand-then-result order, as getShardingAnnotations returns them).
-static LogicalResult annotate(Operation *op, OpBuilder &b,
-                              ArrayRef<Sharding> annotations) {
-  for (OpOperand &operand : op->getOpOperands())
-    if (Sharding sharding = annotations[operand.getOperandNumber()];
-        sharding && isa<RankedTensorType>(operand.get().getType()))
-      shard::maybeInsertSourceShardingAnnotation(sharding, operand, b);
-  for (OpResult result : op->getResults())
-    if (Sharding sharding =
-            annotations[op->getNumOperands() + result.getResultNumber()];
-        sharding && isa<RankedTensorType>(result.getType()))
-      shard::maybeInsertTargetShardingAnnotation(sharding, result, b);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Ops over one logical tensor
 //===----------------------------------------------------------------------===//
@@ -210,7 +194,7 @@ struct LogicalTensorModel
             op, option);
     if (failed(annotations))
       return failure();
-    return annotate(op, b, *annotations);
+    return insertAnnotations(op, b, *annotations);
   }
 };
 
@@ -670,7 +654,7 @@ struct ScaledMatmulModel
         getShardingAnnotations(op, option);
     if (failed(annotations))
       return failure();
-    return annotate(op, b, *annotations);
+    return insertAnnotations(op, b, *annotations);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,

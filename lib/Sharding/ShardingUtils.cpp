@@ -170,6 +170,20 @@ sharding::getShardShape(Operation *op, ArrayRef<int64_t> shape,
   return local;
 }
 
+LogicalResult sharding::insertAnnotations(Operation *op, OpBuilder &b,
+                                          ArrayRef<Sharding> annotations) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (Sharding sharding = annotations[operand.getOperandNumber()];
+        sharding && isa<RankedTensorType>(operand.get().getType()))
+      shard::maybeInsertSourceShardingAnnotation(sharding, operand, b);
+  for (OpResult result : op->getResults())
+    if (Sharding sharding =
+            annotations[op->getNumOperands() + result.getResultNumber()];
+        sharding && isa<RankedTensorType>(result.getType()))
+      shard::maybeInsertTargetShardingAnnotation(sharding, result, b);
+  return success();
+}
+
 SmallVector<Value> sharding::buildShardOrigin(ImplicitLocOpBuilder &b,
                                               shard::GridOp grid,
                                               const ShardingArray &axes,

@@ -84,6 +84,12 @@ buildShardQuantize(ImplicitLocOpBuilder &b, fp4train::QuantizeOp quantize,
                    Value shard, Value seed, Value amax, shard::GridOp grid,
                    const shard::ShardingArray &axes);
 
+/// Annotates the ranked operands and results of `op` with `annotations` (in
+/// operand-then-result order, as getShardingAnnotations returns them): the
+/// addShardingAnnotations of the project's models.
+LogicalResult insertAnnotations(Operation *op, OpBuilder &b,
+                                ArrayRef<shard::Sharding> annotations);
+
 /// Whether `module` holds an op of the mpi dialect.
 bool usesMPI(ModuleOp module);
 

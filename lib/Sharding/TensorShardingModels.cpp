@@ -170,11 +170,7 @@ struct ReshapeModel
         getShardingAnnotations(op, option);
     if (failed(annotations))
       return failure();
-    shard::maybeInsertSourceShardingAnnotation((*annotations)[0],
-                                               op->getOpOperand(0), b);
-    shard::maybeInsertTargetShardingAnnotation((*annotations)[1],
-                                               op->getResult(0), b);
-    return success();
+    return insertAnnotations(op, b, *annotations);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
@@ -317,12 +313,7 @@ struct AlignedModel
         getShardingAnnotations(op, option);
     if (failed(annotations))
       return failure();
-    for (OpOperand &operand : op->getOpOperands())
-      shard::maybeInsertSourceShardingAnnotation(
-          (*annotations)[operand.getOperandNumber()], operand, b);
-    shard::maybeInsertTargetShardingAnnotation(annotations->back(),
-                                               op->getResult(0), b);
-    return success();
+    return insertAnnotations(op, b, *annotations);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
