@@ -124,21 +124,11 @@ def get_block(name):
     return int(match.group(1)) if match else None
 
 
-_ROUTER_NAME = re.compile(r"(?:^|\.)(?:router|gate)(?:\.|$)")
-
-
-def is_router(name):
-    """Whether a parameter name marks a mixture-of-experts router ([FE6]):
-    a dotted component ``router`` or ``gate`` (``moe.router.weight``,
-    Mixtral's ``block_sparse_moe.gate.weight``); ``gate_proj`` is not."""
-    return _ROUTER_NAME.search(name) is not None
-
-
 def complete_signature(ir, module, data_types, param_types, param_names):
     """Checks the signature of the module's one function, names it
     @train_step, marks the parameters {fp4train.param} (with
-    ``fp4train.block = N`` where the name says, [FE5], and
-    ``fp4train.router`` for a router's name, [FE6]) and appends the i64
+    ``fp4train.block = N`` where the name says, [FE5]; routers are found by
+    the quantize pass from the graph's structure, [MOE2]) and appends the i64
     step that seeds stochastic rounding and random Hadamard signs ([FE1]).
     Returns the module's text in the generic op form with locations
     ([FE2])."""
@@ -166,8 +156,6 @@ def complete_signature(ir, module, data_types, param_types, param_names):
             if block is not None:
                 attributes["fp4train.block"] = ir.IntegerAttr.get(
                     step_type, block)
-            if is_router(name):
-                attributes["fp4train.router"] = ir.UnitAttr.get()
             return ir.DictAttr.get(attributes)
         plain = ir.DictAttr.get({})
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(

@@ -102,30 +102,69 @@ def test_roles_by_parameter_name(exported, name):
     assert [e["role"] for e in roles[None]] == ["other"] * attention
 
 
-def test_experts_and_router_from_parameter_names(exported):
-    """[FE6]: the parameter named router is marked a router, so recipes
-    keep its GEMMs in f32 unless quantize_router; the expert weights'
-    GEMMs are batched over the 4 experts."""
+def test_router_from_structure(exported):
+    """[MOE2]: the router is found by what its result does (its 4 output
+    features reach the 4 experts' GEMMs), not by its name: the export marks
+    nothing, and recipes keep its GEMMs in f32 unless quantize_router; the
+    expert weights' GEMMs are batched over the 4 experts."""
     step, _, _, data, _, _ = exported("moe")
     roles = step.roles()
     for name in ("w1", "w2"):
         assert [e["batch"] for e in roles[name]] == [4, 4, 4], name
     assert [e["batch"] for e in roles["router.weight"]] == [1, 1, 1]
-    assert step.mlir.count("fp4train.router") == 1
+    assert "fp4train.router" not in step.mlir
     kept, _ = step.run("nvfp4", *data, step=0)
     quantized, _ = step.run("nvfp4", *data, step=0, quantize_router=True)
     f32, _ = step.run("f32", *data, step=0)
     assert len({kept, quantized, f32}) == 3
 
 
-def test_router_names():
-    from fp4train._frontend import is_router
-    assert is_router("moe.router.weight")
-    assert is_router("model.layers.0.block_sparse_moe.gate.weight")
-    assert is_router("layers.1.mlp.gate.weight")
-    assert not is_router("model.layers.0.mlp.gate_proj.weight")
-    assert not is_router("gates.weight")
-    assert not is_router("router_bias")
+class RenamedRouterMoE(models.SoftMoE):
+    """SoftMoE with its router under another name."""
+
+    def __init__(self):
+        super().__init__()
+        self.mixer = self.router
+        del self.router
+
+    def forward(self, x):
+        x = self.inp(x)
+        gates = F.softmax(self.mixer(x), dim=-1)
+        xe = x.unsqueeze(0).expand(self.w1.shape[0], -1, -1)
+        h = F.gelu(torch.bmm(xe, self.w1.transpose(1, 2)))
+        ye = torch.bmm(h, self.w2.transpose(1, 2))
+        return torch.einsum("te,etd->td", gates, ye)
+
+
+class GatedMLP(nn.Module):
+    """A dense SwiGLU layer whose gate projection is called `gate`: an
+    ordinary weight, quantized like the others."""
+
+    def __init__(self, width=32, hidden=64):
+        super().__init__()
+        self.gate = nn.Linear(width, hidden, bias=False)
+        self.up = nn.Linear(width, hidden, bias=False)
+        self.down = nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+def test_names_do_not_make_routers():
+    """A router under any name is kept; a dense `gate` is not a router, so
+    quantize_router changes nothing for it."""
+    torch.manual_seed(0)
+    data = (normal(24, 32), normal(24, 32, seed=1))
+    renamed = ft.export_training_step(RenamedRouterMoE(), models.mse_loss,
+                                      *data)
+    kept, _ = renamed.run("nvfp4", *data, step=0)
+    quantized, _ = renamed.run("nvfp4", *data, step=0, quantize_router=True)
+    assert kept != quantized
+    dense = ft.export_training_step(GatedMLP(), models.mse_loss, *data)
+    default, _ = dense.run("nvfp4", *data, step=0)
+    forced, _ = dense.run("nvfp4", *data, step=0, quantize_router=True)
+    f32, _ = dense.run("f32", *data, step=0)
+    assert default == forced != f32
 
 
 def test_blocks_from_parameter_names(exported):
