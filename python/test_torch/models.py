@@ -118,16 +118,19 @@ class SoftMoE(nn.Module):
     the router's softmax. Top-k routing reads the data back into Python
     (one_hot) or needs torch-mlir's tm_tensor ops: neither exports."""
 
-    def __init__(self, width=32, hidden=64, experts=4):
+    def __init__(self, width=32, hidden=64, experts=4, router_name="router"):
         super().__init__()
         self.inp = nn.Linear(width, width)
-        self.router = nn.Linear(width, experts, bias=False)
+        # The router's attribute (hence parameter) name: structure, not the
+        # name, makes it a router ([MOE2]).
+        self.router_name = router_name
+        setattr(self, router_name, nn.Linear(width, experts, bias=False))
         self.w1 = nn.Parameter(torch.randn(experts, hidden, width) * width ** -0.5)
         self.w2 = nn.Parameter(torch.randn(experts, width, hidden) * hidden ** -0.5)
 
     def forward(self, x):
         x = self.inp(x)
-        gates = F.softmax(self.router(x), dim=-1)
+        gates = F.softmax(getattr(self, self.router_name)(x), dim=-1)
         xe = x.unsqueeze(0).expand(self.w1.shape[0], -1, -1)
         h = F.gelu(torch.bmm(xe, self.w1.transpose(1, 2)))
         ye = torch.bmm(h, self.w2.transpose(1, 2))

@@ -722,20 +722,25 @@ int main(int argc, char **argv) {
          llvm::Twine(length + 2) + " bytes (" + llvm::Twine(20 * (length + 2)) +
          " bytes), it has " + llvm::Twine(text->getBufferSize()));
   // The language model's tokens are the corpus's bytes: a byte past the
-  // step's vocabulary would be looked up outside its tables.
+  // step's vocabulary would be looked up outside its tables. Every process
+  // of a sharded run finds it at the same point.
   if (lm && signature.vocabulary && *signature.vocabulary < 256) {
     llvm::StringRef bytes = text->getBuffer();
     auto outside = llvm::find_if(
         bytes, [&](char c) { return uint8_t(c) >= *signature.vocabulary; });
+    std::optional<std::string> vocabularyError;
     if (outside != bytes.end())
-      fail("the corpus '" + corpusPath + "' holds byte " +
+      vocabularyError =
+          ("the corpus '" + corpusPath + "' holds byte " +
            llvm::Twine(unsigned(uint8_t(*outside))) + " at offset " +
            llvm::Twine(uint64_t(outside - bytes.begin())) +
            ", outside the vocabulary of @" + functionName + " (" +
            llvm::Twine(*signature.vocabulary) + " token ids, the bytes 0-" +
            llvm::Twine(*signature.vocabulary - 1) +
            "): the lm task's tokens are the corpus's bytes, so its step needs "
-           "a vocabulary of 256, or a corpus within its range");
+           "a vocabulary of 256, or a corpus within its range")
+              .str();
+    processes->failIfAny(vocabularyError);
   }
   if (kind == "text") {
     if (inputShape[1] != targetShape[1])
