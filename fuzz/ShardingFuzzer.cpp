@@ -5,12 +5,13 @@
 // 48, 64), the grid axes that split each of its dimensions (any axis number
 // up to 3, so axes outside the grid and repeated axes occur) and what the
 // step does with it (an elementwise op, a reduction, an MXFP4 and an NVFP4
-// quantize round trip, a matmul). The step is written as text, parsed and
-// partitioned by fp4train-partition and by shard-partition after
-// sharding-propagation, as fp4-opt runs them. A crash, a sanitizer report,
-// a failure without an error, or a partition that succeeds with shards
-// that do not tile the tensor exactly (a shard extent times the number of
-// shards other than the extent: rows dropped or invented) is a finding.
+// quantize round trip, a contraction of its last dimension with a weight). The
+// step is written as text, parsed and partitioned by fp4train-partition and by
+// shard-partition after sharding-propagation, as fp4-opt runs them. A crash, a
+// sanitizer report, a failure without an error, or a partition that succeeds
+// with shards that do not tile the tensor exactly (a shard extent times the
+// number of shards other than the extent: rows dropped or invented) is a
+// finding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,12 +145,27 @@ std::string writeStep(const std::vector<int64_t> &grid,
        << "  %e = tensor.empty() : " << result << "\n"
        << "  %z = linalg.fill ins(%zero : f32) outs(%e : " << result << ") -> "
        << result << "\n";
-    if (rank == 2)
-      os << "  %r = linalg.matmul ins(%x0, %w : " << x << ", " << w
-         << ") outs(%z : " << result << ") -> " << result << "\n";
-    else
-      os << "  %r = linalg.add ins(%z, %z : " << result << ", " << result
-         << ") outs(%z : " << result << ") -> " << result << "\n";
+    // x[..., k] * w[k, n] summed over k, for a tensor of any rank: loops
+    // (d0, ..., n, k).
+    std::string dims, outer;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      dims += "d" + std::to_string(d) + ", ";
+      outer += "d" + std::to_string(d) + ", ";
+    }
+    dims += "n, k";
+    os << "  %r = linalg.generic {indexing_maps = [affine_map<(" << dims
+       << ") -> (" << outer << "k)>, affine_map<(" << dims
+       << ") -> (k, n)>, affine_map<(" << dims << ") -> (" << outer
+       << "n)>], iterator_types = [";
+    for (int64_t d = 0; d < rank; ++d)
+      os << "\"parallel\", ";
+    os << "\"reduction\"]} ins(%x0, %w : " << x << ", " << w
+       << ") outs(%z : " << result << ") {\n"
+       << "  ^bb0(%a: f32, %b: f32, %acc: f32):\n"
+       << "    %p = arith.mulf %a, %b : f32\n"
+       << "    %t = arith.addf %acc, %p : f32\n"
+       << "    linalg.yield %t : f32\n"
+       << "  } -> " << result << "\n";
     break;
   }
   }
