@@ -601,7 +601,9 @@ protected:
 };
 
 TEST_P(SM90WgmmaBrokenTest, IsNoticed) {
-  auto [what, c] = GetParam();
+  // Named copies, not a structured binding: the lambdas below capture them.
+  const WgmmaBreak what = std::get<0>(GetParam());
+  const GemmCase c = std::get<1>(GetParam());
   auto fp8 = [](const std::string &f) { return f == "e4m3" || f == "e5m2"; };
   const bool copied = (c.formatA == "mxfp4" && c.formatB == "mxfp4") ||
                       (fp8(c.formatA) && fp8(c.formatB));
