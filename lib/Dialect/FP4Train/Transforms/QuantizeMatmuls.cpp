@@ -13,7 +13,6 @@
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
 #include "fp4train/Numerics/ElementCount.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -69,48 +68,6 @@ struct ContractionPlan {
 };
 } // namespace
 
-static bool isExpertContraction(FunctionOpInterface function,
-                                const ContractionRole &info);
-
-/// [MOE2] The routers of `function`: the parameters marked
-/// `fp4train.router`, and every matrix weight whose Fprop result decides
-/// the routing of experts. That is the weight whose Fprop contraction's
-/// output features are as many as the experts of an expert contraction
-/// ([MOE1]) that its result reaches: the logits a softmax or top-k turns
-/// into dispatch masks and combine weights, which reach the experts'
-/// Fprop (dispatch) or their Dgrad and Wgrad (the combine's gradient). A
-/// weight that only feeds the experts' tokens has as many output features
-/// as the model's width, and a dense layer without experts (a SwiGLU
-/// `gate` projection) reaches none.
-static llvm::SetVector<unsigned> findRouters(FunctionOpInterface function,
-                                             ArrayRef<ContractionRole> roles) {
-  llvm::SetVector<unsigned> routers;
-  for (const ContractionRole &info : roles)
-    if (info.param &&
-        function.getArgAttr(*info.param, FP4TrainDialect::kRouterAttrName))
-      routers.insert(*info.param);
-  llvm::DenseMap<Operation *, int64_t> experts;
-  for (const ContractionRole &info : roles)
-    if (isExpertContraction(function, info))
-      experts[info.op] = info.batch;
-  if (experts.empty())
-    return routers;
-  for (const ContractionRole &info : roles) {
-    if (info.role != Role::fprop || !info.param ||
-        routers.contains(*info.param) || experts.count(info.op) ||
-        ShapedType::isDynamic(info.n))
-      continue;
-    SetVector<Operation *> slice;
-    getForwardSlice(info.op->getResult(0), &slice);
-    if (llvm::any_of(slice, [&](Operation *op) {
-          auto it = experts.find(op);
-          return it != experts.end() && it->second == info.n;
-        }))
-      routers.insert(*info.param);
-  }
-  return routers;
-}
-
 /// Parameters whose GEMMs keep the graph's precision, with the reason: the
 /// first `keep_first` and last `keep_last` weights in the program order of
 /// their Fprop, and every weight of the first `keep_first_blocks` and last
@@ -153,8 +110,9 @@ findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
   }
   // [MOE1] Routers keep the graph's precision unless the recipe says.
   if (!recipe.getQuantizeRouter())
-    for (unsigned param : findRouters(function, roles))
-      kept[param] = "router";
+    for (const ContractionRole &info : roles)
+      if (info.router)
+        kept[*info.param] = "router";
   SmallVector<int64_t> order(blocks.begin(), blocks.end());
   for (const ContractionRole &info : roles) {
     if (!info.param || !info.block || kept.count(*info.param))
@@ -166,21 +124,6 @@ findKeptWeights(FunctionOpInterface function, ArrayRef<ContractionRole> roles,
       kept[*info.param] = "keep-last-blocks";
   }
   return kept;
-}
-
-/// [MOE1] Whether `info` is a contraction of expert weights `[E, out, in]`
-/// ([ROLE7]): its parameter has rank 3 and its one batch loop runs over the
-/// experts.
-static bool isExpertContraction(FunctionOpInterface function,
-                                const ContractionRole &info) {
-  if (!info.param)
-    return false;
-  auto type =
-      dyn_cast<RankedTensorType>(function.getArgumentTypes()[*info.param]);
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(info.op);
-  return type && type.getRank() == 3 && succeeded(dims) &&
-         dims->batch.size() == 1;
 }
 
 static ContractionPlan
@@ -586,6 +529,7 @@ struct QuantizeMatmulsPass
     // The roles fp4train-annotate-roles found, read from the IR.
     SmallVector<ContractionRole> roles =
         llvm::map_to_vector(getContractions(function), readRoleAnnotation);
+    markRouters(function, roles);
     FailureOr<llvm::DenseMap<unsigned, StringRef>> kept =
         findKeptWeights(function, roles, recipe);
     if (failed(kept))

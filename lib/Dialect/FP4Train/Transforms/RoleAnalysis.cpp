@@ -17,6 +17,7 @@
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -570,7 +571,48 @@ mlir::fp4train::analyzeRoles(FunctionOpInterface function,
   for (ContractionRole &info : roles)
     if (info.param)
       info.block = getParamBlock(function, *info.param);
+  markRouters(function, roles);
   return roles;
+}
+
+bool mlir::fp4train::isExpertContraction(FunctionOpInterface function,
+                                         const ContractionRole &info) {
+  if (!info.param)
+    return false;
+  auto type =
+      dyn_cast<RankedTensorType>(function.getArgumentTypes()[*info.param]);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(info.op);
+  return type && type.getRank() == 3 && succeeded(dims) &&
+         dims->batch.size() == 1;
+}
+
+void mlir::fp4train::markRouters(FunctionOpInterface function,
+                                 MutableArrayRef<ContractionRole> roles) {
+  llvm::SetVector<unsigned> routers;
+  for (const ContractionRole &info : roles)
+    if (info.param &&
+        function.getArgAttr(*info.param, FP4TrainDialect::kRouterAttrName))
+      routers.insert(*info.param);
+  llvm::DenseMap<Operation *, int64_t> experts;
+  for (const ContractionRole &info : roles)
+    if (isExpertContraction(function, info))
+      experts[info.op] = info.batch;
+  for (const ContractionRole &info : roles) {
+    if (experts.empty() || info.role != Role::fprop || !info.param ||
+        routers.contains(*info.param) || experts.count(info.op) ||
+        ShapedType::isDynamic(info.n))
+      continue;
+    SetVector<Operation *> slice;
+    getForwardSlice(info.op->getResult(0), &slice);
+    if (llvm::any_of(slice, [&](Operation *op) {
+          auto it = experts.find(op);
+          return it != experts.end() && it->second == info.n;
+        }))
+      routers.insert(*info.param);
+  }
+  for (ContractionRole &info : roles)
+    info.router = info.param && routers.contains(*info.param);
 }
 
 SmallVector<linalg::LinalgOp>
@@ -653,7 +695,7 @@ llvm::json::Object mlir::fp4train::describeRole(const ContractionRole &info) {
     param = *info.param;
   if (info.block)
     block = *info.block;
-  return llvm::json::Object{
+  llvm::json::Object object{
       {"loc", formatLocation(info.op->getLoc())},
       {"op", info.op->getName().getStringRef()},
       {"role", stringifyRoleOrOther(info.role)},
@@ -664,6 +706,10 @@ llvm::json::Object mlir::fp4train::describeRole(const ContractionRole &info) {
       {"k", sizeOrNull(info.k)},
       {"batch", sizeOrNull(info.batch)},
   };
+  // [MOE2] Only routers say so: the other rows keep their shape.
+  if (info.router)
+    object["router"] = true;
+  return object;
 }
 
 /// A JSON value as a table cell: `-` for null, text without quotes.
@@ -724,6 +770,8 @@ std::string mlir::fp4train::formatReportTable(const llvm::json::Array &report) {
     for (StringRef key :
          {"role", "param", "block", "op", "m", "n", "k", "batch", "loc"})
       cells.push_back(formatCell(row->get(key)));
+    if (row->getBoolean("router").value_or(false))
+      cells[1] += " (router)";
     if (row->get("quantized")) {
       quantizeReport = true;
       cells.push_back(describeQuantization(*row));

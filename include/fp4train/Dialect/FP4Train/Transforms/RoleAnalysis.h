@@ -56,6 +56,9 @@ struct ContractionRole {
   /// Sizes of the contraction's m, n, k and batch dimensions (products over
   /// each group); ShapedType::kDynamic when not static.
   int64_t m = 1, n = 1, k = 1, batch = 1;
+  /// [MOE2] `param` is a router: the weight whose Fprop decides the routing
+  /// of experts (markRouters).
+  bool router = false;
 };
 
 /// The contractions of `function` that role inference classifies, in
@@ -70,6 +73,25 @@ getContractions(FunctionOpInterface function);
 FailureOr<llvm::SmallVector<ContractionRole>>
 analyzeRoles(FunctionOpInterface function, llvm::ArrayRef<unsigned> extraParams,
              WeightLayout layout);
+
+/// [MOE1] Whether `info` is a contraction of expert weights `[E, out, in]`
+/// ([ROLE7]): its parameter has rank 3 and its one batch loop runs over the
+/// experts.
+bool isExpertContraction(FunctionOpInterface function,
+                         const ContractionRole &info);
+
+/// [MOE2] Sets `router` on every contraction of a router weight: the
+/// parameters marked `fp4train.router`, and every matrix weight whose Fprop
+/// result decides the routing of experts. That is the weight whose Fprop
+/// contraction's output features are as many as the experts of an expert
+/// contraction ([MOE1]) that its result reaches: the logits a softmax or
+/// top-k turns into dispatch masks and combine weights, which reach the
+/// experts' Fprop (dispatch) or their Dgrad and Wgrad (the combine's
+/// gradient). A weight that only feeds the experts' tokens has as many
+/// output features as the model's width, and a dense layer without experts
+/// (a SwiGLU `gate` projection) reaches none. analyzeRoles calls it.
+void markRouters(FunctionOpInterface function,
+                 llvm::MutableArrayRef<ContractionRole> roles);
 
 /// The decoder block of argument `param` of `function` ([BLK1]): its
 /// `fp4train.block` attribute, if it has one.
@@ -90,7 +112,8 @@ llvm::StringRef stringifyRoleOrOther(std::optional<Role> role);
 
 /// The role-report entry of one contraction:
 /// `{"loc", "op", "role", "param", "block", "m", "n", "k", "batch"}`, block
-/// null when the weight has none, sizes null when dynamic.
+/// null when the weight has none, sizes null when dynamic, and
+/// `"router": true` for the contractions of a router weight ([MOE2]).
 llvm::json::Object describeRole(const ContractionRole &info);
 
 /// `file:line:col` of `loc` (its first file location), for reports; the
