@@ -110,6 +110,10 @@ LogicalResult sharding::checkAnnotation(shard::ShardOp annotation,
     return failure();
   int64_t rank = annotation.getType().getRank();
   ArrayRef<shard::GridAxesAttr> splits = sharding.getSplitAxes();
+  // Trailing empty entries split nothing (upstream writes `[[]]` for a
+  // replicated rank-0 result).
+  while (!splits.empty() && splits.back().empty())
+    splits = splits.drop_back();
   if (int64_t(splits.size()) > rank)
     return annotation.emitOpError("splits ")
            << splits.size() << " dimensions of a rank-" << rank << " tensor";

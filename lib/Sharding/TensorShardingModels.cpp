@@ -5,7 +5,9 @@
 // batch of sequences is flattened into rows for its matmuls and back), and
 // of tensor.extract_slice, tensor.insert_slice and tensor.concat (a fused
 // QKV projection split into Q, K and V and its gradient concatenated, RoPE's
-// halves). They depend on upstream only, written to be proposed there.
+// halves), and of tensor.extract (a scalar read from a reduction's result,
+// such as the tensor amax of [TE2]). They depend on upstream only, written
+// to be proposed there.
 //
 // A reshape groups the dimensions of its expanded side under the dimensions
 // of its collapsed side. Its loops are the expanded dimensions. A collapsed
@@ -435,6 +437,70 @@ struct ConcatModel : public AlignedModel<ConcatModel, tensor::ConcatOp> {
   }
 };
 
+/// tensor.extract reads one element, which every process needs whole: the
+/// source is asked for fully replicated, so the partition gathers a split
+/// source or all-reduces a partial one (a reduction's rank-0 result) before
+/// the read, and every process reads the same value.
+struct ExtractModel
+    : public shard::ShardingInterface::ExternalModel<ExtractModel,
+                                                     tensor::ExtractOp> {
+  static int64_t getRank(Operation *op) {
+    return cast<tensor::ExtractOp>(op).getTensor().getType().getRank();
+  }
+
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(getRank(op),
+                                            utils::IteratorType::parallel);
+  }
+
+  /// The source's dimensions are the loops; the indices and the result are
+  /// scalars.
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = getRank(op);
+    SmallVector<AffineMap> maps(op->getNumOperands() + 1,
+                                AffineMap::get(rank, 0, op->getContext()));
+    maps[0] = AffineMap::getMultiDimIdentityMap(rank, op->getContext());
+    return maps;
+  }
+
+  FailureOr<ShardingOption>
+  getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                    ArrayRef<Sharding>) const {
+    if (!operandShardings[0])
+      return ShardingOption::makeEmpty();
+    return ShardingOption(ShardingArray(getRank(op)),
+                          operandShardings[0].getGridAttr());
+  }
+
+  FailureOr<std::vector<Sharding>>
+  getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+    std::vector<Sharding> annotations(op->getNumOperands() + 1);
+    annotations[0] =
+        makeSharding(option.grid, ShardingArray(getRank(op)), op->getContext());
+    return annotations;
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
+                                       const ShardingOption &option) const {
+    FailureOr<std::vector<Sharding>> annotations =
+        getShardingAnnotations(op, option);
+    if (failed(annotations))
+      return failure();
+    return insertAnnotations(op, b, *annotations);
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value>,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding>, IRMapping &map,
+                          SymbolTableCollection &, OpBuilder &b) const {
+    if (operandShardings[0] && !shard::isFullReplication(operandShardings[0]))
+      return op->emitOpError("reads an element of a tensor that is not "
+                             "whole on every process");
+    b.clone(*op, map);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fp4train::sharding::registerTensorShardingModels(
@@ -447,5 +513,6 @@ void mlir::fp4train::sharding::registerTensorShardingModels(
     tensor::ExtractSliceOp::attachInterface<ExtractSliceModel>(*ctx);
     tensor::InsertSliceOp::attachInterface<InsertSliceModel>(*ctx);
     tensor::ConcatOp::attachInterface<ConcatModel>(*ctx);
+    tensor::ExtractOp::attachInterface<ExtractModel>(*ctx);
   });
 }

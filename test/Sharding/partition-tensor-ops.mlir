@@ -143,3 +143,33 @@ func.func @unused_argmax(%x: tensor<8x16xf32>) -> tensor<8xf32> {
   } -> (tensor<8xf32>, tensor<8xi64>)
   return %r#0 : tensor<8xf32>
 }
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// A scalar read of a reduction over a split tensor (the tensor amax of
+// gemm-alpha=amax): the partial maxima are all-reduced first, so every
+// process reads the whole tensor's value.
+// CHECK-LABEL: func.func @amax_read(
+// CHECK-SAME: %[[X:.*]]: tensor<4x16xi32>) -> i32
+// CHECK: %[[LOCAL:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x16xi32>) outs(%{{.*}} : tensor<i32>)
+// CHECK: %[[WHOLE:.*]] = shard.all_reduce %[[LOCAL]] on @dp grid_axes = [0] reduction = max : tensor<i32> -> tensor<i32>
+// CHECK: %[[V:.*]] = tensor.extract %[[WHOLE]][] : tensor<i32>
+// CHECK: return %[[V]]
+func.func @amax_read(%x: tensor<8x16xi32>) -> i32 {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x16xi32>
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<i32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<i32>) -> tensor<i32>
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                       iterator_types = ["reduction", "reduction"]}
+      ins(%x0 : tensor<8x16xi32>) outs(%init : tensor<i32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %r = arith.maxsi %a, %acc : i32
+    linalg.yield %r : i32
+  } -> tensor<i32>
+  %v = tensor.extract %m[] : tensor<i32>
+  return %v : i32
+}
