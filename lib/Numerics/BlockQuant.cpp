@@ -135,6 +135,10 @@ NvGlobalScale nvfp4GlobalScale(float amaxTensor) {
   return {encode, 1.0f / encode};
 }
 
+float teGemmAlpha(float amaxA, float amaxB) {
+  return (amaxA * amaxB) * kTEGemmAlphaFactor;
+}
+
 uint8_t nvfp4BlockScaleCode(float amaxBlock, float globalEncodeScale) {
   // [NV1] The clamp to ±448 is the satfinite of the E4M3 encoder.
   float scaled = amaxBlock * (globalEncodeScale * (1.0f / 6.0f));

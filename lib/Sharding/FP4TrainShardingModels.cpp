@@ -534,7 +534,8 @@ static FailureOr<Value> sliceWholeScaled(Operation *op, ImplicitLocOpBuilder &b,
 namespace {
 
 /// Loops batch..., M, N, K; lhs is (batch, M, K), rhs (batch, N, K), the
-/// accumulator and the result (batch, M, N).
+/// accumulator and the result (batch, M, N); an alpha ([TE2]) is a scalar
+/// every process holds whole.
 struct ScaledMatmulModel
     : public shard::ShardingInterface::ExternalModel<ScaledMatmulModel,
                                                      ScaledMatmulOp> {
@@ -578,6 +579,9 @@ struct ScaledMatmulModel
         exprs.push_back(getAffineDimExpr(loop, op->getContext()));
       maps.push_back(AffineMap::get(loops, 0, exprs, op->getContext()));
     }
+    // Operands, then the result: alpha's (empty) map comes before it.
+    if (cast<ScaledMatmulOp>(op).getAlpha())
+      maps.insert(maps.end() - 1, AffineMap::get(loops, 0, op->getContext()));
     return maps;
   }
 
@@ -645,6 +649,9 @@ struct ScaledMatmulModel
                             : op->getResult(0).getType();
       result.push_back(getAnnotation(type, option, own));
     }
+    // Operands, then the result: alpha, a scalar, has no annotation.
+    if (cast<ScaledMatmulOp>(op).getAlpha())
+      result.insert(result.end() - 1, Sharding());
     return result;
   }
 
@@ -736,7 +743,8 @@ struct ScaledMatmulModel
                                                        accType.getElementType())
                                    .getResult())
             .getResult(0);
-    Value partial = ScaledMatmulOp::create(ib, lhs, rhs, zeros);
+    Value alpha = matmul.getAlpha() ? partitioned[3] : Value();
+    Value partial = ScaledMatmulOp::create(ib, lhs, rhs, zeros, alpha);
     Value sum = shard::AllReduceOp::create(ib, partial, grid.getSymName(),
                                            kAxes, shard::ReductionKind::Sum);
     Value result =

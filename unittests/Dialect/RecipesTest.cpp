@@ -165,7 +165,7 @@ TEST(RecipeOverrideValues, FieldNamesAreDistinct) {
         EXPECT_TRUE(names.insert(name).second) << name.str();
         ++count;
       });
-  EXPECT_EQ(count, 13u);
+  EXPECT_EQ(count, 14u);
   EXPECT_TRUE(overrides.empty());
 }
 

@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -79,7 +80,11 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 
 /// Lowers `source` with the CPU pipeline (results as out-parameters) and
 /// calls `main` with `packed`: a pointer to each C-interface argument.
-void compileAndRun(const std::string &source, std::vector<void *> packed) {
+/// Compiles `source` through the quantize pipeline with `quantizeOptions`
+/// (its option text; none when empty) and the CPU lowering, and runs `main`
+/// on the packed arguments.
+void compileAndRun(const std::string &source, std::vector<void *> packed,
+                   const std::string &quantizeOptions = "") {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -94,6 +99,12 @@ void compileAndRun(const std::string &source, std::vector<void *> packed) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   ASSERT_TRUE(module) << source;
   PassManager pm(&context);
+  if (!quantizeOptions.empty()) {
+    auto options = mlir::fp4train::QuantizePipelineOptions::createFromString(
+        quantizeOptions);
+    ASSERT_TRUE(options) << quantizeOptions;
+    mlir::fp4train::buildQuantizePipeline(pm, *options);
+  }
   mlir::fp4train::buildCPULoweringPipeline(pm, /*outParams=*/true);
   ASSERT_TRUE(succeeded(pm.run(*module))) << source;
   auto engine = ExecutionEngine::create(*module);
@@ -579,5 +590,86 @@ std::vector<GemmCase> gemmCases() {
 
 INSTANTIATE_TEST_SUITE_P(Expand, ScaledMatmulTest,
                          ::testing::ValuesIn(gemmCases()));
+
+/// [TE2] An f32 matmul quantized under nvfp4 with gemm-alpha=amax equals the
+/// library's [GEMM1] on the library's quantization of X (1x16) and W (16x16
+/// tiles) whose factor is TransformerEngine's alpha of their amaxes.
+TEST(TEGemmAlphaTest, QuantizePassMatchesLibrary) {
+  const int64_t m = 8, n = 32, k = 64;
+  std::vector<float> x = makeData(m * k, 7, false);
+  std::vector<float> y0 = makeData(m * n, 9, false);
+  numerics::QuantConfig xConfig, wConfig;
+  xConfig.format = wConfig.format = numerics::Format::NVFP4;
+  xConfig.blockSize = wConfig.blockSize = 16;
+  xConfig.axis = wConfig.axis = -1;
+  wConfig.twoDimensional = true;
+  auto qx = numerics::quantize(x.data(), {m, k}, xConfig);
+  ASSERT_TRUE(bool(qx));
+
+  // A weight whose amax makes TE's alpha differ from the product of the
+  // decode scales (they agree for many amaxes), so that the test tells
+  // them apart.
+  std::vector<float> w;
+  std::optional<numerics::QuantizedTensor> qw;
+  float alpha = 0.0f;
+  for (float magnitude = 1.0f; magnitude < 2.0f; magnitude += 1.0f / 64) {
+    w = makeData(n * k, 8, false);
+    for (float &value : w)
+      value *= magnitude;
+    auto quantized = numerics::quantize(w.data(), {n, k}, wConfig);
+    ASSERT_TRUE(bool(quantized));
+    alpha = numerics::teGemmAlpha(qx->amax, quantized->amax);
+    if (alpha != qx->globalDecodeScale * quantized->globalDecodeScale) {
+      qw = std::move(*quantized);
+      break;
+    }
+  }
+  ASSERT_TRUE(qw) << "no weight scale in [1, 2) tells the factors apart";
+
+  auto operand = [&](const numerics::QuantizedTensor &q, int64_t rows,
+                     float factor) {
+    numerics::GemmOperand op;
+    op.codes = q.codes.data();
+    op.rows = rows;
+    op.k = k;
+    op.elementType = numerics::getElementType(q.config.format);
+    op.scaleType = numerics::getScaleType(q.config.format);
+    op.blockSize = 16;
+    op.scales = q.scales.data();
+    op.scaleRowGroup = q.config.twoDimensional ? 16 : 1;
+    op.scaleRowStride = k / 16;
+    op.globalDecodeScale = factor;
+    return op;
+  };
+  // g = alpha · 1 = alpha.
+  std::vector<float> expected(m * n);
+  ASSERT_TRUE(bool(numerics::blockScaledGemm(operand(*qx, m, alpha),
+                                             operand(*qw, n, 1.0f), y0.data(),
+                                             expected.data())));
+
+  std::string source = R"(
+func.func @main(%x: tensor<8x64xf32>, %w: tensor<32x64xf32> {fp4train.param},
+                %y0: tensor<8x32xf32>) -> tensor<8x32xf32>
+    attributes {llvm.emit_c_interface} {
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<8x64xf32>, tensor<32x64xf32>)
+      outs(%y0 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+)";
+  Memref mx({m, k}, 4), mw({n, k}, 4), my0({m, n}, 4), my({m, n}, 4);
+  std::memcpy(mx.data<float>(), x.data(), x.size() * 4);
+  std::memcpy(mw.data<float>(), w.data(), w.size() * 4);
+  std::memcpy(my0.data<float>(), y0.data(), y0.size() * 4);
+  compileAndRun(source,
+                {mx.descriptorPointer(), mw.descriptorPointer(),
+                 my0.descriptorPointer(), my.descriptorPointer()},
+                "recipe=nvfp4 gemm-alpha=amax roles=fprop");
+  if (HasFatalFailure())
+    return;
+  expectFloats("Y", my.data<float>(), expected.data(), expected.size());
+}
 
 } // namespace

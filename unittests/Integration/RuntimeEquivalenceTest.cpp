@@ -208,9 +208,10 @@ INSTANTIATE_TEST_SUITE_P(Hadamard, RuntimeEquivalenceTest,
                          [](const auto &info) { return info.param.name; });
 
 /// quantize both operands, scaled_matmul with %acc; `transposeRhs` quantizes
-/// [K, N] in 16x16 tiles and feeds its transposed view (the Dgrad layout).
+/// [K, N] in 16x16 tiles and feeds its transposed view (the Dgrad layout);
+/// `alpha`, an f32 literal, is given as the GEMM's factor ([TE2]).
 OpCase matmulCase(std::string name, const Scaled &lhs, Scaled rhs,
-                  bool transposeRhs = false) {
+                  bool transposeRhs = false, const char *alpha = nullptr) {
   std::vector<int64_t> acc(lhs.shape.begin(), lhs.shape.end() - 1);
   acc.push_back(rhs.shape[rhs.shape.size() - 2]);
   std::string accType = tensorType(acc, "f32");
@@ -232,9 +233,12 @@ OpCase matmulCase(std::string name, const Scaled &lhs, Scaled rhs,
               rhs.type() + "\n";
     rhsValue = "%qbt";
   }
-  source += "  %c = fp4train.scaled_matmul %qa, " + rhsValue +
-            ", %acc : " + lhs.type() + ", " + rhs.type() + ", " + accType +
-            "\n  return %c : " + accType + "\n}\n";
+  if (alpha)
+    source += "  %alpha = arith.constant " + std::string(alpha) + " : f32\n";
+  source += "  %c = fp4train.scaled_matmul %qa, " + rhsValue + ", %acc" +
+            (alpha ? " alpha(%alpha)" : "") + " : " + lhs.type() + ", " +
+            rhs.type() + ", " + accType + "\n  return %c : " + accType +
+            "\n}\n";
   return {std::move(name), source, false};
 }
 
@@ -258,6 +262,12 @@ std::vector<OpCase> matmulCases() {
                  mxfp8({6, 64}, {1, 32}, "f8E4M3FN")),
       matmulCase("mxfp8_e4m3_mxfp4", mxfp8({8, 64}, {1, 32}, "f8E4M3FN"),
                  mxfp4({6, 64}, {1, 32})),
+      // [TE2] A factor of TransformerEngine's size (amaxes of a few units
+      // over 7225344), and one on operands without global scales.
+      matmulCase("nvfp4_2d_alpha", nvfp4({8, 64}, {1, 16}),
+                 nvfp4({32, 64}, {16, 16}), false, "3.1e-06"),
+      matmulCase("mxfp4_alpha", mxfp4({8, 96}, {1, 32}),
+                 mxfp4({6, 96}, {1, 32}), false, "0.37"),
   };
 }
 

@@ -144,6 +144,14 @@ struct NvGlobalScale {
 };
 NvGlobalScale nvfp4GlobalScale(float amaxTensor);
 
+/// [TE2] TransformerEngine's factor of an NVFP4 GEMM, in place of [GEMM1]'s
+/// g = S_dec,a · S_dec,b: alpha = (amax_a · amax_b) · f32(1 / (6² · 448²)),
+/// each product rounded to f32 (the reciprocal of 7225344 rounded once,
+/// from double, as TE's constant is).
+inline constexpr float kTEGemmAlphaFactor =
+    float(1.0 / (6.0 * 6.0 * 448.0 * 448.0));
+float teGemmAlpha(float amaxA, float amaxB);
+
 /// [NV1] s_blk = e4m3_rne(clamp(min(amaxBlock · (S_enc · (1/6)), FLT_MAX),
 /// -448, 448)), each product rounded to f32, NaN propagating.
 uint8_t nvfp4BlockScaleCode(float amaxBlock, float globalEncodeScale);

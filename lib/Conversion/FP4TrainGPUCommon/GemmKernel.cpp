@@ -992,15 +992,20 @@ LogicalResult mlir::fp4train::lowerScaledMatmulToLaunch(
   };
   problem.a = operand(lhs, problem.lhsType, problem.m);
   problem.bt = operand(rhs, problem.rhsType, problem.n);
-  // g = S_dec,a · S_dec,b, in the expansion's order.
-  if (lhs.size() == 3)
-    problem.globalScale = lhs[2];
-  if (rhs.size() == 3)
-    problem.globalScale =
-        problem.globalScale
-            ? arith::MulFOp::create(rewriter, loc, problem.globalScale, rhs[2])
-                  .getResult()
-            : rhs[2];
+  // g = S_dec,a · S_dec,b, in the expansion's order, or the op's alpha
+  // ([TE2]): an f32 the type conversion leaves as it is.
+  if (Value alpha = op.getAlpha()) {
+    problem.globalScale = alpha;
+  } else {
+    if (lhs.size() == 3)
+      problem.globalScale = lhs[2];
+    if (rhs.size() == 3)
+      problem.globalScale =
+          problem.globalScale ? arith::MulFOp::create(
+                                    rewriter, loc, problem.globalScale, rhs[2])
+                                    .getResult()
+                              : rhs[2];
+  }
 
   problem.acc =
       toKernelBuffer(rewriter, loc, collapseTo3D(rewriter, loc, accTensor));

@@ -382,6 +382,14 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
     auto globalDecode = [&](ValueRange parts) {
       return parts.size() == 3 ? parts[2] : s.f32(1.0f);
     };
+    // The runtime's g is the product of the two factors it is given: alpha
+    // ([TE2]) times 1 is alpha, exactly.
+    Value lhsFactor = globalDecode(lhsParts),
+          rhsFactor = globalDecode(rhsParts);
+    if (!adaptor.getAlpha().empty()) {
+      lhsFactor = adaptor.getAlpha().front();
+      rhsFactor = s.f32(1.0f);
+    }
 
     ResultBuffer result(rewriter, loc, accType.getShape(),
                         rewriter.getF32Type());
@@ -391,8 +399,8 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
                  toUnrankedBuffer(rewriter, loc, rhsParts[0]),
                  toUnrankedBuffer(rewriter, loc, rhsParts[1]),
                  toUnrankedBuffer(rewriter, loc, acc), result.unranked,
-                 s.i32(lhs.format), s.i32(lhs.flags), globalDecode(lhsParts),
-                 s.i32(rhs.format), s.i32(rhs.flags), globalDecode(rhsParts),
+                 s.i32(lhs.format), s.i32(lhs.flags), lhsFactor,
+                 s.i32(rhs.format), s.i32(rhs.flags), rhsFactor,
                  s.i64(lhsType.getBlockShape().back())},
                 {});
     rewriter.replaceOp(op, result.toTensor(rewriter, loc));

@@ -302,9 +302,12 @@ struct ScaledMatmulOpLowering : public OpConversionPattern<ScaledMatmulOp> {
             })
             .getResult(0);
 
-    // 4. C = acc + f32(g · T), g = S_dec,a · S_dec,b (1 when absent).
+    // 4. C = acc + f32(g · T), g = S_dec,a · S_dec,b (1 when absent), or
+    // the op's alpha ([TE2]).
     Value g = lhs.globalDecode;
-    if (rhs.globalDecode)
+    if (!adaptor.getAlpha().empty())
+      g = adaptor.getAlpha().front();
+    else if (rhs.globalDecode)
       g = g ? arith::MulFOp::create(rewriter, loc, g, rhs.globalDecode)
                   .getResult()
             : rhs.globalDecode;

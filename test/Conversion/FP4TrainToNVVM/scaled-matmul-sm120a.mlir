@@ -70,6 +70,24 @@ func.func @nvfp4(%a: !a, %b: !b, %acc: tensor<100x128xf32>) -> tensor<100x128xf3
 
 // -----
 
+// [TE2] An alpha is the epilogue's g: the global decode scales are not
+// multiplied.
+!a = !fp4train.scaled<100x160xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+!b = !fp4train.scaled<128x160xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
+// CHECK-LABEL: func.func @nvfp4_alpha
+// CHECK-SAME:    (%{{.*}}: tensor<100x80xi8>, %{{.*}}: tensor<100x10xi8>, %[[GA:.*]]: f32, %{{.*}}: tensor<128x80xi8>, %{{.*}}: tensor<8x10xi8>, %[[GB:.*]]: f32, %{{.*}}: tensor<100x128xf32>, %[[ALPHA:[^:]*]]: f32)
+// CHECK-NOT:   arith.mulf %[[GA]], %[[GB]]
+// CHECK:       gpu.launch
+// CHECK:         scf.if
+// CHECK:           %[[GT:.*]] = arith.mulf %[[ALPHA]], %{{.*}} : f32
+// CHECK-NEXT:      arith.addf %{{.*}}, %[[GT]] : f32
+func.func @nvfp4_alpha(%a: !a, %b: !b, %acc: tensor<100x128xf32>, %alpha: f32) -> tensor<100x128xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc alpha(%alpha) : !a, !b, tensor<100x128xf32>
+  return %c : tensor<100x128xf32>
+}
+
+// -----
+
 // MXFP8 (E4M3 x E5M2) on m16n8k32 kind::mxf8f6f4 with scale_vec::1X: four
 // instructions per staged step, byte-id 0..3 selecting the block.
 !a = !fp4train.scaled<128x256xf8E4M3FN, block = [1, 32], scale = f8E8M0FNU>

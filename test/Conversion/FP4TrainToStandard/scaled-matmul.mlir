@@ -42,3 +42,18 @@ func.func @nvfp4_2d(%a: !fp4train.scaled<8x64xf4E2M1FN, block = [1, 16], scale =
   %c = fp4train.scaled_matmul %a, %b, %acc : !fp4train.scaled<8x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>, !fp4train.scaled<32x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>, tensor<8x32xf32>
   return %c : tensor<8x32xf32>
 }
+
+// [TE2] An alpha replaces g whole: it multiplies T, and the global decode
+// scales are not read.
+// CHECK-LABEL: func.func @nvfp4_alpha
+// CHECK-SAME: %[[GA:[^:]*]]: f32, %{{.*}}: tensor<32x32xi8>, %{{.*}}: tensor<2x4xi8>, %[[GB:[^:]*]]: f32, %{{.*}}: tensor<8x32xf32>, %[[ALPHA:[^:]*]]: f32) -> tensor<8x32xf32>
+// CHECK-NOT: arith.mulf %[[GA]], %[[GB]]
+// CHECK: ^bb0(%[[ACC:.*]]: f32, %[[TERM:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[ALPHA]], %[[TERM]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[SCALED]] : f32
+func.func @nvfp4_alpha(%a: !fp4train.scaled<8x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
+                       %b: !fp4train.scaled<32x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>,
+                       %acc: tensor<8x32xf32>, %alpha: f32) -> tensor<8x32xf32> {
+  %c = fp4train.scaled_matmul %a, %b, %acc alpha(%alpha) : !fp4train.scaled<8x64xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>, !fp4train.scaled<32x64xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>, tensor<8x32xf32>
+  return %c : tensor<8x32xf32>
+}

@@ -193,7 +193,7 @@ func.func @scaled_matmul(
     %nw: !fp4train.scaled<64x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>,
     %ba: !fp4train.scaled<2x8x64xf8E5M2, block = [1, 1, 32], scale = f8E8M0FNU>,
     %bb: !fp4train.scaled<2x4x64xf4E2M1FN, block = [1, 1, 32], scale = f8E8M0FNU>,
-    %acc: tensor<128x64xf32>, %bacc: tensor<2x8x4xf32>) {
+    %acc: tensor<128x64xf32>, %bacc: tensor<2x8x4xf32>, %alpha: f32) {
   // CHECK: fp4train.scaled_matmul %{{.*}}, %{{.*}}, %{{.*}} : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>, !fp4train.scaled<64x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>, tensor<128x64xf32>
   %0 = fp4train.scaled_matmul %a, %b, %acc
       : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
@@ -208,6 +208,12 @@ func.func @scaled_matmul(
   // A 2-D-blocked NVFP4 weight against a 1x16-blocked activation.
   // CHECK: fp4train.scaled_matmul {{.*}} !fp4train.scaled<64x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>
   %2 = fp4train.scaled_matmul %na, %nw, %acc
+      : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
+        !fp4train.scaled<64x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>,
+        tensor<128x64xf32>
+  // [TE2] A factor in place of the global scales' product.
+  // CHECK: fp4train.scaled_matmul %{{.*}}, %{{.*}}, %{{.*}} alpha(%{{.*}}) : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>
+  %4 = fp4train.scaled_matmul %na, %nw, %acc alpha(%alpha)
       : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
         !fp4train.scaled<64x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>,
         tensor<128x64xf32>

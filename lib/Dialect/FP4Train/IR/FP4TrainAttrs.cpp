@@ -73,12 +73,20 @@ QuantSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 GemmRecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        QuantSpecAttr lhs, QuantSpecAttr rhs,
-                       HadamardAttr hadamard, HadamardPrecision precision) {
+                       HadamardAttr hadamard, HadamardPrecision precision,
+                       GemmAlpha alpha) {
   // [H2] The precision of rotated operands: nothing without a rotation.
   if (precision != HadamardPrecision::f32 && !hadamard)
     return emitError() << "hadamard_precision = "
                        << stringifyHadamardPrecision(precision)
                        << " needs a hadamard rotation";
+  // [TE2] TransformerEngine's factor is made of NVFP4 tensor amaxes.
+  if (alpha == GemmAlpha::amax &&
+      (lhs.getFormat() != Format::nvfp4 || rhs.getFormat() != Format::nvfp4))
+    return emitError() << "alpha = amax needs two nvfp4 operands (a tensor "
+                          "amax each), got "
+                       << stringifyFormat(lhs.getFormat()) << " and "
+                       << stringifyFormat(rhs.getFormat());
   return success();
 }
 

@@ -31,7 +31,7 @@ struct RecipeBuilder {
   GemmRecipeAttr gemm(QuantSpecAttr lhs, QuantSpecAttr rhs,
                       HadamardAttr hadamard = {}) {
     return GemmRecipeAttr::get(context, lhs, rhs, hadamard,
-                               HadamardPrecision::f32);
+                               HadamardPrecision::f32, GemmAlpha::scales);
   }
   HadamardAttr hadamard(int64_t size, HadamardSigns signs) {
     return HadamardAttr::get(context, size, signs, {});
@@ -204,6 +204,7 @@ template <typename Enum> struct EnumCases {
 FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(HadamardSigns)
 FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(ScaleMode)
 FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(HadamardPrecision)
+FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE(GemmAlpha)
 #undef FP4TRAIN_DEFINE_ENUM_OVERRIDE_VALUE
 
 static constexpr Role kRoles[] = {Role::fprop, Role::dgrad, Role::wgrad};
@@ -247,6 +248,12 @@ void RecipeOverrides::print(raw_ostream &os) const {
     os << separator << name << '=' << field;
     separator = " ";
   });
+}
+
+/// Whether a GEMM multiplies two NVFP4 operands, the GEMMs [TE2]'s factor
+/// applies to.
+static bool bothNVFP4(QuantSpecAttr lhs, QuantSpecAttr rhs) {
+  return lhs.getFormat() == Format::nvfp4 && rhs.getFormat() == Format::nvfp4;
 }
 
 RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
@@ -321,10 +328,27 @@ RecipeAttr RecipeOverrides::apply(Location loc, RecipeAttr recipe) const {
       precision = HadamardPrecision::f32;
     else if (hadamardPrecision)
       precision = *hadamardPrecision;
-    return GemmRecipeAttr::get(context, lhs, rhs, rotation, precision);
+    // [TE2] The factor applies to GEMMs of two NVFP4 operands; the others
+    // keep their global scales' product.
+    GemmAlpha alpha = gemm.getAlpha();
+    if (!bothNVFP4(lhs, rhs))
+      alpha = GemmAlpha::scales;
+    else if (gemmAlpha)
+      alpha = *gemmAlpha;
+    return GemmRecipeAttr::get(context, lhs, rhs, rotation, precision, alpha);
   };
 
   auto rotates = [](GemmRecipeAttr gemm) { return gemm && gemm.getHadamard(); };
+  auto nvfp4 = [&](GemmRecipeAttr gemm) {
+    return gemm && bothNVFP4(gemm.getLhs(), gemm.getRhs());
+  };
+  if (gemmAlpha == GemmAlpha::amax && !nvfp4(recipe.getFprop()) &&
+      !nvfp4(recipe.getDgrad()) && !nvfp4(recipe.getWgrad())) {
+    emitError(loc, "gemm-alpha=amax needs a GEMM with two nvfp4 operands, "
+                   "but recipe '")
+        << recipe.getName() << "' has none";
+    return {};
+  }
   if (hadamardPrecision && *hadamardPrecision != HadamardPrecision::f32 &&
       !rotates(recipe.getFprop()) && !rotates(recipe.getDgrad()) &&
       !rotates(recipe.getWgrad()) && !hadamard.value_or(0)) {

@@ -11,6 +11,7 @@
 #include "fp4train/Dialect/FP4Train/Transforms/Passes.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RecipeOptions.h"
 #include "fp4train/Dialect/FP4Train/Transforms/RoleAnalysis.h"
+#include "fp4train/Numerics/BlockQuant.h"
 #include "fp4train/Numerics/ElementCount.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -232,10 +233,11 @@ private:
                        const OperandPlan &plan, int64_t paddedK);
   /// Quantizes the prepared operand `value`, or its slice `expert` along
   /// the batch dimension, as `plan` says: a K-major `[batch..., rows', K']`
-  /// block-scaled tensor.
+  /// block-scaled tensor. With `amax`, the NVFP4 tensor amax is computed
+  /// here, given to the quantize op, and returned there ([TE2]).
   Value quantizeOperand(OpBuilder &b, Location loc, Value value,
                         const OperandPlan &plan, Value seed,
-                        std::optional<int64_t> expert);
+                        std::optional<int64_t> expert, Value *amax = nullptr);
 
   Value step;
   unsigned numContractions;
@@ -300,12 +302,54 @@ Value ContractionRewriter::prepareOperand(OpBuilder &b, Location loc,
   return padDimWithZeros(b, loc, weight, rank - 1, paddedIn);
 }
 
+/// [NV1] The tensor amax of `value` as the quantize op computes it: the
+/// integer max of the sign-cleared f32 bit patterns (NaN > Inf > finite),
+/// exact and order independent, so the quantize op given it encodes the
+/// same codes and scales as without it. A reduction over every dimension
+/// whose combiner is a max, so a partitioned step all-reduces it.
+static Value buildTensorAmax(OpBuilder &b, Location loc, Value value) {
+  value = castElements(b, loc, value, b.getF32Type());
+  auto type = cast<RankedTensorType>(value.getType());
+  Type i32 = b.getI32Type();
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i32).getResult())
+          .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  Value bits =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), value, init, maps, iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value word = arith::BitcastOp::create(nb, nl, i32, args[0]);
+            Value magnitude = arith::AndIOp::create(
+                nb, nl, word,
+                arith::ConstantOp::create(nb, nl,
+                                          nb.getI32IntegerAttr(0x7fffffff)));
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MaxSIOp::create(nb, nl, magnitude, args[1]).getResult());
+          })
+          .getResult(0);
+  Value word = tensor::ExtractOp::create(b, loc, bits, ValueRange{});
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
+}
+
 Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
                                            Value value, const OperandPlan &plan,
                                            Value seed,
-                                           std::optional<int64_t> expert) {
+                                           std::optional<int64_t> expert,
+                                           Value *amax) {
   if (expert)
     value = extractLeadingSlice(b, loc, value, *expert);
+  if (amax)
+    *amax = buildTensorAmax(b, loc, value);
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
   Format format = plan.spec.getFormat();
@@ -318,7 +362,7 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
   bool stochastic = plan.spec.getRounding() == RoundingMode::stochastic;
   Value quantized =
       QuantizeOp::create(b, loc, resultType, value, stochastic ? seed : Value(),
-                         /*amax=*/Value(), /*origin=*/ValueRange(),
+                         amax ? *amax : Value(), /*origin=*/ValueRange(),
                          /*logical_shape=*/DenseI64ArrayAttr(),
                          plan.spec.getRounding(), plan.spec.getScaleMode());
   if (!plan.twoD || !plan.transposedWeight)
@@ -381,16 +425,28 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
     operands[i] =
         prepareOperand(b, loc, operands[i], plan.operands[i], plan.paddedK);
 
-  /// The K-major quantized operands of the whole batch, or of one expert.
+  /// The K-major quantized operands of the whole batch, or of one expert,
+  /// and with `alpha = amax` the factor of their product ([TE2]).
+  bool amaxAlpha = plan.gemm.getAlpha() == GemmAlpha::amax;
   auto quantizeBoth = [&](std::optional<int64_t> expert) {
-    std::array<Value, 2> quantized;
+    std::array<Value, 3> quantized;
+    Value amax[2];
     for (unsigned i = 0; i < 2; ++i) {
       Value seed;
       if (plan.operands[i].spec.getRounding() == RoundingMode::stochastic)
         seed = stochasticSeed(b, loc, index, i, expert);
       quantized[i] =
-          quantizeOperand(b, loc, operands[i], plan.operands[i], seed, expert);
+          quantizeOperand(b, loc, operands[i], plan.operands[i], seed, expert,
+                          amaxAlpha ? &amax[i] : nullptr);
     }
+    // TransformerEngine's alpha = amax_a · amax_b · f32(1 / (6² · 448²)),
+    // left to right in f32 (the product commutes exactly).
+    if (amaxAlpha)
+      quantized[2] = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, amax[0], amax[1]),
+          arith::ConstantOp::create(
+              b, loc,
+              b.getF32FloatAttr(::fp4train::numerics::kTEGemmAlphaFactor)));
     return quantized;
   };
 
@@ -404,7 +460,7 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
   int64_t rank = accType.getRank();
   // [MOE1] Per-expert global scales: each expert's slice is quantized on
   // its own (and multiplied on its own below).
-  SmallVector<std::array<Value, 2>> quantized;
+  SmallVector<std::array<Value, 3>> quantized;
   if (plan.perExpert) {
     for (int64_t expert = 0, e = accType.getDimSize(0); expert < e; ++expert)
       quantized.push_back(quantizeBoth(expert));
@@ -419,12 +475,12 @@ LogicalResult ContractionRewriter::rewrite(const ContractionPlan &plan,
   Value result = acc;
   if (!plan.perExpert) {
     result = ScaledMatmulOp::create(b, loc, acc.getType(), quantized[0][0],
-                                    quantized[0][1], acc);
+                                    quantized[0][1], acc, quantized[0][2]);
   } else {
     for (auto [expert, pair] : llvm::enumerate(quantized)) {
       Value slice = extractLeadingSlice(b, loc, acc, expert);
       slice = ScaledMatmulOp::create(b, loc, slice.getType(), pair[0], pair[1],
-                                     slice);
+                                     slice, pair[2]);
       result = insertLeadingSlice(b, loc, slice, result, expert);
     }
   }
@@ -483,6 +539,9 @@ static llvm::json::Object describePlan(const ContractionPlan &plan) {
   else
     object["hadamard"] = nullptr;
   object["padded_k"] = plan.paddedK;
+  // [TE2] Only the exception is said: the others multiply global scales.
+  if (plan.gemm.getAlpha() == GemmAlpha::amax)
+    object["alpha"] = stringifyGemmAlpha(GemmAlpha::amax);
   return object;
 }
 

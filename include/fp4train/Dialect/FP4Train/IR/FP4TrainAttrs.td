@@ -180,6 +180,13 @@ def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
     bf16 inputs, whose rotation is a bf16 GEMM [H2]. f32 operands are the
     same under both.
 
+    `alpha` says how the factor of the product is derived: `scales` (the
+    default) multiplies the operands' global decode scales [GEMM1];
+    `amax` computes each operand's tensor amax and gives the
+    `scaled_matmul` TransformerEngine's `alpha = amax_a * amax_b /
+    (6 * 6 * 448 * 448)` [TE2], for GEMM outputs equal to TE's. `amax`
+    needs two NVFP4 operands.
+
     Example:
 
     ```mlir
@@ -187,6 +194,8 @@ def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
                    rhs = <format = nvfp4>, hadamard = <16, random>>
     #fp4train.gemm<lhs = <format = nvfp4>, rhs = <format = nvfp4>,
                    hadamard = <16, fixed>, hadamard_precision = operand>
+    #fp4train.gemm<lhs = <format = nvfp4>, rhs = <format = nvfp4>,
+                   alpha = amax>
     ```
   }];
   let parameters = (ins
@@ -194,7 +203,8 @@ def FP4Train_GemmRecipeAttr : FP4Train_Attr<"GemmRecipe", "gemm"> {
     "QuantSpecAttr":$rhs,
     OptionalParameter<"HadamardAttr">:$hadamard,
     DefaultValuedParameter<"HadamardPrecision", "HadamardPrecision::f32">:
-        $hadamard_precision
+        $hadamard_precision,
+    DefaultValuedParameter<"GemmAlpha", "GemmAlpha::scales">:$alpha
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -58,6 +58,17 @@ def FP4Train_HadamardPrecision : I32EnumAttr<"HadamardPrecision",
   let genSpecializedAttr = 0;
 }
 
+def FP4Train_GemmAlpha : I32EnumAttr<"GemmAlpha",
+    "how a recipe's GEMM derives the factor of its product", [
+      // [GEMM1] g = S_dec,a · S_dec,b, the operands' global decode scales.
+      I32EnumAttrCase<"scales", 0>,
+      // [TE2] alpha = amax_a · amax_b / (6² · 448²), TransformerEngine's.
+      I32EnumAttrCase<"amax", 1>
+    ]> {
+  let cppNamespace = "::mlir::fp4train";
+  let genSpecializedAttr = 0;
+}
+
 def FP4Train_Role : I32EnumAttr<"Role",
     "the role of a contraction in a training step", [
       // Y = X . W^T

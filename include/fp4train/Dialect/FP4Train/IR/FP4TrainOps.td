@@ -205,7 +205,11 @@ def FP4Train_ScaledMatmulOp : FP4Train_Op<"scaled_matmul",
     ```
 
     `g` is the product of the operands' global decode scales (1 for an
-    operand without one). An operand may use 16x16 blocks (a 2-D-blocked
+    operand without one), or the f32 `alpha` operand when one is given:
+    a caller that derives the factor otherwise supplies it, as
+    TransformerEngine's NVFP4 GEMMs take `alpha = amax_a * amax_b /
+    (6 * 6 * 448 * 448)` instead of `S_dec,a * S_dec,b` ([TE2]). `alpha`
+    replaces `g` whole; the operands' global scales are then not read. An operand may use 16x16 blocks (a 2-D-blocked
     NVFP4 weight); its block scale for row `j` and K block `b` is that of the
     tile holding them. The operands' formats may differ (e.g. an MXFP8
     activation gradient with an MXFP4 weight); the K block may not.
@@ -221,17 +225,23 @@ def FP4Train_ScaledMatmulOp : FP4Train_Op<"scaled_matmul",
         : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
           !fp4train.scaled<64x256xf4E2M1FN, block = [1, 32], scale = f8E8M0FNU>,
           tensor<128x64xf32>
+    // TransformerEngine's factor in place of the global scales' product.
+    %d = fp4train.scaled_matmul %x, %w, %acc2 alpha(%alpha)
+        : !fp4train.scaled<128x256xf4E2M1FN, block = [1, 16], scale = f8E4M3FN, global>,
+          !fp4train.scaled<64x256xf4E2M1FN, block = [16, 16], scale = f8E4M3FN, global>,
+          tensor<128x64xf32>
     ```
   }];
   let arguments = (ins
     FP4Train_ScaledTensor:$lhs,
     FP4Train_ScaledTensor:$rhs,
-    RankedTensorOf<[F32]>:$acc
+    RankedTensorOf<[F32]>:$acc,
+    Optional<F32>:$alpha
   );
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $acc attr-dict `:` qualified(type($lhs)) `,`
-    qualified(type($rhs)) `,` type($acc)
+    $lhs `,` $rhs `,` $acc (`alpha` `(` $alpha^ `)`)? attr-dict `:`
+    qualified(type($lhs)) `,` qualified(type($rhs)) `,` type($acc)
   }];
   let hasVerifier = 1;
 }

@@ -70,6 +70,7 @@ struct RecipeOverrides {
   Override<unsigned> hadamard;
   Override<HadamardSigns> hadamardSigns;
   Override<HadamardPrecision> hadamardPrecision;
+  Override<GemmAlpha> gemmAlpha;
   Override<ScaleMode> scaleMode;
   Override<bool> weights2d;
   Override<unsigned> keepFirst;
@@ -95,6 +96,10 @@ struct RecipeOverrides {
           "what rotated operands hold before they are quantized: f32, or "
           "operand (rounded to each operand's own element type, as "
           "TransformerEngine's RHT on bf16 inputs, [H2])");
+    visit(self.gemmAlpha, "gemm-alpha",
+          "the factor of each GEMM with two NVFP4 operands: scales (S_dec,a "
+          "* S_dec,b) or amax (TransformerEngine's amax_a * amax_b / "
+          "(6^2 * 448^2), [TE2])");
     visit(self.scaleMode, "scale-mode", "scale mode of every MX operand");
     visit(self.weights2d, "weights-2d",
           "16x16 weight blocks shared by Fprop and Dgrad (NVFP4 weights)");
@@ -150,6 +155,7 @@ FP4TRAIN_DECLARE_OVERRIDE_VALUE(unsigned)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(HadamardSigns)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(ScaleMode)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(HadamardPrecision)
+FP4TRAIN_DECLARE_OVERRIDE_VALUE(GemmAlpha)
 FP4TRAIN_DECLARE_OVERRIDE_VALUE(RoleSet)
 #undef FP4TRAIN_DECLARE_OVERRIDE_VALUE
 
