@@ -189,12 +189,8 @@ struct LogicalTensorModel
 
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
                                        const ShardingOption &option) const {
-    FailureOr<std::vector<Sharding>> annotations =
-        static_cast<const ConcreteModel *>(this)->getShardingAnnotations(
-            op, option);
-    if (failed(annotations))
-      return failure();
-    return insertAnnotations(op, b, *annotations);
+    return addAnnotations(*static_cast<const ConcreteModel *>(this), op, b,
+                          option);
   }
 };
 
@@ -657,11 +653,7 @@ struct ScaledMatmulModel
 
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
                                        const ShardingOption &option) const {
-    FailureOr<std::vector<Sharding>> annotations =
-        getShardingAnnotations(op, option);
-    if (failed(annotations))
-      return failure();
-    return insertAnnotations(op, b, *annotations);
+    return addAnnotations(*this, op, b, option);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,

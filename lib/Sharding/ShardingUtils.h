@@ -10,6 +10,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class DialectRegistry;
@@ -89,6 +90,18 @@ buildShardQuantize(ImplicitLocOpBuilder &b, fp4train::QuantizeOp quantize,
 /// addShardingAnnotations of the project's models.
 LogicalResult insertAnnotations(Operation *op, OpBuilder &b,
                                 ArrayRef<shard::Sharding> annotations);
+
+/// addShardingAnnotations of a model whose getShardingAnnotations says
+/// everything: its annotations, inserted.
+template <typename Model>
+LogicalResult addAnnotations(const Model &model, Operation *op, OpBuilder &b,
+                             const shard::ShardingOption &option) {
+  FailureOr<std::vector<shard::Sharding>> annotations =
+      model.getShardingAnnotations(op, option);
+  if (failed(annotations))
+    return failure();
+  return insertAnnotations(op, b, *annotations);
+}
 
 /// Whether `module` holds an op of the mpi dialect.
 bool usesMPI(ModuleOp module);

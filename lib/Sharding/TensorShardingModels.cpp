@@ -168,11 +168,7 @@ struct ReshapeModel
 
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
                                        const ShardingOption &option) const {
-    FailureOr<std::vector<Sharding>> annotations =
-        getShardingAnnotations(op, option);
-    if (failed(annotations))
-      return failure();
-    return insertAnnotations(op, b, *annotations);
+    return addAnnotations(*this, op, b, option);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
@@ -311,11 +307,7 @@ struct AlignedModel
 
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
                                        const ShardingOption &option) const {
-    FailureOr<std::vector<Sharding>> annotations =
-        getShardingAnnotations(op, option);
-    if (failed(annotations))
-      return failure();
-    return insertAnnotations(op, b, *annotations);
+    return addAnnotations(*this, op, b, option);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitioned,
@@ -482,11 +474,7 @@ struct ExtractModel
 
   LogicalResult addShardingAnnotations(Operation *op, OpBuilder &b,
                                        const ShardingOption &option) const {
-    FailureOr<std::vector<Sharding>> annotations =
-        getShardingAnnotations(op, option);
-    if (failed(annotations))
-      return failure();
-    return insertAnnotations(op, b, *annotations);
+    return addAnnotations(*this, op, b, option);
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value>,
