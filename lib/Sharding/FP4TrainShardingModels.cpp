@@ -22,6 +22,7 @@
 #include "fp4train/Sharding/ShardingModels.h"
 
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainOps.h"
+#include "fp4train/Dialect/FP4Train/Transforms/ContractionLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -275,34 +276,8 @@ static RankedTensorType withShape(RankedTensorType type,
 /// collective's signed max is the same max.
 static Value buildGlobalAmax(ImplicitLocOpBuilder &b, Value shard, GridOp grid,
                              ArrayRef<GridAxis> axes) {
-  auto type = cast<RankedTensorType>(shard.getType());
-  MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
-  Value zero = arith::ConstantIntOp::create(b, i32, 0);
-  Value init =
-      linalg::FillOp::create(
-          b, zero,
-          tensor::EmptyOp::create(b, ArrayRef<int64_t>{}, i32).getResult())
-          .getResult(0);
-  Value local =
-      linalg::GenericOp::create(
-          b, init.getType(), shard, init,
-          {AffineMap::getMultiDimIdentityMap(type.getRank(), ctx),
-           AffineMap::get(type.getRank(), 0, {}, ctx)},
-          SmallVector<utils::IteratorType>(type.getRank(),
-                                           utils::IteratorType::reduction),
-          [&](OpBuilder &nested, Location loc, ValueRange args) {
-            ImplicitLocOpBuilder ib(loc, nested);
-            Value x = args[0];
-            if (!x.getType().isF32())
-              x = arith::ExtFOp::create(ib, ib.getF32Type(), x);
-            Value bits = arith::AndIOp::create(
-                ib, arith::BitcastOp::create(ib, ib.getI32Type(), x),
-                arith::ConstantIntOp::create(ib, ib.getI32Type(), 0x7fffffff));
-            linalg::YieldOp::create(
-                ib, ValueRange{arith::MaxUIOp::create(ib, args[1], bits)});
-          })
-          .getResult(0);
+  Value local = buildTensorAmaxBits(b, b.getLoc(), shard);
   auto vectorType = RankedTensorType::get({1}, i32);
   Value vector = tensor::ExpandShapeOp::create(
       b, vectorType, local, ArrayRef<ReassociationIndices>{});

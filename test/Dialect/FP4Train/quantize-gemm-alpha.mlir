@@ -25,7 +25,7 @@
 // AMAX:      %[[XBITS:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%[[X:.*]] : tensor<32x64xf32>) outs(%{{.*}} : tensor<i32>)
 // AMAX:        arith.bitcast %{{.*}} : f32 to i32
 // AMAX:        arith.andi %{{.*}}, %{{.*}} : i32
-// AMAX:        arith.maxsi
+// AMAX:        arith.maxui
 // AMAX:      %[[XWORD:.*]] = tensor.extract %[[XBITS]][] : tensor<i32>
 // AMAX:      %[[XAMAX:.*]] = arith.bitcast %[[XWORD]] : i32 to f32
 // AMAX:      %[[QX:.*]] = fp4train.quantize %[[X]] amax(%[[XAMAX]])

@@ -151,3 +151,36 @@ Value mlir::fp4train::castElements(OpBuilder &b, Location loc, Value value,
     return arith::ExtFOp::create(b, loc, target, value);
   return arith::TruncFOp::create(b, loc, target, value);
 }
+
+Value mlir::fp4train::buildTensorAmaxBits(OpBuilder &b, Location loc,
+                                          Value value) {
+  value = castElements(b, loc, value, b.getF32Type());
+  auto type = cast<RankedTensorType>(value.getType());
+  Type i32 = b.getI32Type();
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i32).getResult())
+          .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), value, init, maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value word = arith::BitcastOp::create(nb, nl, i32, args[0]);
+               Value magnitude = arith::AndIOp::create(
+                   nb, nl, word,
+                   arith::ConstantOp::create(nb, nl,
+                                             nb.getI32IntegerAttr(0x7fffffff)));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::MaxUIOp::create(nb, nl, args[1], magnitude)
+                       .getResult());
+             })
+      .getResult(0);
+}

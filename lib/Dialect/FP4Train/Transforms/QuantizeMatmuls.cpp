@@ -302,45 +302,6 @@ Value ContractionRewriter::prepareOperand(OpBuilder &b, Location loc,
   return padDimWithZeros(b, loc, weight, rank - 1, paddedIn);
 }
 
-/// [NV1] The tensor amax of `value` as the quantize op computes it: the
-/// integer max of the sign-cleared f32 bit patterns (NaN > Inf > finite),
-/// exact and order independent, so the quantize op given it encodes the
-/// same codes and scales as without it. A reduction over every dimension
-/// whose combiner is a max, so a partitioned step all-reduces it.
-static Value buildTensorAmax(OpBuilder &b, Location loc, Value value) {
-  value = castElements(b, loc, value, b.getF32Type());
-  auto type = cast<RankedTensorType>(value.getType());
-  Type i32 = b.getI32Type();
-  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-  Value init =
-      linalg::FillOp::create(
-          b, loc, zero,
-          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i32).getResult())
-          .getResult(0);
-  MLIRContext *ctx = b.getContext();
-  int64_t rank = type.getRank();
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 AffineMap::get(rank, 0, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
-  Value bits =
-      linalg::GenericOp::create(
-          b, loc, init.getType(), value, init, maps, iterators,
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value word = arith::BitcastOp::create(nb, nl, i32, args[0]);
-            Value magnitude = arith::AndIOp::create(
-                nb, nl, word,
-                arith::ConstantOp::create(nb, nl,
-                                          nb.getI32IntegerAttr(0x7fffffff)));
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::MaxSIOp::create(nb, nl, magnitude, args[1]).getResult());
-          })
-          .getResult(0);
-  Value word = tensor::ExtractOp::create(b, loc, bits, ValueRange{});
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), word);
-}
-
 Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
                                            Value value, const OperandPlan &plan,
                                            Value seed,
@@ -349,7 +310,10 @@ Value ContractionRewriter::quantizeOperand(OpBuilder &b, Location loc,
   if (expert)
     value = extractLeadingSlice(b, loc, value, *expert);
   if (amax)
-    *amax = buildTensorAmax(b, loc, value);
+    *amax = arith::BitcastOp::create(
+        b, loc, b.getF32Type(),
+        tensor::ExtractOp::create(b, loc, buildTensorAmaxBits(b, loc, value),
+                                  ValueRange{}));
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
   Format format = plan.spec.getFormat();

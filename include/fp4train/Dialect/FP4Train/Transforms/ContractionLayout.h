@@ -60,6 +60,13 @@ Value transposeLastTwo(OpBuilder &b, Location loc, Value value);
 /// arith.extf / arith.truncf on the tensor, or `value` when it matches.
 Value castElements(OpBuilder &b, Location loc, Value value, Type elementType);
 
+/// [NV1] The tensor amax of `value` as the quantize op computes it, as its
+/// f32 bit pattern in a `tensor<i32>`: the integer max of the sign-cleared
+/// f32 bit patterns (NaN > Inf > finite), exact and order independent. A
+/// reduction over every dimension whose combiner is a max, so partitioning
+/// it all-reduces the partial maxima.
+Value buildTensorAmaxBits(OpBuilder &b, Location loc, Value value);
+
 } // namespace fp4train
 } // namespace mlir
 
