@@ -115,8 +115,7 @@ class TiedEmbeddings(nn.Module):
 class SoftMoE(nn.Module):
     """A mixture-of-experts MLP with dense (soft) routing: every token goes
     through every expert ([E, out, in] weights, batched GEMMs), weighted by
-    the router's softmax. Top-k routing reads the data back into Python
-    (one_hot) or needs torch-mlir's tm_tensor ops: neither exports."""
+    the router's softmax (TopKMoE routes top-k)."""
 
     def __init__(self, width=32, hidden=64, experts=4, router_name="router"):
         super().__init__()
@@ -135,6 +134,47 @@ class SoftMoE(nn.Module):
         h = F.gelu(torch.bmm(xe, self.w1.transpose(1, 2)))
         ye = torch.bmm(h, self.w2.transpose(1, 2))
         return torch.einsum("te,etd->td", gates, ye)
+
+
+class TopKMoE(nn.Module):
+    """A mixture-of-experts MLP as plain PyTorch writes top-k routing: the
+    router's softmax, ``torch.topk``, every expert over every token
+    (``[E, out, in]`` weights, batched GEMMs), and the chosen experts'
+    outputs combined per token with ``index_add_`` (``combine="index_add"``)
+    or through a dense ``[tokens, E]`` table of routing weights built by a
+    ``scatter_add`` (``combine="scatter_add"``) or from ``F.one_hot``
+    (``combine="one_hot"``)."""
+
+    def __init__(self, width=32, hidden=64, experts=4, topk=2,
+                 combine="index_add"):
+        super().__init__()
+        self.inp = nn.Linear(width, width)
+        self.router = nn.Linear(width, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, hidden, width) * width ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, width, hidden) * hidden ** -0.5)
+        self.topk = topk
+        self.combine = combine
+
+    def forward(self, x):
+        x = self.inp(x)
+        tokens, experts = x.shape[0], self.w1.shape[0]
+        probs = F.softmax(self.router(x), dim=-1)
+        weights, chosen = torch.topk(probs, self.topk, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        xe = x.unsqueeze(0).expand(experts, -1, -1)
+        ye = torch.bmm(F.silu(torch.bmm(xe, self.w1.transpose(1, 2))),
+                       self.w2.transpose(1, 2))  # [E, tokens, width]
+        if self.combine != "index_add":
+            if self.combine == "scatter_add":
+                table = torch.zeros(tokens, experts).scatter_add(1, chosen,
+                                                                 weights)
+            else:
+                table = (F.one_hot(chosen, experts) * weights.unsqueeze(-1)
+                         ).sum(1)
+            return torch.einsum("te,etd->td", table, ye)
+        token = torch.arange(tokens).repeat_interleave(self.topk)
+        picked = ye[chosen.reshape(-1), token] * weights.reshape(-1, 1)
+        return torch.zeros_like(x).index_add_(0, token, picked)
 
 
 class AutocastMLP(MLP):

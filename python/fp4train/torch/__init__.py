@@ -17,6 +17,7 @@ import torch
 from .. import Error
 from .._frontend import Step, check_not_empty
 from ._capture import DataSpec, capture, check_loss, trainable_parameters
+from ._experts import capacity_dispatch
 from ._import import import_step
 
 __all__ = ["TrainingStep", "export_training_step", "train"]
@@ -59,12 +60,15 @@ class TrainingStep(Step):
                                             self._params)}
 
 
-def export_training_step(model, loss_fn, *example_data):
+def export_training_step(model, loss_fn, *example_data, expert_capacity=None):
     """Captures one training step of ``model`` and imports it with torch-mlir.
 
     ``loss_fn(model, *data)`` returns the scalar loss; ``example_data`` fixes
     the data's shapes and dtypes (float32 tensors, or int64/int32 ids, which
-    the step takes as int32). Returns a TrainingStep. Raises fp4train.Error
+    the step takes as int32). Hugging Face mixture-of-experts layers export
+    with capacity dispatch ([FE8]): each expert takes up to
+    ``expert_capacity`` routed tokens, by default the most any expert
+    receives on the example batch. Returns a TrainingStep. Raises fp4train.Error
     for a model without trainable parameters, a loss that is not a float32
     scalar, data of another dtype, a parameter, buffer or datum with no
     elements (a dimension of size 0), random ops (dropout), a step whose
@@ -91,8 +95,11 @@ def export_training_step(model, loss_fn, *example_data):
     for name, buffer in model.named_buffers():
         check_not_empty(f"buffer {name}", buffer.shape)
     specs = [DataSpec(i, value) for i, value in enumerate(example_data)]
-    check_loss(model, loss_fn, example_data)
-    graph = capture(model, loss_fn, names, params, specs, example_data)
+    with capacity_dispatch(model, expert_capacity) as route:
+        check_loss(model, loss_fn, example_data)
+        if route:
+            route.measuring = False
+        graph = capture(model, loss_fn, names, params, specs, example_data)
     return TrainingStep(model, import_step(graph, specs, params, names), names,
                         params, specs)
 

@@ -8,7 +8,8 @@ inputs. Its signature is the project's step convention (docs/frontends.md
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.func import functional_call, functionalize, grad_and_value
+from torch._subclasses.functional_tensor import dispatch_functionalize
+from torch.func import functional_call, grad_and_value
 
 from .. import Error
 from .._frontend import check_not_empty
@@ -162,12 +163,16 @@ def capture(model, loss_fn, names, params, specs, data):
     weights = [p.detach() for p in params]
     # Attention through PyTorch's math kernel: bmm + softmax, whose backward
     # decomposes (the fused CPU kernel's backward has no MLIR lowering).
+    from torch._dispatch.python import enable_python_dispatcher
     from torch.nn.attention import SDPBackend, sdpa_kernel
     try:
-        with sdpa_kernel(SDPBackend.MATH):
+        # The Python dispatcher: composite ops whose C++ kernels read data
+        # back (F.one_hot's range checks) trace through torch's Python
+        # decompositions instead.
+        with sdpa_kernel(SDPBackend.MATH), enable_python_dispatcher():
             # functionalize: backward formulas that write in place (SiLU's)
             # become value semantics, which torch-mlir imports.
-            graph = make_fx(functionalize(step, remove="mutations"),
+            graph = make_fx(dispatch_functionalize(step),
                             decomposition_table=decomposition_table(),
                             record_stack_traces=True)(*inputs, *weights)
     except NotImplementedError as error:

@@ -23,6 +23,8 @@ _BACKEND_TO_LINALG = ("builtin.module(torch-backend-to-linalg-on-tensors-"
 # ATen ops torch-mlir lowers to its own tm_tensor dialect ([FE2]), which
 # fp4train cannot take: refused before that lowering, which itself crashes
 # the process on some of them (topk with its gradient: sort, then scatter).
+# The capture's rules ([FE7]) leave only sort, cumprod, scatter_reduce and
+# bincount of these; the others stay listed for graphs captured elsewhere.
 _TM_TENSOR = {
     "torch.aten.sort": "tm_tensor.sort",
     "torch.aten.topk": "tm_tensor.topk",
