@@ -54,6 +54,10 @@ void annotateUnusedResults(func::FuncOp function);
 void dropScalarAnnotations(FunctionOpInterface function);
 /// Makes linalg.generic bodies read only their own operands.
 void isolateGenericBodies(func::FuncOp function);
+/// Replaces linalg.index in linalg.generic bodies by reads of constant iotas.
+void indexLoopsByIotas(func::FuncOp function);
+/// Gives each tensor a linalg body reads from outside a whole copy.
+void gatherCapturedTensors(func::FuncOp function);
 /// select(c, out + x, out) becomes out + select(c, x, -0.0).
 void normalizeMaskedSums(func::FuncOp function);
 /// Gives every use of a tensor.empty or constant fill its own copy.

@@ -2,7 +2,8 @@
 //
 // Rewrites fp4train-partition applies to a copy of a step before upstream's
 // propagation and partition, each leaving every computed value as it was:
-// scalar reads isolated in linalg bodies, masked sums in the form a split
+// scalar reads isolated in linalg bodies, loop indices read from iotas,
+// masked sums in the form a split
 // reduction needs, shared inits privatized, and arguments annotated.
 //
 //===----------------------------------------------------------------------===//
@@ -171,6 +172,70 @@ void sharding::isolateGenericBodies(func::FuncOp function) {
   }
 }
 
+/// [SH10] Replaces each `linalg.index` of a linalg.generic body by a read of
+/// a constant iota along that loop, a new input of the op. MLIR 22's linalg
+/// partition clones the body unchanged, so an index of a split loop would
+/// count from 0 on every process (an `arange` over the tokens of a
+/// data-parallel step, the places of a scatter over them); the iota is
+/// replicated, sliced like any input of the loop, and holds the global
+/// positions. Loops of dynamic extent keep their index. Nothing computed
+/// changes.
+void sharding::indexLoopsByIotas(func::FuncOp function) {
+  MLIRContext *ctx = function.getContext();
+  IRRewriter rewriter(ctx);
+  SmallVector<linalg::GenericOp> generics;
+  function.walk([&](linalg::GenericOp generic) {
+    if (!generic.getBody()->getOps<linalg::IndexOp>().empty())
+      generics.push_back(generic);
+  });
+  Type i64 = IntegerType::get(ctx, 64);
+  for (linalg::GenericOp generic : generics) {
+    SmallVector<int64_t> extents = generic.getStaticLoopRanges();
+    // The loops whose index the body reads, each once, in order.
+    llvm::SetVector<int64_t> loops;
+    for (linalg::IndexOp index : generic.getBody()->getOps<linalg::IndexOp>())
+      if (!ShapedType::isDynamic(extents[index.getDim()]))
+        loops.insert(index.getDim());
+    if (loops.empty())
+      continue;
+    rewriter.setInsertionPoint(generic);
+    unsigned numInputs = generic.getNumDpsInputs();
+    SmallVector<Value> inputs(generic.getDpsInputs());
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    Block &body = generic.getRegion().front();
+    DenseMap<int64_t, BlockArgument> iotaOf;
+    for (auto [position, loop] : llvm::enumerate(loops)) {
+      auto type = RankedTensorType::get({extents[loop]}, i64);
+      auto values = llvm::to_vector(llvm::seq<int64_t>(0, extents[loop]));
+      inputs.push_back(arith::ConstantOp::create(
+          rewriter, generic.getLoc(),
+          DenseElementsAttr::get(type, ArrayRef<int64_t>(values))));
+      maps.insert(maps.begin() + numInputs + position,
+                  AffineMap::get(generic.getNumLoops(), 0,
+                                 getAffineDimExpr(loop, ctx)));
+      iotaOf[loop] =
+          body.insertArgument(numInputs + position, i64, generic.getLoc());
+    }
+    for (linalg::IndexOp index : llvm::make_early_inc_range(
+             generic.getBody()->getOps<linalg::IndexOp>())) {
+      auto iota = iotaOf.find(index.getDim());
+      if (iota == iotaOf.end())
+        continue;
+      rewriter.setInsertionPoint(index);
+      rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
+          index, rewriter.getIndexType(), iota->second);
+    }
+    rewriter.setInsertionPoint(generic);
+    auto indexed = linalg::GenericOp::create(
+        rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
+        generic.getDpsInits(), maps, generic.getIteratorTypesArray(),
+        /*bodyBuild=*/nullptr);
+    indexed.getRegion().takeBody(generic.getRegion());
+    indexed->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+    rewriter.replaceOp(generic, indexed->getResults());
+  }
+}
+
 /// Rewrites the masked accumulation `select(c, out + x, out)` of a linalg
 /// body (a scatter-add: an embedding's gradient) into
 /// `out + select(c, x, -0.0)`. -0.0 is the exact identity of addf, so every
@@ -248,8 +313,12 @@ void sharding::privatizeInits(func::FuncOp function) {
 
 /// Gives every tensor argument of `function` that is not annotated on its
 /// own (one use, a shard.shard) a replicated annotation on `grid` that all
-/// its uses read: an argument nothing splits is whole on every process.
-LogicalResult sharding::annotateArguments(func::FuncOp function) {
+/// its uses read: an argument nothing splits is whole on every process. So
+/// is every constant of distinct elements (an iota, a table torch-mlir
+/// froze): propagation would otherwise split it where it is made, and MLIR
+/// 22 partitions only splat constants, failing on others without a word.
+/// The grids the annotations of `function` split over.
+static SmallVector<shard::GridOp> getGrids(func::FuncOp function) {
   SmallVector<shard::GridOp> grids;
   SymbolTableCollection symbols;
   function.walk([&](shard::ShardingOp sharding) {
@@ -258,28 +327,79 @@ LogicalResult sharding::annotateArguments(func::FuncOp function) {
     if (grid && !llvm::is_contained(grids, grid))
       grids.push_back(grid);
   });
+  return grids;
+}
+
+/// A shard.shard of `value` to a whole (replicated) tensor on `grid`, for
+/// the users of the value when `forUsers`.
+static shard::ShardOp annotateWhole(OpBuilder &b, Value value,
+                                    shard::GridOp grid, bool forUsers) {
+  MLIRContext *ctx = value.getContext();
+  Value replicated = shard::ShardingOp::create(
+      b, value.getLoc(),
+      makeSharding(FlatSymbolRefAttr::get(ctx, grid.getSymName()), {}, ctx));
+  return shard::ShardOp::create(b, value.getLoc(), value, replicated, forUsers);
+}
+
+/// [SH10] Gives each tensor a linalg body reads from outside its op (a
+/// gather: `tensor.extract %table[%id, %j]`, as torch-mlir lowers
+/// embeddings, `index_select` and indexing) a whole copy for that op to
+/// read. MLIR 22's partition maps such a capture to the value's shard, so a
+/// gather from a split tensor (tokens of a data-parallel step) would read
+/// its global positions from one process's rows; whole, it reads them right
+/// (an all-gather where the tensor is split, nothing where it is whole).
+void sharding::gatherCapturedTensors(func::FuncOp function) {
+  SmallVector<shard::GridOp> grids = getGrids(function);
+  if (grids.size() != 1)
+    return;
+  SmallVector<linalg::LinalgOp> ops;
+  function.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops) {
+    Region &region = op->getRegion(0);
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(region, captured);
+    for (Value value : captured) {
+      if (!needsAnnotation(value))
+        continue;
+      OpBuilder b(op);
+      shard::ShardOp whole =
+          annotateWhole(b, value, grids.front(), /*forUsers=*/true);
+      replaceAllUsesInRegionWith(value, whole.getResult(), region);
+    }
+  }
+}
+
+LogicalResult sharding::annotateArguments(func::FuncOp function) {
+  SmallVector<shard::GridOp> grids = getGrids(function);
+  auto annotate = [&](OpBuilder &b, Value value) {
+    auto annotation = annotateWhole(b, value, grids.front(), false);
+    value.replaceAllUsesExcept(annotation.getResult(), annotation);
+  };
+  auto annotatedAlone = [](Value value) {
+    return value.hasOneUse() && isa<shard::ShardOp>(*value.getUsers().begin());
+  };
   Block &entry = function.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  Value replicated;
   for (BlockArgument argument : entry.getArguments()) {
-    if (!needsAnnotation(argument) ||
-        (argument.hasOneUse() &&
-         isa<shard::ShardOp>(*argument.getUsers().begin())))
+    if (!needsAnnotation(argument) || annotatedAlone(argument))
       continue;
     if (grids.size() != 1)
       return function.emitOpError("uses ")
              << grids.size() << " grids; annotate argument "
              << argument.getArgNumber()
              << " with a shard.shard that names its own";
-    if (!replicated)
-      replicated = shard::ShardingOp::create(
-          b, function.getLoc(),
-          makeSharding(FlatSymbolRefAttr::get(function.getContext(),
-                                              grids.front().getSymName()),
-                       {}, function.getContext()));
-    auto annotation =
-        shard::ShardOp::create(b, argument.getLoc(), argument, replicated);
-    argument.replaceAllUsesExcept(annotation.getResult(), annotation);
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    annotate(b, argument);
   }
+  if (grids.size() != 1)
+    return success();
+  function.walk([&](arith::ConstantOp constant) {
+    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!elements || elements.isSplat() || !needsAnnotation(constant) ||
+        annotatedAlone(constant))
+      return;
+    OpBuilder b(constant->getContext());
+    b.setInsertionPointAfter(constant);
+    annotate(b, constant);
+  });
   return success();
 }

@@ -87,6 +87,37 @@ static LogicalResult lowerAllGathers(ModuleOp module) {
   return success();
 }
 
+/// [SH9] Collectives of booleans travel as bytes: MPI has no 1-bit type
+/// (MPICH aborts the process on MLIR 22's datatype for i1). Each i1
+/// all-reduce and all-gather is zero-extended to i8, done, and truncated
+/// back: or, and, max and min of 0/1 bytes are those of the booleans, and a
+/// sum truncated to one bit is i1's sum (its xor).
+static void widenBooleanCollectives(ModuleOp module) {
+  SmallVector<Operation *> collectives;
+  module.walk([&](Operation *op) {
+    if (!isa<shard::AllReduceOp, shard::AllGatherOp>(op))
+      return;
+    auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (type.getElementType().isInteger(1))
+      collectives.push_back(op);
+  });
+  for (Operation *op : collectives) {
+    ImplicitLocOpBuilder b(op->getLoc(), op);
+    auto bytes = [&](Type type) {
+      return cast<RankedTensorType>(type).clone(b.getI8Type());
+    };
+    Value wide = arith::ExtUIOp::create(b, bytes(op->getOperand(0).getType()),
+                                        op->getOperand(0));
+    Operation *widened = b.clone(*op);
+    widened->setOperand(0, wide);
+    widened->getResult(0).setType(bytes(op->getResult(0).getType()));
+    Value narrow = arith::TruncIOp::create(b, op->getResult(0).getType(),
+                                           widened->getResult(0));
+    op->getResult(0).replaceAllUsesWith(narrow);
+    op->erase();
+  }
+}
+
 namespace {
 
 struct ShardToMPIPass
@@ -130,6 +161,7 @@ struct ShardToMPIPass
     });
     if (unsupported.wasInterrupted())
       return signalPassFailure();
+    widenBooleanCollectives(module);
     if (failed(lowerAllGathers(module)))
       return signalPassFailure();
 

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::fp4train::sharding;
@@ -429,6 +430,31 @@ struct ConcatModel : public AlignedModel<ConcatModel, tensor::ConcatOp> {
   }
 };
 
+/// tensor.pad (the quantize pass pads a contraction's operands to whole
+/// blocks): a dimension it pads by nothing may be split, each process
+/// padding its shard along the others; a padded one is gathered first. A pad
+/// by amounts known only at run time or by a value other than a constant
+/// splits nothing.
+struct PadModel : public AlignedModel<PadModel, tensor::PadOp> {
+  static bool isWhole(tensor::PadOp op, int64_t dim) {
+    if (!op.getLow().empty() || !op.getHigh().empty())
+      return false;
+    Value padding = op.getConstantPaddingValue();
+    if (!padding || !matchPattern(padding, m_Constant()))
+      return false;
+    return op.getStaticLow()[dim] == 0 && op.getStaticHigh()[dim] == 0;
+  }
+  static Value build(tensor::PadOp op, OpBuilder &b, ArrayRef<Value> operands,
+                     RankedTensorType local, ArrayRef<bool>) {
+    // A constant (isWhole): cloned, the pad's body staying behind.
+    Operation *constant = op.getConstantPaddingValue().getDefiningOp();
+    Value padding = b.clone(*constant)->getResult(0);
+    return tensor::PadOp::create(b, op.getLoc(), local, operands[0],
+                                 op.getMixedLowPad(), op.getMixedHighPad(),
+                                 padding, op.getNofold());
+  }
+};
+
 /// tensor.extract reads one element, which every process needs whole: the
 /// source is asked for fully replicated, so the partition gathers a split
 /// source or all-reduces a partial one (a reduction's rank-0 result) before
@@ -501,6 +527,7 @@ void mlir::fp4train::sharding::registerTensorShardingModels(
     tensor::ExtractSliceOp::attachInterface<ExtractSliceModel>(*ctx);
     tensor::InsertSliceOp::attachInterface<InsertSliceModel>(*ctx);
     tensor::ConcatOp::attachInterface<ConcatModel>(*ctx);
+    tensor::PadOp::attachInterface<PadModel>(*ctx);
     tensor::ExtractOp::attachInterface<ExtractModel>(*ctx);
   });
 }

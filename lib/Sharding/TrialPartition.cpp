@@ -13,6 +13,8 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Sharding/Layout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/IR/Verifier.h"
 
@@ -56,10 +58,12 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
     return failure();
   dropConstantIndexedUnitDims(function);
   isolateGenericBodies(function);
+  indexLoopsByIotas(function);
   normalizeMaskedSums(function);
   privatizeInits(function);
   if (failed(annotateArguments(function)))
     return failure();
+  gatherCapturedTensors(function);
   shard::ShardingPropagationOptions options;
   options.traversal = shard::TraversalOrder::ForwardBackward;
   if (failed(sandbox.run(shard::createShardingPropagation(options))))
@@ -75,6 +79,47 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
   return success();
 }
 
+/// [SH10] MLIR 22 partitions only splat constants (another constant fails
+/// the whole partition without a word). Each constant of distinct elements,
+/// annotated whole by the preparation (annotateArguments), becomes a new
+/// argument of `function` for the partition, which keeps a whole argument
+/// as it is; returns their values, the arguments appended in this order.
+static SmallVector<DenseElementsAttr> liftConstants(func::FuncOp function) {
+  SmallVector<DenseElementsAttr> lifted;
+  SmallVector<arith::ConstantOp> constants;
+  function.walk([&](arith::ConstantOp constant) {
+    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (elements && !elements.isSplat() && needsAnnotation(constant))
+      constants.push_back(constant);
+  });
+  for (arith::ConstantOp constant : constants) {
+    unsigned index = function.getNumArguments();
+    if (failed(function.insertArgument(index, constant.getType(), {},
+                                       constant.getLoc())))
+      continue;
+    constant.replaceAllUsesWith(function.getArgument(index));
+    lifted.push_back(cast<DenseElementsAttr>(constant.getValue()));
+    constant.erase();
+  }
+  return lifted;
+}
+
+/// Makes the last `constants.size()` arguments of the partitioned
+/// `function` constants again (whole on every process).
+static LogicalResult restoreConstants(func::FuncOp function,
+                                      ArrayRef<DenseElementsAttr> constants) {
+  unsigned first = function.getNumArguments() - constants.size();
+  OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+  llvm::BitVector erased(function.getNumArguments());
+  for (auto [offset, value] : llvm::enumerate(constants)) {
+    BlockArgument argument = function.getArgument(first + offset);
+    argument.replaceAllUsesWith(
+        arith::ConstantOp::create(b, argument.getLoc(), value));
+    erased.set(first + offset);
+  }
+  return function.eraseArguments(erased);
+}
+
 /// Runs upstream's shard-partition on a copy of `function` and moves the
 /// result into `function` once it is whole; `prepare` first prepares and
 /// propagates (prepareAndPropagate), otherwise the annotations must be
@@ -85,7 +130,10 @@ LogicalResult sharding::partitionInSandbox(FunctionOpInterface function,
   FunctionOpInterface copy = sandbox.copy;
   if (prepare && failed(prepareAndPropagate(sandbox)))
     return failure();
-  if (failed(sandbox.run(shard::createPartition())))
+  auto copyFunction = cast<func::FuncOp>(copy.getOperation());
+  SmallVector<DenseElementsAttr> constants = liftConstants(copyFunction);
+  if (failed(sandbox.run(shard::createPartition())) ||
+      failed(restoreConstants(copyFunction, constants)))
     return failure();
   // Checked before the verifier, which would print the broken function.
   if (Operation *broken = findUnpartitionedUse(copy))

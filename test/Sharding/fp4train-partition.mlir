@@ -37,9 +37,11 @@ shard.grid @dp(shape = 2)
 // unsplit sum of each token's rows), then the partial tables are summed.
 // CHECK-LABEL: func.func @embedding_gradient(
 // CHECK-SAME: %[[TOKENS:.*]]: tensor<4xi32>, %[[DY:.*]]: tensor<4x8xf32>
+// The table's row index reads a constant iota [SH10].
+// CHECK: %[[ROWS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
 // CHECK: %[[PARTIAL:.*]] = linalg.generic
-// CHECK-SAME: ins(%[[TOKENS]], %[[DY]] : tensor<4xi32>, tensor<4x8xf32>)
-// CHECK: ^bb0(%[[TOKEN:.*]]: i32, %[[G:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-SAME: ins(%[[TOKENS]], %[[DY]], %[[ROWS]] : tensor<4xi32>, tensor<4x8xf32>, tensor<16xi64>)
+// CHECK: ^bb0(%[[TOKEN:.*]]: i32, %[[G:.*]]: f32, %[[ROW:.*]]: i64, %[[OUT:.*]]: f32):
 // CHECK: %[[HIT:.*]] = arith.cmpi eq
 // CHECK: %[[MASKED:.*]] = arith.select %[[HIT]], %[[G]], %{{.*}} : f32
 // CHECK: %[[SUM:.*]] = arith.addf %[[OUT]], %[[MASKED]] : f32

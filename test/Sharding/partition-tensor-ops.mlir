@@ -115,12 +115,15 @@ func.func @centered(%x: tensor<4x16x64xf32>) -> tensor<4x16x64xf32> {
 shard.grid @dp(shape = 2)
 
 // Softmax's max with its argmax (aten.max.dim), the argmax unused: it is
-// annotated as the op's model splits it, and partitioned with the max.
+// annotated as the op's model splits it, and partitioned with the max. The
+// body's index of the column loop reads a constant iota instead [SH10].
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @unused_argmax(
 // CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>) -> tensor<4xf32>
-// CHECK: %[[M:.*]]:2 = linalg.generic {{.*}} ins(%[[X]] : tensor<4x16xf32>) outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi64>)
+// CHECK: %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
+// CHECK: %[[M:.*]]:2 = linalg.generic {{.*}} ins(%[[X]], %[[IOTA]] : tensor<4x16xf32>, tensor<16xi64>) outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi64>)
+// CHECK-NOT: linalg.index
 // CHECK: return %[[M]]#0
 func.func @unused_argmax(%x: tensor<8x16xf32>) -> tensor<8xf32> {
   %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
@@ -172,4 +175,117 @@ func.func @amax_read(%x: tensor<8x16xi32>) -> i32 {
   } -> tensor<i32>
   %v = tensor.extract %m[] : tensor<i32>
   return %v : i32
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// [SH10] An index of a split loop (an arange over the tokens of a
+// data-parallel step) counts from each shard's first global position: the
+// body reads a constant iota, kept whole and sliced like the loop's other
+// inputs, not linalg.index, which MLIR 22 would leave counting from 0 on
+// every process.
+// CHECK-LABEL: func.func @positions(
+// CHECK-SAME: %[[X:.*]]: tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi64>
+// CHECK: %[[MINE:.*]] = shard.all_slice %[[IOTA]] on @dp grid_axes = [0] slice_axis = 0 : tensor<8xi64> -> tensor<4xi64>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[MINE]] : tensor<4xf32>, tensor<4xi64>)
+// CHECK-NOT: linalg.index
+func.func @positions(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x0 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %y = arith.addf %v, %f : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %r0 = shard.shard %r to %s : tensor<8xf32>
+  return %r0 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// [SH10] A gather from a split tensor (rows of the tokens picked by an index
+// computed from the data, as torch-mlir lowers index_select): the body reads
+// the tensor whole, gathered before the op, since its indices are global.
+// CHECK-LABEL: func.func @gather_rows(
+// CHECK-SAME: %[[X:.*]]: tensor<4x2xf32>, %[[IDS:.*]]: tensor<4xi64>) -> tensor<4x2xf32>
+// CHECK: %[[GATHERED:.*]] = shard.all_gather %[[X]] on @dp grid_axes = [0] gather_axis = 0 : tensor<4x2xf32> -> tensor<8x2xf32>
+// CHECK: %[[WHOLE:.*]] = tensor.cast %[[GATHERED]] : tensor<8x2xf32> to tensor<8x2xf32>
+// CHECK: linalg.generic
+// CHECK: tensor.extract %[[WHOLE]][%{{.*}}, %{{.*}}] : tensor<8x2xf32>
+func.func @gather_rows(%x: tensor<8x2xf32>, %ids: tensor<8xi64>) -> tensor<8x2xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x2xf32>
+  %i0 = shard.shard %ids to %s annotate_for_users : tensor<8xi64>
+  %e = tensor.empty() : tensor<8x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%i0 : tensor<8xi64>) outs(%e : tensor<8x2xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %x0[%row, %col] : tensor<8x2xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x2xf32>
+  %r0 = shard.shard %r to %s : tensor<8x2xf32>
+  return %r0 : tensor<8x2xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// [SH10] A constant of distinct elements (a table torch-mlir froze) used by
+// split ops: kept whole on every process and sliced for them. MLIR 22
+// partitions splat constants only and fails on this one without a word.
+// CHECK-LABEL: func.func @table(
+// CHECK: %[[T:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK: shard.all_slice %[[T]] on @dp grid_axes = [0] slice_axis = 0 : tensor<4xf32> -> tensor<2xf32>
+func.func @table(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<4xf32>
+  %t = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x0, %t : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %y = arith.mulf %a, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<4xf32>
+  %r0 = shard.shard %r to %s : tensor<4xf32>
+  return %r0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// tensor.pad (the quantize pass pads to whole blocks): a dimension padded
+// by nothing stays split, each process padding its rows' columns.
+// CHECK-LABEL: func.func @pad_columns(
+// CHECK-SAME: %[[X:.*]]: tensor<4x30xf32>) -> tensor<4x32xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0] high[0, 2]
+// CHECK: } : tensor<4x30xf32> to tensor<4x32xf32>
+// CHECK: return %[[P]]
+func.func @pad_columns(%x: tensor<8x30xf32>) -> tensor<8x32xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x30xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x0 low[0, 0] high[0, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<8x30xf32> to tensor<8x32xf32>
+  %p0 = shard.shard %p to %s : tensor<8x32xf32>
+  return %p0 : tensor<8x32xf32>
 }

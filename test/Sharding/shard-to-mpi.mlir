@@ -21,10 +21,38 @@ func.func @gather(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
 
 shard.grid @g(shape = 2)
 
+// [SH9] Booleans travel as bytes: MPI has no 1-bit type.
+// CHECK-LABEL: func.func @gather_bits(
+// CHECK: %[[BYTES:.*]] = arith.extui %{{.*}} : tensor<4xi1> to tensor<4xi8>
+// CHECK: tensor.insert_slice %[[BYTES]] into %{{.*}} : tensor<4xi8> into tensor<8xi8>
+// CHECK: mpi.allreduce({{.*}}, MPI_BOR, %{{.*}}) : memref<8xi8>, memref<8xi8>
+// CHECK: arith.trunci %{{.*}} : tensor<8xi8> to tensor<8xi1>
 func.func @gather_bits(%x: tensor<4xi1>) -> tensor<8xi1> {
-  // expected-error @below {{gathers elements of type 'i1', which have no MPI integer type of their width}}
   %g = shard.all_gather %x on @g grid_axes = [0] gather_axis = 0 : tensor<4xi1> -> tensor<8xi1>
   return %g : tensor<8xi1>
+}
+
+// -----
+
+shard.grid @g(shape = 2)
+
+// CHECK-LABEL: func.func @any_bits(
+// CHECK: arith.extui %{{.*}} : tensor<4xi1> to tensor<4xi8>
+// CHECK: mpi.allreduce({{.*}}, MPI_BOR, %{{.*}}) : memref<4xi8>, memref<4xi8>
+// CHECK: arith.trunci %{{.*}} : tensor<4xi8> to tensor<4xi1>
+func.func @any_bits(%x: tensor<4xi1>) -> tensor<4xi1> {
+  %r = shard.all_reduce %x on @g grid_axes = [0] reduction = bitwise_or : tensor<4xi1> -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
+
+// -----
+
+shard.grid @g(shape = 2)
+
+func.func @gather_nibbles(%x: tensor<4xi4>) -> tensor<8xi4> {
+  // expected-error @below {{gathers elements of type 'i4', which have no MPI integer type of their width}}
+  %g = shard.all_gather %x on @g grid_axes = [0] gather_axis = 0 : tensor<4xi4> -> tensor<8xi4>
+  return %g : tensor<8xi4>
 }
 
 // -----
