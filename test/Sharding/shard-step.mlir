@@ -53,7 +53,7 @@
 // DPTP-NEXT: shard.shard %arg2
 
 // THREE: cannot split argument 0 ('tensor<64x32xf32>') along dimension 0 into 3 equal parts (fp4train-shard-step dp=3)
-// ZERO: fp4train-shard-step: dp and tp must be at least 1, got dp=0 tp=1
+// ZERO: fp4train-shard-step: dp, tp and ep must be at least 1, got dp=0 tp=1 ep=1
 // NOSPLIT: fp4train-shard-step: tp=2 needs tp-split, the parameters to split (ARG:DIM)
 // NOTP: fp4train-shard-step: tp-split needs tp greater than 1
 // SYNTAX: fp4train-shard-step: tp-split entry '1' is not ARG:DIM

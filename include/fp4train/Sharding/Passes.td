@@ -44,9 +44,11 @@ def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
   let summary = "Annotate training steps for data- and tensor-parallel execution";
   let description = [{
     Splits every training step (a function with `{fp4train.param}`
-    arguments) over a grid of processes and adds the grid: `@dp` of shape
-    `dp` (data parallel), `@tp` of shape `tp` (tensor parallel), or `@dp_tp`
-    of shape `dp x tp` (axis 0 data, axis 1 tensor).
+    arguments) over a grid of processes and adds the grid, one axis per
+    kind of parallelism asked for, in the order data, tensor, expert, and
+    named after them: `@dp` of shape `dp` (data parallel), `@tp` of shape
+    `tp` (tensor parallel), `@ep` of shape `ep` (expert parallel), `@dp_tp`
+    of shape `dp x tp` (axis 0 data, axis 1 tensor), `@dp_ep`, ...
 
     Data parallel (`dp` > 1): each tensor argument that is not a parameter
     (the batch: inputs, targets, token ids) is split along its first
@@ -61,8 +63,15 @@ def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
     row-parallel, layer's weight along its input features: the activations
     between stay split, and the row-parallel product is all-reduced.
 
+    Expert parallel (`ep` > 1, [SH11]): every expert weight (the parameter
+    of an expert contraction: rank 3, batched over its first dimension, the
+    experts) is split along that dimension, so that each process holds and
+    multiplies its experts' weights; the tokens routed to them are sliced
+    from the dispatched batch and the experts' outputs gathered for the
+    combine. A step without expert weights is an error.
+
     Parameters `tp-split` does not name stay unannotated, which
-    `fp4train-partition` replicates. Errors: `dp` or `tp` below 1, a
+    `fp4train-partition` replicates. Errors: `dp`, `tp` or `ep` below 1, a
     dimension the processes do not divide, a `tp-split` entry that is not
     `ARG:DIM` of a parameter tensor, `tp-split` without `tp` > 1 or `tp` > 1
     without `tp-split`, and a module that already has the grid's name.
@@ -87,7 +96,9 @@ def FP4TrainShardStep : Pass<"fp4train-shard-step", "ModuleOp"> {
     Option<"tp", "tp", "int64_t", "1",
            "processes the tp-split parameters are split across">,
     ListOption<"tpSplit", "tp-split", "std::string",
-               "parameters split across the tp processes, as ARG:DIM">
+               "parameters split across the tp processes, as ARG:DIM">,
+    Option<"ep", "ep", "int64_t", "1",
+           "processes the expert weights are split across (by expert)">
   ];
   let dependentDialects = ["shard::ShardDialect"];
 }
