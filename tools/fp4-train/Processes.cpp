@@ -2,7 +2,7 @@
 
 #include "Processes.h"
 
-#include "Trainer.h"
+#include "Failure.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/DynamicLibrary.h"

@@ -21,30 +21,6 @@ using namespace fp4train::train;
 using mlir::fp4train::JitFunction;
 using mlir::fp4train::JitValue;
 
-namespace {
-std::string failurePrefix;
-void (*endOnFailure)() = nullptr;
-} // namespace
-
-void fp4train::train::setFailureHandler(std::string prefix, void (*end)()) {
-  failurePrefix = std::move(prefix);
-  endOnFailure = end;
-}
-
-void fp4train::train::reportError(const llvm::Twine &message) {
-  std::fflush(stdout);
-  // One write: the processes of a sharded run share standard error.
-  llvm::errs() << ("fp4-train: error: " + failurePrefix + message + "\n").str();
-  std::fflush(nullptr);
-}
-
-void fp4train::train::fail(const llvm::Twine &message) {
-  reportError(message);
-  if (endOnFailure)
-    endOnFailure();
-  std::_Exit(1);
-}
-
 double fp4train::train::getLearningRate(const TrainOptions &options,
                                         int64_t step) {
   if (options.schedule == Schedule::Constant)

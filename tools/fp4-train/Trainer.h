@@ -8,6 +8,7 @@
 #ifndef FP4TRAIN_TOOLS_FP4TRAIN_TRAINER_H
 #define FP4TRAIN_TOOLS_FP4TRAIN_TRAINER_H
 
+#include "Failure.h"
 #include "Tasks.h"
 
 #include "fp4train/Numerics/Files.h"
@@ -20,19 +21,6 @@
 #include <vector>
 
 namespace fp4train::train {
-
-/// Prints "fp4-train: error: MESSAGE" and ends the process at once (runs
-/// train on several threads: no static destructors under the others' feet).
-[[noreturn]] void fail(const llvm::Twine &message);
-
-/// Prints "fp4-train: error: MESSAGE" (with the failure handler's prefix)
-/// and goes on.
-void reportError(const llvm::Twine &message);
-
-/// Makes fail() put `prefix` before its message and call `end` (which ends
-/// every process of a sharded run, not only the failing one) before it
-/// exits.
-void setFailureHandler(std::string prefix, void (*end)());
 
 class Processes;
 

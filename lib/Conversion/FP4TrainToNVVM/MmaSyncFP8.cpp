@@ -1,5 +1,4 @@
-//===- MmaSyncFP8.cpp - Block-scaled GEMM on sm_89/sm_90a tensor cores ----===//
-//===//
+//===- MmaSyncFP8.cpp - Block-scaled GEMM on sm_89/sm_90a tensor cores --===//
 //
 // Hopper and Ada have FP8 tensor cores but no block scaling and no FP4, so
 // each K block of [GEMM1] is one plain MMA with C = 0, which gives the

@@ -1,5 +1,4 @@
-//===- SM90TargetInfo.h - sm_89/sm_90a primitives and FP8 mma.sync -*- C++
-//-*-===//
+//===- SM90TargetInfo.h - sm_89/sm_90a FP8 mma.sync -------------*- C++ -*-===//
 
 #ifndef FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
 #define FP4TRAIN_LIB_CONVERSION_FP4TRAINTONVVM_SM90TARGETINFO_H
