@@ -119,6 +119,19 @@ std::string print(const Module &module) {
   return text.text;
 }
 
+std::string printText(const Module &module, bool locations) {
+  if (!locations)
+    return print(module);
+  Collector text;
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, /*enable=*/true,
+                                     /*prettyForm=*/false);
+  mlirOperationPrintWithFlags(mlirModuleGetOperation(module.get()), flags,
+                              Collector::append, &text);
+  mlirOpPrintingFlagsDestroy(flags);
+  return text.text;
+}
+
 std::string roleReport(const Module &module, const std::string &layout) {
   Collector report, errors;
   MlirLogicalResult result;
@@ -442,7 +455,12 @@ PYBIND11_MODULE(_fp4train, m) {
            "fails (the module may then be partially transformed). Releases "
            "the GIL while the passes run.")
       .def("__str__", &print,
-           "The module as MLIR text (the custom assembly form).");
+           "The module as MLIR text (the custom assembly form).")
+      .def("text", &printText, py::arg("locations") = false,
+           "text(locations: bool = False) -> str\n\n"
+           "The module as MLIR text; with `locations`, every op's location "
+           "too (`loc(...)`: a front end's source lines), which fp4-opt and "
+           "fp4-train then name in their diagnostics and reports.");
 
   m.def("_role_report", &roleReport, py::arg("module"),
         py::arg("weight_layout"),

@@ -243,7 +243,10 @@ class Step:
 
     @property
     def mlir(self):
-        return str(self.module)
+        """The step as MLIR text with its locations: the model's source
+        lines the front end kept ([FE2]), which fp4-opt's and fp4-train's
+        errors and role reports name."""
+        return self.module.text(locations=True)
 
     @property
     def step_arg(self):
