@@ -118,6 +118,21 @@ void sharding::dropScalarAnnotations(FunctionOpInterface function) {
   }
 }
 
+/// Replaces `generic` by the same op with `inputs` and indexing `maps` (its
+/// inputs' and inits'), which has taken its body, whose block arguments
+/// already match them.
+static void replaceWithInputs(IRRewriter &rewriter, linalg::GenericOp generic,
+                              ValueRange inputs, ArrayRef<AffineMap> maps) {
+  rewriter.setInsertionPoint(generic);
+  auto replacement = linalg::GenericOp::create(
+      rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
+      generic.getDpsInits(), maps, generic.getIteratorTypesArray(),
+      /*bodyBuild=*/nullptr);
+  replacement.getRegion().takeBody(generic.getRegion());
+  replacement->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+  rewriter.replaceOp(generic, replacement->getResults());
+}
+
 /// Makes the bodies of the linalg.generic ops of `function` read only their
 /// own operands. MLIR 22's linalg partition clones an op with a mapping of
 /// its operands alone, so a body that reads a value defined outside it (a
@@ -161,14 +176,7 @@ void sharding::isolateGenericBodies(func::FuncOp function) {
       inputs.push_back(scalar);
       maps.insert(maps.begin() + numInputs + index, scalarMap);
     }
-    rewriter.setInsertionPoint(generic);
-    auto isolated = linalg::GenericOp::create(
-        rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
-        generic.getDpsInits(), maps, generic.getIteratorTypesArray(),
-        /*bodyBuild=*/nullptr);
-    isolated.getRegion().takeBody(region);
-    isolated->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
-    rewriter.replaceOp(generic, isolated->getResults());
+    replaceWithInputs(rewriter, generic, inputs, maps);
   }
 }
 
@@ -225,14 +233,7 @@ void sharding::indexLoopsByIotas(func::FuncOp function) {
       rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
           index, rewriter.getIndexType(), iota->second);
     }
-    rewriter.setInsertionPoint(generic);
-    auto indexed = linalg::GenericOp::create(
-        rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
-        generic.getDpsInits(), maps, generic.getIteratorTypesArray(),
-        /*bodyBuild=*/nullptr);
-    indexed.getRegion().takeBody(generic.getRegion());
-    indexed->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
-    rewriter.replaceOp(generic, indexed->getResults());
+    replaceWithInputs(rewriter, generic, inputs, maps);
   }
 }
 
