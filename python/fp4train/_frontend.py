@@ -253,6 +253,34 @@ class Step:
         """Index of the i64 step argument (after the data and parameters)."""
         return self._num_data + len(self.param_names)
 
+    def shard(self, dp=1, tp=1, ep=1, tp_split=None):
+        """The step annotated for a sharded run (fp4train-shard-step,
+        docs/sharding.md): the batch split over ``dp`` processes, the
+        parameters ``tp_split`` names (``{parameter name: dimension}``) over
+        ``tp``, the expert weights over ``ep``. Returns its MLIR text, with
+        locations, which ``mpiexec -n dp·tp·ep fp4-train FILE`` trains.
+        Raises fp4train.Error for an unknown parameter name and for what the
+        pass refuses (a dimension the processes do not divide, ep without
+        expert weights, ...)."""
+        options = [f"dp={int(dp)}", f"tp={int(tp)}", f"ep={int(ep)}"]
+        if tp_split:
+            entries = []
+            for name, dim in tp_split.items():
+                if name not in self.param_names:
+                    raise Error(f"tp_split names {name!r}, which is not a "
+                                "parameter of the step")
+                index = self._num_data + self.param_names.index(name)
+                entries.append(f"{index}:{int(dim)}")
+            options.append("tp-split=" + ",".join(entries))
+        sharded = self._context.parse(self.mlir)
+        try:
+            sharded.run_pipeline(
+                "fp4train-shard-step{" + " ".join(options) + "}")
+        except Error as error:
+            raise Error("cannot shard the step: " +
+                        str(error).removeprefix("error: ")) from None
+        return sharded.text(locations=True)
+
     def roles(self):
         """The role report by parameter name.
 

@@ -122,3 +122,27 @@ def test_capacity_drops_beyond_it():
                                     expert_capacity=bad)
     # The export leaves the model's own experts implementation in place.
     assert model.config._experts_implementation == "grouped_mm"
+
+
+def test_shard_by_parameter_name(exported):
+    """Step.shard: the step annotated for mpiexec and fp4-train
+    (docs/sharding.md), tensor-parallel splits by parameter name, expert
+    weights found by structure; what the pass refuses is an Error."""
+    step, _, _, _ = exported("mixtral")
+    text = step.shard(dp=2, ep=2)
+    assert "shard.grid @dp_ep(shape = 2x2)" in text
+    assert "modeling_mixtral.py" in text  # the locations stay
+    q = "model.layers.0.self_attn.q_proj.weight"
+    assert "shard.grid @tp(shape = 2)" in step.shard(tp=2, tp_split={q: 0})
+    with pytest.raises(fp4train.Error, match="'nope', which is not a "
+                       "parameter"):
+        step.shard(tp=2, tp_split={"nope": 0})
+    with pytest.raises(fp4train.Error, match="cannot shard the step: "
+                       "fp4train-shard-step: ep=3 .* 3 equal parts|"
+                       "into 3 equal parts"):
+        step.shard(ep=3)
+    dense = ft.export_training_step(models.MLP(), models.mse_loss,
+                                    torch.randn(32, 64), torch.randn(32, 64))
+    with pytest.raises(fp4train.Error, match="ep=2 splits expert weights, "
+                       "and @train_step has none"):
+        dense.shard(ep=2)

@@ -1,11 +1,14 @@
 """Exports a PyTorch training step to an MLIR file fp4-opt and fp4-train take.
 
     python -m fp4train.torch.export SCRIPT.py[:FUNCTION] -o STEP.mlir [--roles]
+        [--dp N] [--ep N]
 
 SCRIPT.py defines FUNCTION (default ``training_step``), which takes no
 arguments and returns ``(model, loss_fn, *example_data)`` as
 ``export_training_step`` takes them. The step ([FE1], docs/frontends.md) is
-written to STEP.mlir; ``--roles`` prints the role report by parameter name.
+written to STEP.mlir; ``--roles`` prints the role report by parameter name;
+``--dp``/``--ep`` write it annotated for a data- or expert-parallel run
+(``Step.shard``; ``mpiexec -n dp·ep fp4-train STEP.mlir``).
 Every failure is one line on stderr and exit status 1.
 """
 
@@ -39,6 +42,10 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True, help="STEP.mlir")
     parser.add_argument("--roles", action="store_true",
                         help="print the role report by parameter name")
+    parser.add_argument("--dp", type=int, default=1,
+                        help="processes the batch is split over")
+    parser.add_argument("--ep", type=int, default=1,
+                        help="processes the expert weights are split over")
     args = parser.parse_args(argv)
 
     import fp4train
@@ -49,7 +56,9 @@ def main(argv=None):
             raise TypeError(f"{args.script} must return (model, loss_fn, "
                             "*example_data)")
         step = export_training_step(*made)
-        pathlib.Path(args.output).write_text(step.mlir)
+        sharded = args.dp != 1 or args.ep != 1
+        pathlib.Path(args.output).write_text(
+            step.shard(dp=args.dp, ep=args.ep) if sharded else step.mlir)
     except (fp4train.Error, OSError, TypeError, AttributeError) as error:
         print(f"fp4train.torch.export: error: {error}".splitlines()[0],
               file=sys.stderr)
