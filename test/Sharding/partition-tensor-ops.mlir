@@ -289,3 +289,25 @@ func.func @pad_columns(%x: tensor<8x30xf32>) -> tensor<8x32xf32> {
   %p0 = shard.shard %p to %s : tensor<8x32xf32>
   return %p0 : tensor<8x32xf32>
 }
+
+// -----
+
+shard.grid @dp(shape = 2)
+
+// A pad by an amount known only at run time splits nothing: the rows are
+// gathered and padded whole.
+// CHECK-LABEL: func.func @pad_dynamic(
+// CHECK-SAME: %[[X:.*]]: tensor<4x30xf32>, %[[N:.*]]: index) -> tensor<8x?xf32>
+// CHECK: %[[WHOLE:.*]] = shard.all_gather %[[X]] on @dp grid_axes = [0] gather_axis = 0 : tensor<4x30xf32> -> tensor<8x30xf32>
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[0, %[[N]]]
+// CHECK: } : tensor<8x30xf32> to tensor<8x?xf32>
+func.func @pad_dynamic(%x: tensor<8x30xf32>, %n: index) -> tensor<8x?xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<8x30xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x0 low[0, 0] high[0, %n] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<8x30xf32> to tensor<8x?xf32>
+  return %p : tensor<8x?xf32>
+}
