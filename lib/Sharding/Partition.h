@@ -13,6 +13,7 @@
 
 #include "ShardingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
@@ -62,8 +63,12 @@ void gatherCapturedTensors(func::FuncOp function);
 void normalizeMaskedSums(func::FuncOp function);
 /// Gives every use of a tensor.empty or constant fill its own copy.
 void privatizeInits(func::FuncOp function);
-/// Annotates every unannotated tensor argument as replicated.
-LogicalResult annotateArguments(func::FuncOp function);
+/// Annotates every unannotated tensor argument, and every constant of
+/// distinct elements, as replicated.
+LogicalResult annotateWholeValues(func::FuncOp function);
+/// A ranked tensor constant of distinct elements (not a splat): what MLIR
+/// 22's partition cannot partition ([SH10]).
+bool isDistinctConstant(arith::ConstantOp constant);
 
 //===----------------------------------------------------------------------===//
 // Trial partitioning (TrialPartition.cpp)

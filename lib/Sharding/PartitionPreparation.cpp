@@ -370,7 +370,12 @@ void sharding::gatherCapturedTensors(func::FuncOp function) {
   }
 }
 
-LogicalResult sharding::annotateArguments(func::FuncOp function) {
+bool sharding::isDistinctConstant(arith::ConstantOp constant) {
+  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return elements && !elements.isSplat() && needsAnnotation(constant);
+}
+
+LogicalResult sharding::annotateWholeValues(func::FuncOp function) {
   SmallVector<shard::GridOp> grids = getGrids(function);
   auto annotate = [&](OpBuilder &b, Value value) {
     auto annotation = annotateWhole(b, value, grids.front(), false);
@@ -394,9 +399,7 @@ LogicalResult sharding::annotateArguments(func::FuncOp function) {
   if (grids.size() != 1)
     return success();
   function.walk([&](arith::ConstantOp constant) {
-    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!elements || elements.isSplat() || !needsAnnotation(constant) ||
-        annotatedAlone(constant))
+    if (!isDistinctConstant(constant) || annotatedAlone(constant))
       return;
     OpBuilder b(constant->getContext());
     b.setInsertionPointAfter(constant);

@@ -13,7 +13,6 @@
 #include "fp4train/Dialect/FP4Train/IR/FP4TrainDialect.h"
 #include "fp4train/Sharding/Layout.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/IR/Verifier.h"
@@ -61,7 +60,7 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
   indexLoopsByIotas(function);
   normalizeMaskedSums(function);
   privatizeInits(function);
-  if (failed(annotateArguments(function)))
+  if (failed(annotateWholeValues(function)))
     return failure();
   gatherCapturedTensors(function);
   shard::ShardingPropagationOptions options;
@@ -81,15 +80,14 @@ LogicalResult sharding::prepareAndPropagate(Sandbox &sandbox) {
 
 /// [SH10] MLIR 22 partitions only splat constants (another constant fails
 /// the whole partition without a word). Each constant of distinct elements,
-/// annotated whole by the preparation (annotateArguments), becomes a new
+/// annotated whole by the preparation (annotateWholeValues), becomes a new
 /// argument of `function` for the partition, which keeps a whole argument
 /// as it is; returns their values, the arguments appended in this order.
 static SmallVector<DenseElementsAttr> liftConstants(func::FuncOp function) {
   SmallVector<DenseElementsAttr> lifted;
   SmallVector<arith::ConstantOp> constants;
   function.walk([&](arith::ConstantOp constant) {
-    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (elements && !elements.isSplat() && needsAnnotation(constant))
+    if (isDistinctConstant(constant))
       constants.push_back(constant);
   });
   for (arith::ConstantOp constant : constants) {

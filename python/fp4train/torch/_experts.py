@@ -84,7 +84,6 @@ class CapacityRoute:
     is dropped on that batch), or the ``expert_capacity`` the user gave."""
 
     def __init__(self, capacity):
-        _check_capacity(capacity)
         self.fixed = capacity
         self.capacity = {}
         self.measuring = True
