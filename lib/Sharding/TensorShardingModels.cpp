@@ -5,8 +5,9 @@
 // batch of sequences is flattened into rows for its matmuls and back), and
 // of tensor.extract_slice, tensor.insert_slice and tensor.concat (a fused
 // QKV projection split into Q, K and V and its gradient concatenated, RoPE's
-// halves), and of tensor.extract (a scalar read from a reduction's result,
-// such as the tensor amax of [TE2]). They depend on upstream only, written
+// halves), of tensor.pad (operands padded to whole blocks) and of
+// tensor.extract (a scalar read from a reduction's result, such as the
+// tensor amax of [TE2]). They depend on upstream only, written
 // to be proposed there.
 //
 // A reshape groups the dimensions of its expanded side under the dimensions
